@@ -1,0 +1,55 @@
+// Outlining: moving each partition of a subgraph into a subgraph of its own.
+#ifndef GRAFT_CORE_OUTLINE_H_
+#define GRAFT_CORE_OUTLINE_H_
+
+#include <cstddef>
+#include <vector>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "core/model.h"
+#include "core/partition.h"
+
+namespace graft {
+
+struct OutlinedPartition {
+  // The new subgraph (appended to Model::subgraphs) holding the ops.
+  SubgraphId subgraph = -1;
+  // The op that replaced the partition in the source subgraph.
+  OpId call_op = -1;
+};
+
+// Builds the op that stands for partition `index`, now outlined as subgraph
+// `outlined`: sets opcode_index and options. Inputs and outputs are set by
+// OutlinePartitions and must be left alone.
+using MakeCallOp = absl::FunctionRef<absl::Status(
+    size_t index, SubgraphId outlined, tfl::OperatorT& call)>;
+
+// For each partition of subgraph `source` (disjoint, each acyclic once
+// contracted, as GroupOps makes them), appends a subgraph holding its ops and
+// replaces them in `source` by one op made by `make_call`.
+//
+// The outlined subgraph's inputs are the non-constant tensors its ops read
+// but do not produce (in order of first use); its outputs are the tensors its
+// ops produce that are read outside it or are outputs of `source` (in order of
+// production). Constant tensors are copied with the partition and keep their
+// buffer ids, so weights are never duplicated; a constant used by several
+// partitions appears in each. The call op reads the inputs and writes the
+// outputs, in the same order.
+//
+// `source` keeps a valid execution order: ops stay where they were and each
+// call op runs as early as its inputs allow, no earlier than the partition's
+// first op. Tensors only partitions used are dropped from `source` and the
+// other tensor ids renumbered (signatures follow). Other subgraphs' ids do
+// not change.
+//
+// On error the model is unchanged.
+absl::StatusOr<std::vector<OutlinedPartition>> OutlinePartitions(
+    Model& model, SubgraphId source, absl::Span<const Partition> partitions,
+    MakeCallOp make_call);
+
+}  // namespace graft
+
+#endif  // GRAFT_CORE_OUTLINE_H_

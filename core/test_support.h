@@ -1,0 +1,63 @@
+// Helpers for tests (unit tests beside the code and the suites in tests/).
+// Header-only; linked through the graft_test_support CMake target.
+#ifndef GRAFT_CORE_TEST_SUPPORT_H_
+#define GRAFT_CORE_TEST_SUPPORT_H_
+
+#include <stdlib.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace graft::testing {
+
+// The third-party model corpus: $GRAFT_THIRD_PARTY_MODELS, else the path
+// configured at build time (../shared/third_party_models).
+inline std::string ThirdPartyModelsDir() {
+  if (const char* env = std::getenv("GRAFT_THIRD_PARTY_MODELS")) return env;
+  return GRAFT_DEFAULT_THIRD_PARTY_MODELS;
+}
+
+// The repository root (for test_models/ and golden files).
+inline std::string SourceDir() { return GRAFT_SOURCE_DIR; }
+
+// A fresh directory under the test temp dir, removed at destruction.
+class TempDir {
+ public:
+  TempDir() {
+    std::string tmpl = (std::filesystem::path(::testing::TempDir()) /
+                        "graft_test_XXXXXX")
+                           .string();
+    path_ = ::mkdtemp(tmpl.data()) ? tmpl : std::string();
+  }
+  ~TempDir() {
+    std::error_code ec;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string Join(const std::string& name) const {
+    return (std::filesystem::path(path_) / name).string();
+  }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace graft::testing
+
+// Skips the current test, saying why, when the corpus directory is absent.
+#define GRAFT_SKIP_IF_NO_CORPUS()                                         \
+  do {                                                                    \
+    if (!std::filesystem::is_directory(                                   \
+            ::graft::testing::ThirdPartyModelsDir())) {                   \
+      GTEST_SKIP() << "third-party corpus not found at "                  \
+                   << ::graft::testing::ThirdPartyModelsDir()             \
+                   << " (set GRAFT_THIRD_PARTY_MODELS to its directory)"; \
+    }                                                                     \
+  } while (0)
+
+#endif  // GRAFT_CORE_TEST_SUPPORT_H_
