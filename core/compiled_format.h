@@ -1,0 +1,95 @@
+// The compiled-model format: what Graft adds to a .tflite when it embeds a
+// vendor's bytecode, read back by the dispatch runtime.
+//
+// - Each compiled partition is a custom op with custom code
+//   kDispatchCustomCode whose custom_options (a flexbuffer map, see
+//   DispatchOpOptions) name the vendor, the bytecode module and the entry
+//   point.
+// - Each bytecode module is a model buffer stored after the flatbuffer,
+//   64-byte aligned, once however many ops use it (Buffer::external).
+// - A manifest (a flexbuffer map, see Manifest) in the model's metadata under
+//   kManifestMetadataName records, per vendor, what the runtime must check
+//   before creating any vendor context.
+//
+// Readers ignore map keys they do not know, so fields may be added; a change
+// that old readers must not ignore bumps kCompiledFormatVersion.
+#ifndef GRAFT_CORE_COMPILED_FORMAT_H_
+#define GRAFT_CORE_COMPILED_FORMAT_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "core/model.h"
+
+namespace graft {
+
+inline constexpr char kDispatchCustomCode[] = "GRAFT_DISPATCH";
+inline constexpr char kManifestMetadataName[] = "graft_manifest";
+inline constexpr int32_t kCompiledFormatVersion = 1;
+
+// custom_options of a dispatch op.
+struct DispatchOpOptions {
+  std::string vendor;
+  // Model buffer holding the bytecode module.
+  uint32_t module_buffer = 0;
+  // Entry point inside the module.
+  std::string entry_point;
+  // Subgraph holding the partition's original ops (runs on CPU kernels when
+  // the vendor cannot), or -1 when it was stripped.
+  int32_t fallback_subgraph = -1;
+};
+
+std::vector<uint8_t> EncodeDispatchOpOptions(const DispatchOpOptions& options);
+absl::StatusOr<DispatchOpOptions> DecodeDispatchOpOptions(
+    absl::Span<const uint8_t> data);
+
+struct ManifestModule {
+  uint32_t buffer = 0;
+  uint64_t size = 0;
+  // FNV-1a 64 of the module's bytes (Fingerprint64).
+  uint64_t hash = 0;
+};
+
+struct ManifestVendor {
+  std::string vendor;
+  std::string plugin_name;
+  std::string plugin_version;
+  std::string soc_model;
+  // The plugin ABI version it was compiled with (packed major/minor).
+  uint32_t compiler_abi_version = 0;
+  // The vendor's bytecode format version, checked by its dispatch library.
+  uint32_t bytecode_format_version = 0;
+  std::vector<ManifestModule> modules;
+};
+
+struct Manifest {
+  int32_t format_version = kCompiledFormatVersion;
+  std::vector<ManifestVendor> vendors;
+
+  // The entry for `vendor`, or null.
+  const ManifestVendor* Find(absl::string_view vendor) const;
+};
+
+std::vector<uint8_t> EncodeManifest(const Manifest& manifest);
+absl::StatusOr<Manifest> DecodeManifest(absl::Span<const uint8_t> data);
+
+// The model's manifest; NotFound when the model was not compiled by Graft.
+absl::StatusOr<Manifest> ReadManifest(const Model& model);
+// Stores `manifest` in the model's metadata (replacing an earlier one).
+void WriteManifest(Model& model, const Manifest& manifest);
+
+// True for an op whose operator code is kDispatchCustomCode.
+bool IsDispatchOp(const Model& model, const tfl::OperatorT& op);
+
+// FNV-1a, 64 bits: a stable fingerprint for bytecode modules and cache keys
+// (not a cryptographic hash).
+uint64_t Fingerprint64(absl::Span<const uint8_t> data,
+                       uint64_t seed = 0xcbf29ce484222325ull);
+
+}  // namespace graft
+
+#endif  // GRAFT_CORE_COMPILED_FORMAT_H_

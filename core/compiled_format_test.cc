@@ -1,0 +1,82 @@
+#include "core/compiled_format.h"
+
+#include "gtest/gtest.h"
+
+namespace graft {
+namespace {
+
+TEST(CompiledFormatTest, DispatchOptionsRoundTrip) {
+  DispatchOpOptions o{"example", 7, "partition_3", 2};
+  auto back = DecodeDispatchOpOptions(EncodeDispatchOpOptions(o));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->vendor, "example");
+  EXPECT_EQ(back->module_buffer, 7u);
+  EXPECT_EQ(back->entry_point, "partition_3");
+  EXPECT_EQ(back->fallback_subgraph, 2);
+}
+
+TEST(CompiledFormatTest, RejectsGarbageDispatchOptions) {
+  std::vector<uint8_t> junk = {1, 2, 3, 4, 5};
+  auto back = DecodeDispatchOpOptions(junk);
+  ASSERT_FALSE(back.ok());
+  EXPECT_NE(back.status().message().find("not a valid flexbuffer"),
+            std::string::npos);
+  EXPECT_FALSE(DecodeDispatchOpOptions({}).ok());
+}
+
+TEST(CompiledFormatTest, RejectsDispatchOptionsWithoutVendor) {
+  DispatchOpOptions o{"", 7, "main", -1};
+  auto back = DecodeDispatchOpOptions(EncodeDispatchOpOptions(o));
+  ASSERT_FALSE(back.ok());
+  EXPECT_NE(back.status().message().find("vendor"), std::string::npos);
+}
+
+TEST(CompiledFormatTest, ManifestRoundTripsThroughModelMetadata) {
+  Model model;
+  Manifest m;
+  ManifestVendor v;
+  v.vendor = "example";
+  v.plugin_name = "example";
+  v.plugin_version = "1.0.0";
+  v.soc_model = "example-soc-1";
+  v.compiler_abi_version = 0x10000;
+  v.bytecode_format_version = 1;
+  v.modules.push_back({3, 128, 0x1234567890abcdefull});
+  m.vendors.push_back(v);
+  WriteManifest(model, m);
+  WriteManifest(model, m);  // Replaces, does not duplicate.
+  ASSERT_EQ(model.metadata.size(), 1u);
+  auto back = ReadManifest(model);
+  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_NE(back->Find("example"), nullptr);
+  EXPECT_EQ(back->Find("other"), nullptr);
+  const ManifestVendor& bv = *back->Find("example");
+  EXPECT_EQ(bv.soc_model, "example-soc-1");
+  EXPECT_EQ(bv.compiler_abi_version, 0x10000u);
+  ASSERT_EQ(bv.modules.size(), 1u);
+  EXPECT_EQ(bv.modules[0].hash, 0x1234567890abcdefull);
+  EXPECT_EQ(bv.modules[0].size, 128u);
+}
+
+TEST(CompiledFormatTest, ModelWithoutManifestIsNotFound) {
+  Model model;
+  EXPECT_EQ(ReadManifest(model).status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST(CompiledFormatTest, RejectsNewerManifestFormat) {
+  Manifest m;
+  m.format_version = kCompiledFormatVersion + 1;
+  auto back = DecodeManifest(EncodeManifest(m));
+  ASSERT_FALSE(back.ok());
+  EXPECT_NE(back.status().message().find("recompile"), std::string::npos);
+}
+
+TEST(CompiledFormatTest, FingerprintIsStableFnv1a) {
+  // FNV-1a 64 test vectors.
+  EXPECT_EQ(Fingerprint64({}), 0xcbf29ce484222325ull);
+  const uint8_t a[] = {'a'};
+  EXPECT_EQ(Fingerprint64(a), 0xaf63dc4c8601ec8cull);
+}
+
+}  // namespace
+}  // namespace graft
