@@ -1,0 +1,178 @@
+// Checks what each built vendor compiler plugin exports and links:
+//   - its dynamic symbol table defines EXACTLY the functions declared in
+//     graft_compiler_plugin.h (nothing leaks out, nothing is missing);
+//   - it references no graft_* symbol it expects the host to provide;
+//   - it has no NEEDED entry other than system runtime libraries, in
+//     particular none on a Graft library.
+// Uses the binutils a vendor would use (nm -D, readelf -d). The library
+// paths come from CMake ($<TARGET_FILE:...>); environment variables
+// GRAFT_EXAMPLE_COMPILER_PLUGIN / GRAFT_NULL_COMPILER_PLUGIN override them,
+// so the same test can vet a vendor's own .so.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <ostream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "graft_compiler_plugin.h"
+
+namespace {
+
+// Runs `command` and returns its stdout; fails the test on a non-zero exit.
+std::string Run(const std::string& command) {
+  std::string output;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) {
+    ADD_FAILURE() << "cannot run: " << command;
+    return output;
+  }
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) {
+    output.append(buffer, n);
+  }
+  int rc = pclose(pipe);
+  EXPECT_EQ(rc, 0) << "command failed: " << command;
+  return output;
+}
+
+std::string LibraryPath(const char* env_var, const char* default_path) {
+  const char* path = std::getenv(env_var);
+  return path != nullptr && *path != '\0' ? path : default_path;
+}
+
+// Names of the dynamic symbols `nm -D <flag>` lists.
+std::set<std::string> DynamicSymbols(const std::string& library,
+                                     const std::string& flag) {
+  std::set<std::string> names;
+  std::istringstream lines(Run("nm -D " + flag + " '" + library + "'"));
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::istringstream fields(line);
+    std::vector<std::string> parts;
+    std::string part;
+    while (fields >> part) parts.push_back(part);
+    // "<address> <type> <name>" or, for undefined ones, "<type> <name>".
+    if (parts.size() >= 2) names.insert(parts.back());
+  }
+  return names;
+}
+
+std::vector<std::string> NeededLibraries(const std::string& library) {
+  std::vector<std::string> needed;
+  std::istringstream lines(Run("readelf -d '" + library + "'"));
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.find("(NEEDED)") == std::string::npos) continue;
+    size_t open = line.find('['), close = line.find(']');
+    if (open != std::string::npos && close != std::string::npos) {
+      needed.push_back(line.substr(open + 1, close - open - 1));
+    }
+  }
+  return needed;
+}
+
+// Every function graft_compiler_plugin.h declares, and the optional ones.
+const std::set<std::string>& DeclaredEntryPoints() {
+  static const std::set<std::string>* kNames = new std::set<std::string>{
+      GRAFT_COMPILER_PLUGIN_ABI_VERSION_SYMBOL,
+      GRAFT_COMPILER_PLUGIN_CREATE_SYMBOL,
+      GRAFT_COMPILER_PLUGIN_DESTROY_SYMBOL,
+      GRAFT_COMPILER_PLUGIN_GET_INFO_SYMBOL,
+      GRAFT_COMPILER_PLUGIN_CHECK_COMPATIBILITY_SYMBOL,
+      GRAFT_COMPILER_PLUGIN_PARTITION_SYMBOL,
+      GRAFT_COMPILER_PLUGIN_COMPILE_SYMBOL,
+      GRAFT_COMPILER_PLUGIN_COMPILED_RESULT_DESTROY_SYMBOL,
+  };
+  return *kNames;
+}
+
+bool IsOptional(const std::string& name) {
+  return name == GRAFT_COMPILER_PLUGIN_CHECK_COMPATIBILITY_SYMBOL;
+}
+
+// System runtime libraries a vendor library may need. The sanitizer
+// runtimes appear in GRAFT_SANITIZE builds.
+bool IsSystemLibrary(const std::string& soname) {
+  static const char* const kPrefixes[] = {
+      "libc.so.",     "libm.so.",    "libdl.so.",    "libpthread.so.",
+      "librt.so.",    "ld-linux",    "libgcc_s.so.", "libasan.so.",
+      "libubsan.so.", "libtsan.so.", "liblsan.so.",
+  };
+  for (const char* prefix : kPrefixes) {
+    if (soname.rfind(prefix, 0) == 0) return true;
+  }
+  return false;
+}
+
+struct VendorLibrary {
+  const char* name;
+  const char* env_var;
+  const char* default_path;
+  // Graft's own vendors implement the optional entry points too.
+  bool exports_optional;
+};
+
+// Names the parameter in test listings instead of dumping its bytes.
+void PrintTo(const VendorLibrary& library, std::ostream* os) {
+  *os << library.name;
+}
+
+class VendorLibraryTest : public ::testing::TestWithParam<VendorLibrary> {
+ protected:
+  std::string path() const {
+    return LibraryPath(GetParam().env_var, GetParam().default_path);
+  }
+};
+
+TEST_P(VendorLibraryTest, ExportsExactlyTheDeclaredEntryPoints) {
+  const std::set<std::string> exported =
+      DynamicSymbols(path(), "--defined-only");
+  for (const std::string& name : exported) {
+    EXPECT_EQ(DeclaredEntryPoints().count(name), 1u)
+        << path() << " exports undeclared symbol " << name
+        << "; build with -fvisibility=hidden and mark only the entry points "
+           "GRAFT_EXPORT";
+  }
+  for (const std::string& name : DeclaredEntryPoints()) {
+    if (IsOptional(name) && !GetParam().exports_optional) continue;
+    EXPECT_EQ(exported.count(name), 1u)
+        << path() << " does not export " << name;
+  }
+}
+
+TEST_P(VendorLibraryTest, ExpectsNoSymbolFromTheHost) {
+  for (const std::string& name : DynamicSymbols(path(), "--undefined-only")) {
+    EXPECT_NE(name.rfind("graft", 0), 0u)
+        << path() << " needs host symbol " << name
+        << "; host services come through graft_host_api_t only";
+  }
+}
+
+TEST_P(VendorLibraryTest, NeedsOnlySystemLibraries) {
+  std::vector<std::string> needed = NeededLibraries(path());
+  EXPECT_FALSE(needed.empty()) << "readelf found no NEEDED entry in " << path();
+  for (const std::string& soname : needed) {
+    EXPECT_EQ(soname.find("graft"), std::string::npos)
+        << path() << " links a Graft library: " << soname;
+    EXPECT_TRUE(IsSystemLibrary(soname))
+        << path() << " needs " << soname
+        << "; vendor libraries may need system runtime libraries only";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Vendors, VendorLibraryTest,
+    ::testing::Values(VendorLibrary{"example", "GRAFT_EXAMPLE_COMPILER_PLUGIN",
+                                    GRAFT_EXAMPLE_COMPILER_PLUGIN_PATH, true},
+                      VendorLibrary{"null", "GRAFT_NULL_COMPILER_PLUGIN",
+                                    GRAFT_NULL_COMPILER_PLUGIN_PATH, true}),
+    [](const ::testing::TestParamInfo<VendorLibrary>& info) {
+      return std::string(info.param.name);
+    });
+
+}  // namespace
