@@ -49,10 +49,11 @@ absl::StatusOr<DispatchOpOptions> DecodeDispatchOpOptions(
   flexbuffers::Reference fallback = (*map)["fallback_subgraph"];
   o.fallback_subgraph =
       fallback.IsNull() ? -1 : static_cast<int32_t>(fallback.AsInt64());
-  if (o.vendor.empty() || o.entry_point.empty() || o.module_buffer == 0) {
+  const bool compiled = o.module_buffer != 0 && !o.entry_point.empty();
+  if (o.vendor.empty() || (!compiled && o.fallback_subgraph < 0)) {
     return absl::DataLossError(
-        "dispatch op options: vendor, entry_point and module_buffer are "
-        "required");
+        "dispatch op options: a vendor and either a module with an entry "
+        "point or a fallback subgraph are required");
   }
   return o;
 }

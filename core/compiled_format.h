@@ -34,7 +34,7 @@ inline constexpr int32_t kCompiledFormatVersion = 1;
 // custom_options of a dispatch op.
 struct DispatchOpOptions {
   std::string vendor;
-  // Model buffer holding the bytecode module.
+  // Model buffer holding the bytecode module; 0 for an uncompiled partition.
   uint32_t module_buffer = 0;
   // Entry point inside the module.
   std::string entry_point;

@@ -82,6 +82,11 @@ int64_t NumElements(absl::Span<const int32_t> shape) {
   return n;
 }
 
+bool IsConstantTensor(const Model& model, const tfl::TensorT& tensor) {
+  return tensor.buffer != 0 && tensor.buffer < model.buffers.size() &&
+         !model.buffers[tensor.buffer].data.empty();
+}
+
 uint32_t GetOrAddOperatorCode(Model& model, tfl::BuiltinOperator builtin,
                               absl::string_view custom_code, int32_t version) {
   for (size_t i = 0; i < model.operator_codes.size(); ++i) {

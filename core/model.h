@@ -99,6 +99,9 @@ int TensorTypeBits(tfl::TensorType type);
 // dimension is negative (dynamic).
 int64_t NumElements(absl::Span<const int32_t> shape);
 
+// True when `tensor` holds constant data (a non-empty buffer other than 0).
+bool IsConstantTensor(const Model& model, const tfl::TensorT& tensor);
+
 // Adds `code` to model.operator_codes unless an equal entry exists; returns
 // its index.
 uint32_t GetOrAddOperatorCode(Model& model, tfl::BuiltinOperator builtin,

@@ -12,9 +12,15 @@
 namespace graft {
 namespace {
 
-bool IsConstant(const Model& model, const tfl::TensorT& t) {
-  return t.buffer != 0 && t.buffer < model.buffers.size() &&
-         !model.buffers[t.buffer].data.empty();
+// Tensor ids a tensor refers to through its quantization (blockwise scales
+// and zero points live in other tensors of the subgraph).
+template <typename Fn>
+void ForEachQuantizationRef(tfl::TensorT& t, Fn fn) {
+  if (t.quantization == nullptr) return;
+  if (auto* b = t.quantization->details.AsBlockwiseQuantization()) {
+    fn(b->scales);
+    fn(b->zero_points);
+  }
 }
 
 // Per-tensor facts shared by all partitions of one source subgraph.
@@ -25,6 +31,8 @@ struct TensorFacts {
   std::vector<bool> escapes;
   // Stamp: index of the last partition that listed the tensor as an input.
   std::vector<int32_t> listed_by;
+  // Stamp: index of the last partition whose ops, so far, produced it.
+  std::vector<int32_t> produced_by;
 };
 
 // Copies partition `self`'s ops and the tensors they use into a new subgraph;
@@ -35,20 +43,29 @@ Subgraph BuildOutlined(const Model& model, const Subgraph& src,
                        std::vector<TensorId>& outputs) {
   Subgraph out;
   absl::flat_hash_map<TensorId, TensorId> local;
-  auto map_tensor = [&](TensorId t) -> TensorId {
-    if (t < 0) return t;
+  std::function<TensorId(TensorId)> map_tensor = [&](TensorId t) -> TensorId {
+    if (t < 0 || static_cast<size_t>(t) >= src.tensors.size()) return t;
     auto [it, inserted] = local.try_emplace(t, out.tensors.size());
-    if (inserted) out.tensors.push_back(src.tensors[t]);
-    return it->second;
+    if (!inserted) return it->second;
+    const TensorId id = it->second;
+    out.tensors.push_back(src.tensors[t]);
+    tfl::TensorT copy = src.tensors[t];
+    ForEachQuantizationRef(copy, [&](int32_t& ref) { ref = map_tensor(ref); });
+    out.tensors[id] = std::move(copy);
+    return id;
   };
+  // An input is read before the partition's own ops produce it (in-place
+  // ops read and write one tensor).
   for (OpId op : partition.ops) {
     for (TensorId t : src.ops[op].inputs) {
-      if (t < 0 || facts.producer_partition[t] == self ||
-          facts.listed_by[t] == self) {
+      if (t < 0 || facts.produced_by[t] == self || facts.listed_by[t] == self) {
         continue;
       }
       facts.listed_by[t] = self;
-      if (!IsConstant(model, src.tensors[t])) inputs.push_back(t);
+      if (!IsConstantTensor(model, src.tensors[t])) inputs.push_back(t);
+    }
+    for (TensorId t : src.ops[op].outputs) {
+      if (t >= 0) facts.produced_by[t] = self;
     }
   }
   for (OpId op : partition.ops) {
@@ -105,6 +122,7 @@ absl::StatusOr<std::vector<OutlinedPartition>> OutlinePartitions(
   facts.producer_partition.assign(num_tensors, -1);
   facts.escapes.assign(num_tensors, false);
   facts.listed_by.assign(num_tensors, -1);
+  facts.produced_by.assign(num_tensors, -1);
   for (OpId op = 0; op < num_ops; ++op) {
     for (TensorId t : src.ops[op].outputs) {
       if (t >= 0 && static_cast<size_t>(t) < num_tensors) {
@@ -240,6 +258,12 @@ absl::StatusOr<std::vector<OutlinedPartition>> OutlinePartitions(
     for (const auto& m : sig.inputs) used[m->tensor_index] = true;
     for (const auto& m : sig.outputs) used[m->tensor_index] = true;
   }
+  for (size_t t = 0; t < num_tensors; ++t) {
+    if (!used[t]) continue;
+    ForEachQuantizationRef(dst.tensors[t], [&](int32_t& ref) {
+      if (ref >= 0 && static_cast<size_t>(ref) < num_tensors) used[ref] = true;
+    });
+  }
   std::vector<int32_t> remap(num_tensors, -1);
   std::vector<tfl::TensorT> kept;
   for (size_t t = 0; t < num_tensors; ++t) {
@@ -248,6 +272,11 @@ absl::StatusOr<std::vector<OutlinedPartition>> OutlinePartitions(
     kept.push_back(std::move(dst.tensors[t]));
   }
   dst.tensors = std::move(kept);
+  for (tfl::TensorT& t : dst.tensors) {
+    ForEachQuantizationRef(t, [&](int32_t& ref) {
+      if (ref >= 0 && static_cast<size_t>(ref) < num_tensors) ref = remap[ref];
+    });
+  }
   auto apply = [&](std::vector<int32_t>& ids) {
     for (int32_t& t : ids) {
       if (t >= 0) t = remap[t];

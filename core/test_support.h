@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <string>
 
+#include "core/test_config.h"
 #include "gtest/gtest.h"
 
 namespace graft::testing {
@@ -22,6 +23,9 @@ inline std::string ThirdPartyModelsDir() {
 
 // The repository root (for test_models/ and golden files).
 inline std::string SourceDir() { return GRAFT_SOURCE_DIR; }
+
+// The build directory (built tools and vendor libraries).
+inline std::string BinaryDir() { return GRAFT_BINARY_DIR; }
 
 // A fresh directory under the test temp dir, removed at destruction.
 class TempDir {

@@ -599,6 +599,24 @@ static int ex_check_op(const graft_graph_view_t* graph, const graft_op_t* op,
     if (!ex_check_tensor(graph->tensors[op->inputs[i]], refusal)) return 0;
   }
   if (!ex_check_tensor(graph->tensors[op->outputs[0]], refusal)) return 0;
+  /* The bytecode assigns every tensor once: an op that writes its own input
+   * in place, or writes a graph input, cannot be expressed. */
+  for (i = 0; i < op->num_inputs; ++i) {
+    if (op->inputs[i] == op->outputs[0]) {
+      return ex_refuse(refusal, GRAFT_PARTITION_REASON_UNSUPPORTED_SHAPE,
+                       "%s writes its input t%d in place; the example vendor "
+                       "assigns every tensor once",
+                       op->name, (int)op->outputs[0]);
+    }
+  }
+  for (i = 0; i < graph->num_inputs; ++i) {
+    if (graph->inputs[i] == op->outputs[0]) {
+      return ex_refuse(refusal, GRAFT_PARTITION_REASON_UNSUPPORTED_SHAPE,
+                       "%s writes the graph input t%d; the example vendor "
+                       "assigns every tensor once",
+                       op->name, (int)op->outputs[0]);
+    }
+  }
   switch (entry->kind) {
     case EX_KIND_BINARY:
       return ex_check_binary(graph, op, refusal);

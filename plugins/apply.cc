@@ -1,0 +1,320 @@
+#include "plugins/apply.h"
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <memory>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "core/compiled_format.h"
+#include "core/model_io.h"
+#include "core/outline.h"
+#include "core/partition.h"
+#include "core/status.h"
+#include "plugins/graph_view.h"
+
+namespace graft {
+namespace {
+
+// Labels for GroupOps: the plugin in the high half, its group id below.
+int64_t Label(size_t plugin, int32_t group) {
+  return (static_cast<int64_t>(plugin) << 32) | static_cast<uint32_t>(group);
+}
+size_t PluginOfLabel(int64_t label) { return static_cast<size_t>(label >> 32); }
+
+std::string HumanBytes(int64_t n) {
+  if (n < 1024) return absl::StrCat(n, " B");
+  if (n < 1024 * 1024) return absl::StrFormat("%.1f KiB", n / 1024.0);
+  return absl::StrFormat("%.1f MiB", n / (1024.0 * 1024.0));
+}
+
+}  // namespace
+
+Model ExtractSubgraphModel(const Model& model, SubgraphId subgraph) {
+  Model out;
+  out.version = model.version;
+  out.description = model.description;
+  out.buffers.emplace_back();  // Sentinel 0.
+  Subgraph sg = model.subgraphs[subgraph];
+  absl::flat_hash_map<uint32_t, uint32_t> buffers, opcodes;
+  for (tfl::TensorT& t : sg.tensors) {
+    if (t.buffer == 0 || t.buffer >= model.buffers.size()) {
+      t.buffer = 0;
+      continue;
+    }
+    auto [it, inserted] = buffers.try_emplace(t.buffer, out.buffers.size());
+    if (inserted) out.buffers.push_back(model.buffers[t.buffer]);
+    t.buffer = it->second;
+  }
+  for (tfl::OperatorT& op : sg.ops) {
+    auto [it, inserted] =
+        opcodes.try_emplace(op.opcode_index, out.operator_codes.size());
+    if (inserted) out.operator_codes.push_back(model.operator_codes[op.opcode_index]);
+    op.opcode_index = it->second;
+  }
+  out.subgraphs.push_back(std::move(sg));
+  out.file = model.file;
+  return out;
+}
+
+absl::StatusOr<ApplyReport> ApplyPlugins(
+    Model& model, absl::Span<CompilerPlugin* const> plugins,
+    const ApplyOptions& options) {
+  auto start = std::chrono::steady_clock::now();
+  ApplyReport report;
+  for (const Subgraph& sg : model.subgraphs) {
+    for (const tfl::OperatorT& op : sg.ops) {
+      if (IsDispatchOp(model, op)) {
+        auto manifest = ReadManifest(model);
+        std::string vendors;
+        if (manifest.ok()) {
+          for (const auto& v : manifest->vendors) {
+            absl::StrAppend(&vendors, vendors.empty() ? "" : ", ", v.vendor);
+          }
+        }
+        return absl::FailedPreconditionError(absl::StrCat(
+            "the model is already compiled by graft (vendor ",
+            vendors.empty() ? "unknown" : vendors,
+            "); apply plugins to the original, uncompiled model"));
+      }
+    }
+  }
+
+  std::vector<std::string> socs;
+  for (CompilerPlugin* p : plugins) {
+    std::string soc = options.soc_model.empty() ? p->info().soc_models.front()
+                                                : options.soc_model;
+    GRAFT_RETURN_IF_ERROR(p->CheckCompatibility(soc));
+    socs.push_back(soc);
+    report.plugins.push_back({p->info().vendor, p->info().plugin_version, soc,
+                              p->info().path});
+  }
+  if (options.mode == ApplyMode::kNoop) {
+    for (size_t s = 0; s < model.subgraphs.size(); ++s) {
+      report.ops_total += model.subgraphs[s].ops.size();
+    }
+    report.seconds = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - start).count();
+    return report;
+  }
+
+  // .tflite bytes for plugins that ingest .tflite: the original file.
+  std::vector<uint8_t> serialized_original;
+  absl::Span<const uint8_t> original_bytes;
+  bool any_wants_tflite = false;
+  for (CompilerPlugin* p : plugins) {
+    any_wants_tflite |=
+        (p->info().flags & GRAFT_COMPILER_PLUGIN_FLAG_WANTS_TFLITE_BUFFERS) != 0;
+  }
+  if (any_wants_tflite) {
+    if (model.file != nullptr) {
+      original_bytes = model.file->span();
+    } else {
+      GRAFT_ASSIGN_OR_RETURN(serialized_original, SerializeModel(model));
+      original_bytes = serialized_original;
+    }
+  }
+
+  // Partition each original subgraph, then outline.
+  struct Pending {
+    size_t plugin;
+    SubgraphId source;
+    OpId call_op;
+    size_t report_index;
+  };
+  std::vector<Pending> pending;
+  const SubgraphId num_original = static_cast<SubgraphId>(model.subgraphs.size());
+  for (SubgraphId s = 0; s < num_original; ++s) {
+    const size_t num_ops = model.subgraphs[s].ops.size();
+    std::vector<int64_t> labels(num_ops, kUnselected);
+    std::vector<OpReport> op_reports(num_ops);
+    {
+      GraphView view(model, s);
+      for (size_t i = 0; i < num_ops; ++i) {
+        op_reports[i].subgraph = s;
+        op_reports[i].op = static_cast<OpId>(i);
+        op_reports[i].name = OpName(model, model.subgraphs[s].ops[i]);
+      }
+      for (size_t k = 0; k < plugins.size(); ++k) {
+        const bool wants =
+            plugins[k]->info().flags & GRAFT_COMPILER_PLUGIN_FLAG_WANTS_TFLITE_BUFFERS;
+        const graft_graph_view_t* v = view.view();
+        graft_graph_view_t with_buffer;
+        if (wants) {
+          with_buffer = *v;
+          with_buffer.tflite_buffer = {original_bytes.data(), original_bytes.size()};
+          v = &with_buffer;
+        }
+        GRAFT_ASSIGN_OR_RETURN(std::vector<OpDecision> decisions,
+                               plugins[k]->Partition(v, socs[k]));
+        for (size_t i = 0; i < num_ops; ++i) {
+          const OpDecision& d = decisions[i];
+          if (d.taken && labels[i] == kUnselected) {
+            labels[i] = Label(k, d.group_id);
+            op_reports[i].taken_by = plugins[k]->info().vendor;
+          } else if (!d.taken) {
+            op_reports[i].refusals.push_back(
+                {plugins[k]->info().vendor, d.reason_code, d.reason});
+          }
+        }
+      }
+    }
+    GRAFT_ASSIGN_OR_RETURN(std::vector<Partition> parts,
+                           GroupOps(model.subgraphs[s], labels));
+    const size_t first_report = report.partitions.size();
+    for (size_t p = 0; p < parts.size(); ++p) {
+      PartitionReport pr;
+      pr.vendor = plugins[PluginOfLabel(parts[p].label)]->info().vendor;
+      pr.source_subgraph = s;
+      pr.ops = parts[p].ops;
+      for (OpId op : parts[p].ops) {
+        op_reports[op].partition = static_cast<int32_t>(report.partitions.size());
+      }
+      report.partitions.push_back(std::move(pr));
+    }
+    if (parts.empty()) {
+      report.ops_total += num_ops;
+      for (OpReport& r : op_reports) report.ops.push_back(std::move(r));
+      continue;  // Nothing taken: leave the subgraph exactly as it was.
+    }
+    const char* code = options.mode == ApplyMode::kApply
+                           ? kDispatchCustomCode
+                           : kPartitionCustomCode;
+    GRAFT_ASSIGN_OR_RETURN(
+        std::vector<OutlinedPartition> outlined,
+        OutlinePartitions(
+            model, s, parts,
+            [&](size_t index, SubgraphId sub, tfl::OperatorT& call) {
+              call.opcode_index =
+                  GetOrAddOperatorCode(model, tfl::BuiltinOperator_CUSTOM, code);
+              DispatchOpOptions o;
+              o.vendor = report.partitions[first_report + index].vendor;
+              o.fallback_subgraph = sub;
+              call.custom_options = EncodeDispatchOpOptions(o);
+              return absl::OkStatus();
+            }));
+    for (size_t p = 0; p < outlined.size(); ++p) {
+      report.partitions[first_report + p].outlined_subgraph = outlined[p].subgraph;
+      pending.push_back({PluginOfLabel(parts[p].label), s, outlined[p].call_op,
+                         first_report + p});
+    }
+    report.ops_total += num_ops;
+    for (OpReport& r : op_reports) {
+      report.ops_taken += !r.taken_by.empty();
+      report.ops.push_back(std::move(r));
+    }
+  }
+
+  if (options.mode == ApplyMode::kApply || options.mode == ApplyMode::kCompile) {
+    Manifest manifest;
+    for (size_t k = 0; k < plugins.size(); ++k) {
+      std::vector<const Pending*> mine;
+      for (const Pending& p : pending) {
+        if (p.plugin == k) mine.push_back(&p);
+      }
+      if (mine.empty()) continue;
+      const bool wants =
+          plugins[k]->info().flags & GRAFT_COMPILER_PLUGIN_FLAG_WANTS_TFLITE_BUFFERS;
+      std::vector<std::unique_ptr<GraphView>> views;
+      std::vector<std::vector<uint8_t>> standalone(mine.size());
+      std::vector<const graft_graph_view_t*> raw;
+      for (size_t i = 0; i < mine.size(); ++i) {
+        const PartitionReport& pr = report.partitions[mine[i]->report_index];
+        if (wants) {
+          GRAFT_ASSIGN_OR_RETURN(
+              standalone[i],
+              SerializeModel(ExtractSubgraphModel(model, pr.outlined_subgraph)));
+        }
+        views.push_back(std::make_unique<GraphView>(
+            model, pr.outlined_subgraph,
+            absl::StrCat("partition_", mine[i]->report_index), pr.ops,
+            pr.source_subgraph, standalone[i]));
+        raw.push_back(views.back()->view());
+      }
+      GRAFT_ASSIGN_OR_RETURN(CompiledPartitions compiled,
+                             plugins[k]->Compile(raw, socs[k]));
+      ManifestVendor mv;
+      mv.vendor = plugins[k]->info().vendor;
+      mv.plugin_name = std::filesystem::path(plugins[k]->info().path).filename().string();
+      mv.plugin_version = plugins[k]->info().plugin_version;
+      mv.soc_model = socs[k];
+      mv.compiler_abi_version = compiled.stamp_abi_version;
+      mv.bytecode_format_version = compiled.bytecode_format_version;
+      std::vector<int32_t> module_ids;
+      for (absl::Span<const uint8_t> bytes : compiled.modules) {
+        CompiledModule m;
+        m.vendor = mv.vendor;
+        m.bytes = Bytes::Copy(bytes);
+        if (options.mode == ApplyMode::kApply) {
+          m.buffer = AddBuffer(model, m.bytes);
+          model.buffers[m.buffer].external = true;
+          mv.modules.push_back({m.buffer, m.bytes.size(),
+                                Fingerprint64(m.bytes.span())});
+        }
+        report.bytecode_bytes += m.bytes.size();
+        module_ids.push_back(static_cast<int32_t>(report.modules.size()));
+        report.modules.push_back(std::move(m));
+      }
+      for (size_t i = 0; i < mine.size(); ++i) {
+        const CompiledPartitions::Call& call = compiled.calls[i];
+        PartitionReport& pr = report.partitions[mine[i]->report_index];
+        pr.entry_point = call.entry_point;
+        pr.module = module_ids[call.module_index];
+        if (options.mode != ApplyMode::kApply) continue;
+        tfl::OperatorT& op = model.subgraphs[mine[i]->source].ops[mine[i]->call_op];
+        DispatchOpOptions o;
+        o.vendor = mv.vendor;
+        o.module_buffer = report.modules[pr.module].buffer;
+        o.entry_point = call.entry_point;
+        o.fallback_subgraph = pr.outlined_subgraph;
+        op.custom_options = EncodeDispatchOpOptions(o);
+      }
+      manifest.vendors.push_back(std::move(mv));
+    }
+    if (options.mode == ApplyMode::kApply && !manifest.vendors.empty()) {
+      WriteManifest(model, manifest);
+    }
+  }
+  report.seconds = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - start).count();
+  return report;
+}
+
+std::string ApplyReport::Summary() const {
+  std::string out;
+  double pct = ops_total ? 100.0 * ops_taken / ops_total : 0;
+  absl::StrAppendFormat(&out, "%d/%d ops taken (%.0f%%) in %d partition%s",
+                        ops_taken, ops_total, pct, partitions.size(),
+                        partitions.size() == 1 ? "" : "s");
+  if (!modules.empty()) {
+    absl::StrAppendFormat(&out, "; %d module%s, %s of bytecode", modules.size(),
+                          modules.size() == 1 ? "" : "s",
+                          HumanBytes(bytecode_bytes));
+  }
+  absl::StrAppendFormat(&out, "; %.1f ms\n", seconds * 1e3);
+  // Ops nobody took, grouped by (op name, reason) so a large model's report
+  // stays short.
+  std::map<std::pair<std::string, std::string>, std::vector<std::string>> why;
+  for (const OpReport& r : ops) {
+    if (!r.taken_by.empty()) continue;
+    for (const OpReport::Refusal& f : r.refusals) {
+      why[{r.name, absl::StrCat(f.vendor, ": ", PartitionReasonName(f.reason_code),
+                                f.reason.empty() ? "" : ": ", f.reason)}]
+          .push_back(absl::StrCat(r.subgraph, ":", r.op));
+    }
+  }
+  for (const auto& [key, where] : why) {
+    std::string sites;
+    for (size_t i = 0; i < where.size() && i < 8; ++i) {
+      absl::StrAppend(&sites, i ? " " : "", where[i]);
+    }
+    if (where.size() > 8) absl::StrAppend(&sites, " ...");
+    absl::StrAppendFormat(&out, "  not taken: %-20s x%-3d %s  [ops %s]\n",
+                          key.first, where.size(), key.second, sites);
+  }
+  return out;
+}
+
+}  // namespace graft

@@ -1,0 +1,364 @@
+#include "tools/apply_cmd.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "core/file_util.h"
+#include "core/model_io.h"
+#include "core/status.h"
+#include "plugins/apply.h"
+#include "tools/flags.h"
+#include "tools/json_writer.h"
+
+namespace graft::tools {
+namespace {
+
+constexpr char kUsage[] =
+    "graft apply MODEL [--mode=apply|partition|compile|noop|info] [-o OUT]\n"
+    "            [--plugin-dir=DIR | --plugin=LIB[,LIB]] [--vendor=V[,V]]\n"
+    "            [--soc-model=SOC] [--plugin-option=[VENDOR:]KEY=VALUE[,...]]\n"
+    "            [--json]\n"
+    "       graft apply --mode=info [--plugin-dir=DIR]";
+
+constexpr char kDescription[] =
+    "Asks each compiler plugin which ops of MODEL it takes, groups the taken "
+    "ops into partitions, outlines them, has them compiled and embeds the "
+    "bytecode as dispatch ops. Prints a summary: ops taken, partitions, "
+    "bytecode size, time, and why each op not taken was refused.\n\n"
+    "Modes: apply writes the compiled model (default OUT: MODEL with "
+    ".compiled.tflite); partition writes the outlined model without "
+    "compiling (default OUT: .partitioned.tflite); compile writes each "
+    "bytecode module to the directory OUT (default: MODEL.modules/); noop "
+    "loads and saves; info lists the plugins found.\n\n"
+    "Outputs are written atomically: on any error nothing is written.";
+
+// The vendor a plugin file name promises: libgraft_compiler_plugin_<v>.so.
+std::string VendorOfFile(const std::string& path) {
+  std::string name = std::filesystem::path(path).filename().string();
+  const std::string prefix = "libgraft_compiler_plugin_";
+  if (name.rfind(prefix, 0) != 0 || name.size() < prefix.size() + 3) return "";
+  return name.substr(prefix.size(), name.size() - prefix.size() - 3);
+}
+
+std::vector<std::string> SplitList(const std::string& s) {
+  std::vector<std::string> out;
+  for (absl::string_view part : absl::StrSplit(s, ',', absl::SkipEmpty())) {
+    out.emplace_back(part);
+  }
+  return out;
+}
+
+absl::StatusOr<std::map<std::string, std::vector<std::pair<std::string, std::string>>>>
+ParsePluginOptions(const std::string& text) {
+  std::map<std::string, std::vector<std::pair<std::string, std::string>>> out;
+  for (const std::string& item : SplitList(text)) {
+    std::string vendor, kv = item;
+    size_t eq = item.find('=');
+    size_t colon = item.find(':');
+    if (colon != std::string::npos && colon < eq) {
+      vendor = item.substr(0, colon);
+      kv = item.substr(colon + 1);
+      eq = kv.find('=');
+    }
+    if (eq == std::string::npos || eq == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--plugin-option: '", item, "' is not [VENDOR:]KEY=VALUE"));
+    }
+    out[vendor].push_back({kv.substr(0, eq), kv.substr(eq + 1)});
+  }
+  return out;
+}
+
+std::string DefaultOutput(const std::string& model, ApplyMode mode) {
+  std::string base = model;
+  if (base.size() > 7 && base.compare(base.size() - 7, 7, ".tflite") == 0) {
+    base.resize(base.size() - 7);
+  }
+  switch (mode) {
+    case ApplyMode::kPartition: return base + ".partitioned.tflite";
+    case ApplyMode::kCompile: return base + ".modules";
+    case ApplyMode::kNoop: return base + ".noop.tflite";
+    default: return base + ".compiled.tflite";
+  }
+}
+
+void WriteReportJson(const ApplyReport& r, const std::string& mode,
+                     const std::string& output, JsonWriter& j) {
+  j.BeginObject();
+  j.Key("mode").String(mode);
+  j.Key("output").String(output);
+  j.Key("plugins").BeginArray();
+  for (const auto& p : r.plugins) {
+    j.BeginObject().Key("vendor").String(p.vendor);
+    j.Key("plugin_version").String(p.plugin_version);
+    j.Key("soc_model").String(p.soc_model).Key("path").String(p.path);
+    j.EndObject();
+  }
+  j.EndArray();
+  j.Key("ops_total").Int(r.ops_total).Key("ops_taken").Int(r.ops_taken);
+  j.Key("bytecode_bytes").Int(r.bytecode_bytes);
+  j.Key("seconds").Double(r.seconds);
+  j.Key("partitions").BeginArray();
+  for (const PartitionReport& p : r.partitions) {
+    j.BeginObject().Key("vendor").String(p.vendor);
+    j.Key("source_subgraph").Int(p.source_subgraph);
+    j.Key("outlined_subgraph").Int(p.outlined_subgraph);
+    j.Key("ops").BeginArray();
+    for (OpId op : p.ops) j.Int(op);
+    j.EndArray();
+    if (!p.entry_point.empty()) {
+      j.Key("entry_point").String(p.entry_point).Key("module").Int(p.module);
+    }
+    j.EndObject();
+  }
+  j.EndArray();
+  j.Key("ops").BeginArray();
+  for (const OpReport& o : r.ops) {
+    j.BeginObject().Key("subgraph").Int(o.subgraph).Key("op").Int(o.op);
+    j.Key("name").String(o.name);
+    if (o.taken_by.empty()) {
+      j.Key("taken_by").Null();
+    } else {
+      j.Key("taken_by").String(o.taken_by).Key("partition").Int(o.partition);
+    }
+    j.Key("refusals").BeginArray();
+    for (const auto& f : o.refusals) {
+      j.BeginObject().Key("vendor").String(f.vendor);
+      j.Key("reason_code").String(PartitionReasonName(f.reason_code));
+      j.Key("reason").String(f.reason).EndObject();
+    }
+    j.EndArray().EndObject();
+  }
+  j.EndArray();
+  j.EndObject();
+}
+
+void PrintInfo(const LoadedPlugins& loaded, const std::string& where,
+               bool json, std::ostream& out) {
+  if (json) {
+    JsonWriter j(2);
+    j.BeginObject().Key("plugins").BeginArray();
+    for (const auto& p : loaded.plugins) {
+      const PluginInfo& i = p->info();
+      j.BeginObject().Key("vendor").String(i.vendor);
+      j.Key("plugin_version").String(i.plugin_version);
+      j.Key("description").String(i.description);
+      j.Key("soc_models").BeginArray();
+      for (const auto& s : i.soc_models) j.String(s);
+      j.EndArray();
+      j.Key("bytecode_format_version").UInt(i.bytecode_format_version);
+      j.Key("abi_version").String(absl::StrCat(GRAFT_ABI_VERSION_GET_MAJOR(i.abi_version), ".",
+                                               GRAFT_ABI_VERSION_GET_MINOR(i.abi_version)));
+      j.Key("path").String(i.path);
+      j.Key("options").BeginArray();
+      for (const auto& o : i.options) {
+        j.BeginObject().Key("name").String(o.name);
+        j.Key("default").String(o.default_value);
+        j.Key("description").String(o.description).EndObject();
+      }
+      j.EndArray().EndObject();
+    }
+    j.EndArray().Key("skipped").BeginArray();
+    for (const auto& s : loaded.skipped) j.String(s);
+    j.EndArray().EndObject();
+    out << j.output() << "\n";
+    return;
+  }
+  out << loaded.plugins.size() << " compiler plugin(s) in " << where << "\n";
+  for (const auto& p : loaded.plugins) {
+    const PluginInfo& i = p->info();
+    out << "  " << i.vendor << " " << i.plugin_version << "  (ABI "
+        << GRAFT_ABI_VERSION_GET_MAJOR(i.abi_version) << "."
+        << GRAFT_ABI_VERSION_GET_MINOR(i.abi_version) << ", bytecode v"
+        << i.bytecode_format_version << ")  " << i.path << "\n";
+    if (!i.description.empty()) out << "    " << i.description << "\n";
+    out << "    SoC models: " << absl::StrJoin(i.soc_models, ", ")
+        << " (default " << i.soc_models.front() << ")\n";
+    for (const auto& o : i.options) {
+      out << "    option " << o.name << " (default " << o.default_value
+          << "): " << o.description << "\n";
+    }
+  }
+  for (const auto& s : loaded.skipped) out << "  skipped: " << s << "\n";
+}
+
+}  // namespace
+
+std::string DefaultPluginDir() {
+  if (const char* env = std::getenv("GRAFT_PLUGIN_DIR")) return env;
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return "vendor_libs";
+  return (exe.parent_path() / "vendor_libs").string();
+}
+
+absl::StatusOr<LoadedPlugins> LoadPlugins(const PluginSelection& sel) {
+  GRAFT_ASSIGN_OR_RETURN(auto options, ParsePluginOptions(sel.plugin_options));
+  std::vector<std::string> wanted_vendors = SplitList(sel.vendors);
+  std::vector<std::string> files;
+  bool explicit_files = !sel.plugin_paths.empty();
+  if (explicit_files) {
+    files = SplitList(sel.plugin_paths);
+  } else {
+    GRAFT_ASSIGN_OR_RETURN(files, FindPluginFiles(sel.plugin_dir));
+  }
+  LoadedPlugins loaded;
+  for (const std::string& file : files) {
+    std::string vendor = VendorOfFile(file);
+    bool wanted = wanted_vendors.empty() ||
+                  std::find(wanted_vendors.begin(), wanted_vendors.end(),
+                            vendor) != wanted_vendors.end();
+    if (!explicit_files && !wanted) continue;
+    std::vector<std::pair<std::string, std::string>> opts = options[""];
+    for (const auto& kv : options[vendor]) opts.push_back(kv);
+    auto plugin = CompilerPlugin::Load(file, opts);
+    if (!plugin.ok()) {
+      if (explicit_files || !wanted_vendors.empty()) return plugin.status();
+      loaded.skipped.push_back(std::string(plugin.status().message()));
+      continue;
+    }
+    if (!wanted_vendors.empty() &&
+        std::find(wanted_vendors.begin(), wanted_vendors.end(),
+                  (*plugin)->info().vendor) == wanted_vendors.end()) {
+      continue;
+    }
+    loaded.plugins.push_back(std::move(*plugin));
+  }
+  for (const std::string& v : wanted_vendors) {
+    bool found = false;
+    for (const auto& p : loaded.plugins) found |= p->info().vendor == v;
+    if (!found) {
+      return absl::NotFoundError(absl::StrCat(
+          "no compiler plugin for vendor '", v, "' in ",
+          explicit_files ? sel.plugin_paths : sel.plugin_dir,
+          " (expected libgraft_compiler_plugin_", v, ".so)"));
+    }
+  }
+  return loaded;
+}
+
+int RunApplyCommand(absl::Span<const std::string> args, std::ostream& out,
+                    std::ostream& err) {
+  std::string mode_name = "apply", output, soc_model;
+  bool json = false;
+  PluginSelection sel;
+  sel.plugin_dir = DefaultPluginDir();
+  FlagParser flags(kUsage, kDescription);
+  flags.AddString("mode", &mode_name, "apply, partition, compile, noop or info");
+  flags.AddString("o", &output, "output path (see modes)");
+  flags.AddString("output", &output, "same as -o");
+  flags.AddString("plugin-dir", &sel.plugin_dir,
+                  "directory searched for libgraft_compiler_plugin_*.so");
+  flags.AddString("plugin", &sel.plugin_paths,
+                  "comma-separated plugin files (instead of --plugin-dir)");
+  flags.AddString("vendor", &sel.vendors, "comma-separated vendors to use");
+  flags.AddString("soc-model", &soc_model,
+                  "SoC model to compile for (default: each plugin's first)");
+  flags.AddString("plugin-option", &sel.plugin_options,
+                  "comma-separated [VENDOR:]KEY=VALUE options for plugins");
+  flags.AddBool("json", &json, "print the report as JSON");
+  std::vector<std::string> rewritten(args.begin(), args.end());
+  for (std::string& a : rewritten) {
+    if (a == "-o") a = "--o";
+  }
+  auto positional = flags.Parse(rewritten);
+  if (flags.help_requested()) {
+    out << flags.Help();
+    return 0;
+  }
+  auto fail = [&](const absl::Status& s, int code) {
+    err << "graft apply: error: " << s.message() << "\n";
+    return code;
+  };
+  if (!positional.ok()) return fail(positional.status(), 2);
+
+  std::map<std::string, ApplyMode> modes = {{"apply", ApplyMode::kApply},
+                                            {"partition", ApplyMode::kPartition},
+                                            {"compile", ApplyMode::kCompile},
+                                            {"noop", ApplyMode::kNoop}};
+  if (mode_name == "info") {
+    auto loaded = LoadPlugins(sel);
+    if (!loaded.ok()) return fail(loaded.status(), 1);
+    PrintInfo(*loaded, sel.plugin_paths.empty() ? sel.plugin_dir : sel.plugin_paths,
+              json, out);
+    return 0;
+  }
+  auto mode_it = modes.find(mode_name);
+  if (mode_it == modes.end()) {
+    return fail(absl::InvalidArgumentError(absl::StrCat(
+                    "unknown --mode '", mode_name,
+                    "' (expected apply, partition, compile, noop or info)")),
+                2);
+  }
+  if (positional->size() != 1) {
+    err << "graft apply: error: expected one MODEL argument\n\n"
+        << flags.Help();
+    return 2;
+  }
+  const std::string& model_path = positional->front();
+  const ApplyMode mode = mode_it->second;
+  if (output.empty()) output = DefaultOutput(model_path, mode);
+
+  auto model = LoadModel(model_path);
+  if (!model.ok()) return fail(model.status(), 1);
+  LoadedPlugins loaded;
+  if (mode != ApplyMode::kNoop) {
+    auto l = LoadPlugins(sel);
+    if (!l.ok()) return fail(l.status(), 1);
+    loaded = std::move(*l);
+    for (const auto& s : loaded.skipped) err << "graft apply: warning: skipped " << s << "\n";
+    if (loaded.plugins.empty()) {
+      return fail(absl::NotFoundError(absl::StrCat(
+                      "no usable compiler plugin in ", sel.plugin_dir,
+                      "; build the vendors (tools/scripts/build.sh) or pass "
+                      "--plugin-dir/--plugin")),
+                  1);
+    }
+  }
+  std::vector<CompilerPlugin*> raw;
+  for (auto& p : loaded.plugins) raw.push_back(p.get());
+  ApplyOptions options;
+  options.mode = mode;
+  options.soc_model = soc_model;
+  auto report = ApplyPlugins(*model, raw, options);
+  if (!report.ok()) {
+    return fail(absl::Status(report.status().code(),
+                             absl::StrCat(model_path, ": ", report.status().message())),
+                1);
+  }
+  absl::Status written;
+  if (mode == ApplyMode::kCompile) {
+    std::error_code ec;
+    std::filesystem::create_directories(output, ec);
+    for (size_t i = 0; i < report->modules.size() && written.ok(); ++i) {
+      const CompiledModule& m = report->modules[i];
+      std::string path = (std::filesystem::path(output) /
+                          absl::StrCat(m.vendor, "_module_", i, ".bin")).string();
+      written = WriteFileAtomically(path, {m.bytes.span()});
+    }
+  } else {
+    written = SaveModel(*model, output);
+  }
+  if (!written.ok()) return fail(written, 1);
+  if (json) {
+    JsonWriter j(2);
+    WriteReportJson(*report, mode_name, output, j);
+    out << j.output() << "\n";
+  } else {
+    out << "graft apply (" << mode_name << "): " << model_path << " -> "
+        << output << "\n";
+    for (const auto& p : report->plugins) {
+      out << "  plugin " << p.vendor << " " << p.plugin_version << " for "
+          << p.soc_model << "\n";
+    }
+    out << "  " << report->Summary();
+  }
+  return 0;
+}
+
+}  // namespace graft::tools

@@ -1,0 +1,53 @@
+// `graft apply`: applies vendor compiler plugins to a model ahead of time.
+//
+// Modes (--mode): info (the plugins found), noop (load and save), partition
+// (the outlined model, no compiling, and the per-op report), compile (the
+// bytecode modules as files), apply (the compiled model; the default).
+#ifndef GRAFT_TOOLS_APPLY_CMD_H_
+#define GRAFT_TOOLS_APPLY_CMD_H_
+
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "plugins/compiler_plugin.h"
+
+namespace graft::tools {
+
+// The default plugin directory: $GRAFT_PLUGIN_DIR, else vendor_libs/ beside
+// the running graft executable (where the build puts vendor libraries).
+std::string DefaultPluginDir();
+
+struct PluginSelection {
+  std::string plugin_dir;
+  // Comma-separated plugin files; when set, plugin_dir is not searched.
+  std::string plugin_paths;
+  // Comma-separated vendor names to keep; empty keeps all.
+  std::string vendors;
+  // Comma-separated "key=value" (every plugin) or "vendor:key=value".
+  std::string plugin_options;
+};
+
+struct LoadedPlugins {
+  std::vector<std::unique_ptr<CompilerPlugin>> plugins;
+  // Files that were found but could not be loaded, with why.
+  std::vector<std::string> skipped;
+};
+
+// Loads the selected plugins. Explicitly named plugins (paths or vendors)
+// must load; other files in the directory that fail are listed in `skipped`.
+absl::StatusOr<LoadedPlugins> LoadPlugins(const PluginSelection& selection);
+
+int RunApplyCommand(absl::Span<const std::string> args, std::ostream& out,
+                    std::ostream& err);
+
+inline constexpr char kApplySummary[] =
+    "apply vendor compiler plugins to a model (info, noop, partition, "
+    "compile, apply)";
+
+}  // namespace graft::tools
+
+#endif  // GRAFT_TOOLS_APPLY_CMD_H_
