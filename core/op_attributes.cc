@@ -111,7 +111,9 @@ void AppendUnion(const Union& u, const TypeTable* union_table,
   const flatbuffers::TypeCode& tc = union_table->type_codes[type];
   if (tc.sequence_ref < 0) return;
   const TypeTable* tt = union_table->type_refs[tc.sequence_ref]();
-  flatbuffers::FlatBufferBuilder fbb;
+  // One builder per thread, reused: ops are converted by the thousand.
+  static thread_local flatbuffers::FlatBufferBuilder fbb;
+  fbb.Clear();
   fbb.ForceDefaults(true);
   fbb.Finish(u.Pack(fbb));
   AppendTable(tt, flatbuffers::GetRoot<flatbuffers::Table>(fbb.GetBufferPointer()),

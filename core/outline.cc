@@ -42,6 +42,8 @@ Subgraph BuildOutlined(const Model& model, const Subgraph& src,
                        TensorFacts& facts, std::vector<TensorId>& inputs,
                        std::vector<TensorId>& outputs) {
   Subgraph out;
+  out.ops.reserve(partition.ops.size());
+  out.tensors.reserve(partition.ops.size() * 2);
   absl::flat_hash_map<TensorId, TensorId> local;
   std::function<TensorId(TensorId)> map_tensor = [&](TensorId t) -> TensorId {
     if (t < 0 || static_cast<size_t>(t) >= src.tensors.size()) return t;

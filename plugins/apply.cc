@@ -18,6 +18,20 @@
 namespace graft {
 namespace {
 
+// Adds the time since construction (or the last Lap) to `*slot` on Lap().
+class Stopwatch {
+ public:
+  Stopwatch() : last_(std::chrono::steady_clock::now()) {}
+  void Lap(double* slot) {
+    auto now = std::chrono::steady_clock::now();
+    *slot += std::chrono::duration<double>(now - last_).count();
+    last_ = now;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_;
+};
+
 // Labels for GroupOps: the plugin in the high half, its group id below.
 int64_t Label(size_t plugin, int32_t group) {
   return (static_cast<int64_t>(plugin) << 32) | static_cast<uint32_t>(group);
@@ -28,6 +42,55 @@ std::string HumanBytes(int64_t n) {
   if (n < 1024) return absl::StrCat(n, " B");
   if (n < 1024 * 1024) return absl::StrFormat("%.1f KiB", n / 1024.0);
   return absl::StrFormat("%.1f MiB", n / (1024.0 * 1024.0));
+}
+
+// A partition none of whose results is used outside it (and that touches no
+// variable) is dead code: outlined, it would be a call with no outputs.
+// Vendors need not accept that, so such ops stay where they are, on CPU.
+void DropDeadPartitions(const Subgraph& sg, std::vector<Partition>& parts,
+                        std::vector<OpReport>& op_reports) {
+  std::vector<int32_t> owner(sg.ops.size(), -1);
+  for (size_t p = 0; p < parts.size(); ++p) {
+    for (OpId op : parts[p].ops) owner[op] = static_cast<int32_t>(p);
+  }
+  std::vector<bool> live(parts.size(), false);
+  std::vector<int32_t> producer(sg.tensors.size(), -1);
+  for (size_t op = 0; op < sg.ops.size(); ++op) {
+    for (TensorId t : sg.ops[op].outputs) {
+      if (t >= 0) producer[t] = owner[op];
+    }
+    if (owner[op] >= 0 && !sg.ops[op].mutating_variable_inputs.empty()) {
+      live[owner[op]] = true;
+    }
+  }
+  for (size_t op = 0; op < sg.ops.size(); ++op) {
+    for (TensorId t : sg.ops[op].inputs) {
+      if (t >= 0 && producer[t] >= 0 && producer[t] != owner[op]) {
+        live[producer[t]] = true;
+      }
+      if (t >= 0 && owner[op] >= 0 && sg.tensors[t].is_variable) {
+        live[owner[op]] = true;
+      }
+    }
+  }
+  for (TensorId t : sg.outputs) {
+    if (t >= 0 && producer[t] >= 0) live[producer[t]] = true;
+  }
+  std::vector<Partition> kept;
+  for (size_t p = 0; p < parts.size(); ++p) {
+    if (live[p]) {
+      kept.push_back(std::move(parts[p]));
+      continue;
+    }
+    for (OpId op : parts[p].ops) {
+      OpReport& r = op_reports[op];
+      r.refusals.push_back({"graft", GRAFT_PARTITION_REASON_UNSPECIFIED,
+                            "dead code: no result of its partition is used; "
+                            "left on CPU (taken by " + r.taken_by + ")"});
+      r.taken_by.clear();
+    }
+  }
+  parts = std::move(kept);
 }
 
 }  // namespace
@@ -126,6 +189,7 @@ absl::StatusOr<ApplyReport> ApplyPlugins(
   };
   std::vector<Pending> pending;
   const SubgraphId num_original = static_cast<SubgraphId>(model.subgraphs.size());
+  Stopwatch watch;
   for (SubgraphId s = 0; s < num_original; ++s) {
     const size_t num_ops = model.subgraphs[s].ops.size();
     std::vector<int64_t> labels(num_ops, kUnselected);
@@ -161,8 +225,11 @@ absl::StatusOr<ApplyReport> ApplyPlugins(
         }
       }
     }
+    watch.Lap(&report.phases.partition);
     GRAFT_ASSIGN_OR_RETURN(std::vector<Partition> parts,
                            GroupOps(model.subgraphs[s], labels));
+    DropDeadPartitions(model.subgraphs[s], parts, op_reports);
+    watch.Lap(&report.phases.group);
     const size_t first_report = report.partitions.size();
     for (size_t p = 0; p < parts.size(); ++p) {
       PartitionReport pr;
@@ -195,6 +262,7 @@ absl::StatusOr<ApplyReport> ApplyPlugins(
               call.custom_options = EncodeDispatchOpOptions(o);
               return absl::OkStatus();
             }));
+    watch.Lap(&report.phases.outline);
     for (size_t p = 0; p < outlined.size(); ++p) {
       report.partitions[first_report + p].outlined_subgraph = outlined[p].subgraph;
       pending.push_back({PluginOfLabel(parts[p].label), s, outlined[p].call_op,
@@ -233,8 +301,10 @@ absl::StatusOr<ApplyReport> ApplyPlugins(
             pr.source_subgraph, standalone[i]));
         raw.push_back(views.back()->view());
       }
+      watch.Lap(&report.phases.embed);
       GRAFT_ASSIGN_OR_RETURN(CompiledPartitions compiled,
                              plugins[k]->Compile(raw, socs[k]));
+      watch.Lap(&report.phases.compile);
       ManifestVendor mv;
       mv.vendor = plugins[k]->info().vendor;
       mv.plugin_name = std::filesystem::path(plugins[k]->info().path).filename().string();
@@ -276,6 +346,7 @@ absl::StatusOr<ApplyReport> ApplyPlugins(
     if (options.mode == ApplyMode::kApply && !manifest.vendors.empty()) {
       WriteManifest(model, manifest);
     }
+    watch.Lap(&report.phases.embed);
   }
   report.seconds = std::chrono::duration<double>(
                        std::chrono::steady_clock::now() - start).count();
@@ -293,7 +364,12 @@ std::string ApplyReport::Summary() const {
                           modules.size() == 1 ? "" : "s",
                           HumanBytes(bytecode_bytes));
   }
-  absl::StrAppendFormat(&out, "; %.1f ms\n", seconds * 1e3);
+  absl::StrAppendFormat(&out,
+                        "; %.1f ms (partition %.1f, group %.1f, outline %.1f, "
+                        "compile %.1f, embed %.1f)\n",
+                        seconds * 1e3, phases.partition * 1e3, phases.group * 1e3,
+                        phases.outline * 1e3, phases.compile * 1e3,
+                        phases.embed * 1e3);
   // Ops nobody took, grouped by (op name, reason) so a large model's report
   // stays short.
   std::map<std::pair<std::string, std::string>, std::vector<std::string>> why;

@@ -88,6 +88,12 @@ struct ApplyReport {
   int64_t ops_taken = 0;
   int64_t bytecode_bytes = 0;
   double seconds = 0;
+  // Where the time went: asking plugins to partition (including building
+  // their graph views), grouping, outlining, compiling (plugin time),
+  // embedding.
+  struct Phases {
+    double partition = 0, group = 0, outline = 0, compile = 0, embed = 0;
+  } phases;
 
   // "12/15 ops taken (80%) in 2 partitions; 1 module, 1.2 KiB of bytecode;
   // 3 ms", plus one line per op not taken by anyone, grouped by reason.

@@ -15,7 +15,20 @@ GraphView::GraphView(const Model& model, SubgraphId subgraph, std::string name,
   const Subgraph& sg = model.subgraphs[subgraph];
   name_ = name.empty() ? sg.name : std::move(name);
 
-  // Reserve so pointers into these vectors stay valid.
+  // Sized up front so pointers into these vectors stay valid. Shapes and
+  // zero points share one allocation: a view is built per partition, by the
+  // thousand in large models.
+  size_t int64_count = 0;
+  for (const tfl::TensorT& t : sg.tensors) {
+    int64_count += 2 * t.shape.size();
+    if (t.quantization) int64_count += t.quantization->scale.size();
+  }
+  shapes_.reserve(int64_count);
+  auto take_int64s = [this](size_t n) {
+    size_t at = shapes_.size();
+    shapes_.resize(at + n, 0);
+    return shapes_.data() + at;
+  };
   tensors_.resize(sg.tensors.size());
   quantizations_.resize(sg.tensors.size());
   for (size_t i = 0; i < sg.tensors.size(); ++i) {
@@ -26,17 +39,17 @@ GraphView::GraphView(const Model& model, SubgraphId subgraph, std::string name,
     v.element_type = static_cast<graft_element_type_t>(t.type);
     if (t.is_variable) v.flags |= GRAFT_TENSOR_FLAG_VARIABLE;
     if (t.sparsity) v.flags |= GRAFT_TENSOR_FLAG_SPARSE;
-    auto& dims = int64_arrays_.emplace_back(t.shape.begin(), t.shape.end());
-    for (int64_t& d : dims) d = std::max<int64_t>(d, 0);
-    v.dims = dims.data();
-    v.rank = dims.size();
-    auto& sig = int64_arrays_.emplace_back(dims);
-    if (t.shape_signature.size() == t.shape.size()) {
-      for (size_t d = 0; d < sig.size(); ++d) {
-        if (t.shape_signature[d] < 0) sig[d] = -1;
-      }
+    const size_t rank = t.shape.size();
+    int64_t* dims = take_int64s(rank);
+    int64_t* sig = take_int64s(rank);
+    const bool has_signature = t.shape_signature.size() == rank;
+    for (size_t d = 0; d < rank; ++d) {
+      dims[d] = std::max<int64_t>(t.shape[d], 0);
+      sig[d] = has_signature && t.shape_signature[d] < 0 ? -1 : dims[d];
     }
-    v.shape_signature = sig.data();
+    v.dims = dims;
+    v.rank = rank;
+    v.shape_signature = sig;
     v.buffer_id = -1;
     if (IsConstantTensor(model, t)) {
       v.flags |= GRAFT_TENSOR_FLAG_CONSTANT;
@@ -68,19 +81,21 @@ GraphView::GraphView(const Model& model, SubgraphId subgraph, std::string name,
                 : 0;
         qv.scales = q->scale.data();
         qv.num_scales = q->scale.size();
-        auto& zps = int64_arrays_.emplace_back(q->scale.size(), 0);
-        for (size_t k = 0; k < zps.size() && k < q->zero_point.size(); ++k) {
+        int64_t* zps = take_int64s(q->scale.size());
+        for (size_t k = 0; k < q->scale.size() && k < q->zero_point.size(); ++k) {
           zps[k] = q->zero_point[k];
         }
-        qv.zero_points = zps.data();
-        qv.num_zero_points = zps.size();
+        qv.zero_points = zps;
+        qv.num_zero_points = q->scale.size();
       }
       v.quantization = &qv;
     }
   }
+  tensor_ptrs_.reserve(tensors_.size());
   for (const graft_tensor_t& t : tensors_) tensor_ptrs_.push_back(&t);
 
   ops_.resize(sg.ops.size());
+  op_ptrs_.reserve(sg.ops.size());
   for (size_t i = 0; i < sg.ops.size(); ++i) {
     const tfl::OperatorT& op = sg.ops[i];
     graft_op_t& v = ops_[i];

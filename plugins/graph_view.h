@@ -43,6 +43,8 @@ class GraphView {
   std::vector<graft_op_t> ops_;
   std::vector<const graft_op_t*> op_ptrs_;
   std::vector<graft_quantization_t> quantizations_;
+  // Dims, shape signatures and zero points of all tensors.
+  std::vector<int64_t> shapes_;
   std::deque<std::vector<int64_t>> int64_arrays_;
   std::deque<std::vector<double>> double_arrays_;
   std::deque<std::vector<uint8_t>> byte_arrays_;

@@ -1,6 +1,8 @@
 // The apply pipeline end to end with real plugin libraries: golden outlined
 // models and bytecode from the example vendor, misbehaving plugins, the
 // `graft apply` CLI (atomic output, determinism), and the corpus.
+#include <sys/stat.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -409,6 +411,21 @@ TEST(ApplyCliTest, ApplyIsDeterministic) {
   EXPECT_EQ(*a, *b2);
 }
 
+// Regression: an atomic save renamed its temporary file over /dev/null.
+TEST(ApplyCliTest, RefusesToReplaceNonRegularFile) {
+  testing::TempDir dir;
+  std::string model = dir.Join("m.tflite");
+  ASSERT_TRUE(SaveModel(FourOps(), model).ok());
+  std::string fifo = dir.Join("pipe");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  std::string text;
+  EXPECT_EQ(RunGraft(absl::StrCat("apply ", model, " --mode=noop -o ", fifo), &text),
+            1);
+  EXPECT_NE(text.find("is not a regular file; refusing to replace it"),
+            std::string::npos) << text;
+  EXPECT_FALSE(std::filesystem::is_regular_file(fifo));
+}
+
 TEST(ApplyCliTest, MissingVendorSaysWhatToDo) {
   testing::TempDir dir;
   std::string model = dir.Join("m.tflite");
@@ -417,6 +434,35 @@ TEST(ApplyCliTest, MissingVendorSaysWhatToDo) {
   EXPECT_EQ(RunGraft(absl::StrCat("apply ", model, " --vendor=acme"), &text), 1);
   EXPECT_NE(text.find("no compiler plugin for vendor 'acme'"), std::string::npos)
       << text;
+}
+
+// docs/vendor_guide.md's claims about its acme plugin.
+TEST(VendorGuideTest, AcmePluginReportsAndAddingMulJoinsThePartition) {
+  const std::string model = SourceDir() + "/test_models/residual_mlp.tflite";
+  const std::string dir = BinaryDir() + "/tests/plugins/acme/";
+  std::string text;
+  testing::TempDir scratch;
+  ASSERT_EQ(RunGraft(absl::StrCat("apply ", model, " --mode=partition -o ",
+                                  scratch.Join("p.tflite"),
+                                  " --plugin=", dir,
+                                  "base/libgraft_compiler_plugin_acme.so"),
+                     &text),
+            0) << text;
+  EXPECT_NE(text.find("1/6 ops taken (17%) in 1 partition"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("acme: UNSUPPORTED_OP: acme: op MUL is not supported yet"),
+            std::string::npos) << text;
+  testing::TempDir out;
+  ASSERT_EQ(RunGraft(absl::StrCat("apply ", model, " --mode=compile -o ",
+                                  out.path(), " --plugin=", dir,
+                                  "with_mul/libgraft_compiler_plugin_acme.so"),
+                     &text),
+            0) << text;
+  EXPECT_NE(text.find("2/6 ops taken (33%) in 1 partition"), std::string::npos)
+      << text;
+  auto module = ReadFile(out.Join("acme_module_0.bin"));
+  ASSERT_TRUE(module.ok()) << module.status();
+  EXPECT_EQ(*module, "acme v1 acme-npu-1\nadd t0 t1 -> t2\nmul t2 t3 -> t4\n");
 }
 
 // Every loadable model of the corpus goes through apply with the example
