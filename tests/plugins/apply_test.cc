@@ -20,6 +20,7 @@
 #include "core/test_support.h"
 #include "gtest/gtest.h"
 #include "plugins/apply.h"
+#include "plugins/on_device.h"
 
 namespace graft {
 namespace {
@@ -463,6 +464,56 @@ TEST(VendorGuideTest, AcmePluginReportsAndAddingMulJoinsThePartition) {
   auto module = ReadFile(out.Join("acme_module_0.bin"));
   ASSERT_TRUE(module.ok()) << module.status();
   EXPECT_EQ(*module, "acme v1 acme-npu-1\nadd t0 t1 -> t2\nmul t2 t3 -> t4\n");
+}
+
+bool HasDispatchOp(const Model& m) {
+  for (const tfl::OperatorT& op : m.subgraphs[0].ops) {
+    if (IsDispatchOp(m, op)) return true;
+  }
+  return false;
+}
+
+TEST(OnDeviceTest, CompilesOnceThenLoadsFromCache) {
+  testing::TempDir dir;
+  std::string model = dir.Join("mlp.tflite");
+  std::filesystem::copy_file(SourceDir() + "/test_models/residual_mlp.tflite",
+                             model);
+  OnDeviceOptions options;
+  options.plugin_dir = BinaryDir() + "/vendor_libs";
+  options.cache_dir = dir.Join("cache");
+  auto first = CompileOnDevice(model, options);
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_FALSE(first->cache_hit);
+  EXPECT_TRUE(HasDispatchOp(first->model));
+  EXPECT_TRUE(std::filesystem::exists(first->cache_path));
+  EXPECT_NE(first->summary.find("5/6 ops taken"), std::string::npos)
+      << first->summary;
+  // The compiled model is used in place from the cache file's mapping.
+  ASSERT_NE(first->model.file, nullptr);
+  EXPECT_EQ(first->model.file->path(), first->cache_path);
+
+  auto second = CompileOnDevice(model, options);
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_TRUE(second->cache_hit);
+  EXPECT_EQ(second->cache_path, first->cache_path);
+  EXPECT_TRUE(CompareModels(first->model, second->model).ok());
+
+  // Other plugin options are another cache entry.
+  options.plugin_options = {{"single_module", "1"}};
+  auto third = CompileOnDevice(model, options);
+  ASSERT_TRUE(third.ok()) << third.status();
+  EXPECT_FALSE(third->cache_hit);
+  EXPECT_NE(third->cache_path, first->cache_path);
+}
+
+TEST(OnDeviceTest, MissingPluginDirSaysSo) {
+  OnDeviceOptions options;
+  options.plugin_dir = "/nonexistent/graft/plugins";
+  auto r = CompileOnDevice(SourceDir() + "/test_models/residual_mlp.tflite",
+                           options);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("/nonexistent/graft/plugins"),
+            std::string::npos) << r.status();
 }
 
 // Every loadable model of the corpus goes through apply with the example

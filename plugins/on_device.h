@@ -1,0 +1,62 @@
+// On-device compilation: apply the compiler plugins found on the device to an
+// uncompiled model at load time, with an on-disk cache so the next load is a
+// plain mmap of the compiled file.
+//
+//   graft::OnDeviceOptions od;
+//   od.plugin_dir = "/vendor/lib/graft";
+//   od.cache_dir = app_cache_dir;
+//   auto model = graft::CompileOnDevice("model.tflite", od);   // Model
+//   auto rt = graft::Runtime::LoadModel(*std::move(model), runtime_options);
+//
+// (It lives in plugins/ because it runs the apply pipeline; the runtime in
+// dispatch/ only ever sees the compiled model.)
+#ifndef GRAFT_PLUGINS_ON_DEVICE_H_
+#define GRAFT_PLUGINS_ON_DEVICE_H_
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/model.h"
+
+namespace graft {
+
+struct OnDeviceOptions {
+  // Where libgraft_compiler_plugin_*.so live; every plugin found is used, in
+  // file-name order.
+  std::string plugin_dir;
+  // Only these vendors (empty: all found).
+  std::vector<std::string> vendors;
+  // Options passed to every plugin's create.
+  std::vector<std::pair<std::string, std::string>> plugin_options;
+  // SoC model to compile for; empty: each plugin's default.
+  std::string soc_model;
+  // Compiled models are cached here (created if missing); empty disables
+  // the cache.
+  std::string cache_dir;
+};
+
+struct OnDeviceResult {
+  // The compiled model, mapped from the cache file when there is a cache.
+  Model model;
+  // True when the cache already held it (no plugin was asked to compile).
+  bool cache_hit = false;
+  // The cache file ("" without a cache).
+  std::string cache_path;
+  // The apply summary (empty on a cache hit).
+  std::string summary;
+};
+
+// Loads `model_path` and returns it compiled by the plugins in
+// options.plugin_dir. The cache key covers the model file (path, size,
+// modification time), each plugin's vendor, version, SoC model and file, and
+// the plugin options: changing any of them compiles anew. A model already
+// compiled by Graft is returned as it is. Errors name the model, the plugin
+// directory or the vendor.
+absl::StatusOr<OnDeviceResult> CompileOnDevice(const std::string& model_path,
+                                               const OnDeviceOptions& options);
+
+}  // namespace graft
+
+#endif  // GRAFT_PLUGINS_ON_DEVICE_H_
