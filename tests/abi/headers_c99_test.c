@@ -8,6 +8,7 @@
 
 #include "graft_common.h"
 #include "graft_compiler_plugin.h"
+#include "graft_dispatch.h"
 #include "graft_graph.h"
 
 static graft_status_t k_static_status =
@@ -21,6 +22,9 @@ int main(void) {
   graft_host_api_t host;
   const graft_tensor_t* tensors[1];
   graft_graph_view_t view;
+  graft_dispatch_invocation_desc_t desc;
+  graft_dispatch_buffer_requirements_t requirements;
+  graft_dispatch_info_t info;
   int failures = 0;
 
   memset(&tensor, 0, sizeof(tensor));
@@ -66,6 +70,27 @@ int main(void) {
   }
   if (graft_status_code(&k_static_status) != GRAFT_STATUS_INTERNAL ||
       graft_status_code(NULL) != GRAFT_STATUS_OK) {
+    ++failures;
+  }
+  memset(&desc, 0, sizeof(desc));
+  desc.struct_size = offsetof(graft_dispatch_invocation_desc_t, model_fd);
+  desc.model_fd = -1;
+  desc.flags = GRAFT_DISPATCH_INVOCATION_FLAG_PROFILING;
+  if (!GRAFT_STRUCT_HAS_MEMBER(&desc, graft_dispatch_invocation_desc_t,
+                               model) ||
+      GRAFT_STRUCT_HAS_MEMBER(&desc, graft_dispatch_invocation_desc_t,
+                              flags)) {
+    ++failures;
+  }
+  memset(&requirements, 0, sizeof(requirements));
+  requirements.struct_size = sizeof(requirements);
+  requirements.element_type = GRAFT_ELEMENT_TYPE_FLOAT32;
+  memset(&info, 0, sizeof(info));
+  info.capabilities =
+      GRAFT_DISPATCH_CAPABILITY_ASYNC | GRAFT_DISPATCH_CAPABILITY_PROFILING;
+  if (info.capabilities != 3u || requirements.element_type != 0 ||
+      GRAFT_DISPATCH_TIMEOUT_INFINITE != UINT64_MAX ||
+      GRAFT_DISPATCH_IO_KIND_OUTPUT != 1) {
     ++failures;
   }
   graft_status_release(&k_static_status);

@@ -8,6 +8,7 @@
 
 #include "graft_common.h"
 #include "graft_compiler_plugin.h"
+#include "graft_dispatch.h"
 #include "graft_graph.h"
 
 #define GRAFT_DECLARATION_MATCHES_TYPEDEF(function)                      \
@@ -22,6 +23,63 @@ GRAFT_DECLARATION_MATCHES_TYPEDEF(graft_compiler_plugin_partition);
 GRAFT_DECLARATION_MATCHES_TYPEDEF(graft_compiler_plugin_compile);
 GRAFT_DECLARATION_MATCHES_TYPEDEF(
     graft_compiler_plugin_compiled_result_destroy);
+
+GRAFT_DECLARATION_MATCHES_TYPEDEF(graft_dispatch_abi_version);
+GRAFT_DECLARATION_MATCHES_TYPEDEF(graft_dispatch_create);
+GRAFT_DECLARATION_MATCHES_TYPEDEF(graft_dispatch_destroy);
+GRAFT_DECLARATION_MATCHES_TYPEDEF(graft_dispatch_get_info);
+GRAFT_DECLARATION_MATCHES_TYPEDEF(graft_dispatch_check_compatibility);
+GRAFT_DECLARATION_MATCHES_TYPEDEF(graft_dispatch_device_context_create);
+GRAFT_DECLARATION_MATCHES_TYPEDEF(graft_dispatch_device_context_destroy);
+GRAFT_DECLARATION_MATCHES_TYPEDEF(graft_dispatch_invocation_create);
+GRAFT_DECLARATION_MATCHES_TYPEDEF(graft_dispatch_invocation_destroy);
+GRAFT_DECLARATION_MATCHES_TYPEDEF(
+    graft_dispatch_invocation_get_buffer_requirements);
+GRAFT_DECLARATION_MATCHES_TYPEDEF(graft_dispatch_invocation_attach_host_memory);
+GRAFT_DECLARATION_MATCHES_TYPEDEF(graft_dispatch_invocation_invoke);
+GRAFT_DECLARATION_MATCHES_TYPEDEF(graft_dispatch_invocation_invoke_async);
+GRAFT_DECLARATION_MATCHES_TYPEDEF(graft_dispatch_invocation_wait);
+GRAFT_DECLARATION_MATCHES_TYPEDEF(graft_dispatch_invocation_get_profile);
+
+// Each *_SYMBOL macro spells its function's name, which is what hosts pass
+// to dlsym.
+constexpr bool SameString(const char* a, const char* b) {
+  return *a == *b && (*a == '\0' || SameString(a + 1, b + 1));
+}
+#define GRAFT_SYMBOL_NAMES_FUNCTION(macro, function) \
+  static_assert(SameString(macro, #function),      \
+                #macro " is not \"" #function "\"")
+GRAFT_SYMBOL_NAMES_FUNCTION(GRAFT_DISPATCH_ABI_VERSION_SYMBOL,
+                            graft_dispatch_abi_version);
+GRAFT_SYMBOL_NAMES_FUNCTION(GRAFT_DISPATCH_CREATE_SYMBOL,
+                            graft_dispatch_create);
+GRAFT_SYMBOL_NAMES_FUNCTION(GRAFT_DISPATCH_DESTROY_SYMBOL,
+                            graft_dispatch_destroy);
+GRAFT_SYMBOL_NAMES_FUNCTION(GRAFT_DISPATCH_GET_INFO_SYMBOL,
+                            graft_dispatch_get_info);
+GRAFT_SYMBOL_NAMES_FUNCTION(GRAFT_DISPATCH_CHECK_COMPATIBILITY_SYMBOL,
+                            graft_dispatch_check_compatibility);
+GRAFT_SYMBOL_NAMES_FUNCTION(GRAFT_DISPATCH_DEVICE_CONTEXT_CREATE_SYMBOL,
+                            graft_dispatch_device_context_create);
+GRAFT_SYMBOL_NAMES_FUNCTION(GRAFT_DISPATCH_DEVICE_CONTEXT_DESTROY_SYMBOL,
+                            graft_dispatch_device_context_destroy);
+GRAFT_SYMBOL_NAMES_FUNCTION(GRAFT_DISPATCH_INVOCATION_CREATE_SYMBOL,
+                            graft_dispatch_invocation_create);
+GRAFT_SYMBOL_NAMES_FUNCTION(GRAFT_DISPATCH_INVOCATION_DESTROY_SYMBOL,
+                            graft_dispatch_invocation_destroy);
+GRAFT_SYMBOL_NAMES_FUNCTION(
+    GRAFT_DISPATCH_INVOCATION_GET_BUFFER_REQUIREMENTS_SYMBOL,
+    graft_dispatch_invocation_get_buffer_requirements);
+GRAFT_SYMBOL_NAMES_FUNCTION(GRAFT_DISPATCH_INVOCATION_ATTACH_HOST_MEMORY_SYMBOL,
+                            graft_dispatch_invocation_attach_host_memory);
+GRAFT_SYMBOL_NAMES_FUNCTION(GRAFT_DISPATCH_INVOCATION_INVOKE_SYMBOL,
+                            graft_dispatch_invocation_invoke);
+GRAFT_SYMBOL_NAMES_FUNCTION(GRAFT_DISPATCH_INVOCATION_INVOKE_ASYNC_SYMBOL,
+                            graft_dispatch_invocation_invoke_async);
+GRAFT_SYMBOL_NAMES_FUNCTION(GRAFT_DISPATCH_INVOCATION_WAIT_SYMBOL,
+                            graft_dispatch_invocation_wait);
+GRAFT_SYMBOL_NAMES_FUNCTION(GRAFT_DISPATCH_INVOCATION_GET_PROFILE_SYMBOL,
+                            graft_dispatch_invocation_get_profile);
 
 int main() {
   static graft_status_t status =

@@ -1,13 +1,16 @@
-// Checks what each built vendor compiler plugin exports and links:
+// Checks what each built vendor library (compiler plugin or dispatch
+// library) exports and links:
 //   - its dynamic symbol table defines EXACTLY the functions declared in
-//     graft_compiler_plugin.h (nothing leaks out, nothing is missing);
+//     graft_compiler_plugin.h or graft_dispatch.h (nothing leaks out,
+//     nothing is missing);
 //   - it references no graft_* symbol it expects the host to provide;
 //   - it has no NEEDED entry other than system runtime libraries, in
 //     particular none on a Graft library.
 // Uses the binutils a vendor would use (nm -D, readelf -d). The library
 // paths come from CMake ($<TARGET_FILE:...>); environment variables
-// GRAFT_EXAMPLE_COMPILER_PLUGIN / GRAFT_NULL_COMPILER_PLUGIN override them,
-// so the same test can vet a vendor's own .so.
+// GRAFT_EXAMPLE_COMPILER_PLUGIN / GRAFT_NULL_COMPILER_PLUGIN /
+// GRAFT_EXAMPLE_DISPATCH / GRAFT_NULL_DISPATCH override them, so the same
+// test can vet a vendor's own .so.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -19,6 +22,7 @@
 #include <vector>
 
 #include "graft_compiler_plugin.h"
+#include "graft_dispatch.h"
 
 namespace {
 
@@ -76,9 +80,12 @@ std::vector<std::string> NeededLibraries(const std::string& library) {
   return needed;
 }
 
-// Every function graft_compiler_plugin.h declares, and the optional ones.
-const std::set<std::string>& DeclaredEntryPoints() {
-  static const std::set<std::string>* kNames = new std::set<std::string>{
+// The two kinds of vendor library and the functions each exports.
+enum class Kind { kCompilerPlugin, kDispatch };
+
+// Every function graft_compiler_plugin.h / graft_dispatch.h declares.
+const std::set<std::string>& DeclaredEntryPoints(Kind kind) {
+  static const std::set<std::string>* kPlugin = new std::set<std::string>{
       GRAFT_COMPILER_PLUGIN_ABI_VERSION_SYMBOL,
       GRAFT_COMPILER_PLUGIN_CREATE_SYMBOL,
       GRAFT_COMPILER_PLUGIN_DESTROY_SYMBOL,
@@ -88,11 +95,32 @@ const std::set<std::string>& DeclaredEntryPoints() {
       GRAFT_COMPILER_PLUGIN_COMPILE_SYMBOL,
       GRAFT_COMPILER_PLUGIN_COMPILED_RESULT_DESTROY_SYMBOL,
   };
-  return *kNames;
+  static const std::set<std::string>* kDispatchLibrary =
+      new std::set<std::string>{
+          GRAFT_DISPATCH_ABI_VERSION_SYMBOL,
+          GRAFT_DISPATCH_CREATE_SYMBOL,
+          GRAFT_DISPATCH_DESTROY_SYMBOL,
+          GRAFT_DISPATCH_GET_INFO_SYMBOL,
+          GRAFT_DISPATCH_CHECK_COMPATIBILITY_SYMBOL,
+          GRAFT_DISPATCH_DEVICE_CONTEXT_CREATE_SYMBOL,
+          GRAFT_DISPATCH_DEVICE_CONTEXT_DESTROY_SYMBOL,
+          GRAFT_DISPATCH_INVOCATION_CREATE_SYMBOL,
+          GRAFT_DISPATCH_INVOCATION_DESTROY_SYMBOL,
+          GRAFT_DISPATCH_INVOCATION_GET_BUFFER_REQUIREMENTS_SYMBOL,
+          GRAFT_DISPATCH_INVOCATION_ATTACH_HOST_MEMORY_SYMBOL,
+          GRAFT_DISPATCH_INVOCATION_INVOKE_SYMBOL,
+          GRAFT_DISPATCH_INVOCATION_INVOKE_ASYNC_SYMBOL,
+          GRAFT_DISPATCH_INVOCATION_WAIT_SYMBOL,
+          GRAFT_DISPATCH_INVOCATION_GET_PROFILE_SYMBOL,
+      };
+  return kind == Kind::kCompilerPlugin ? *kPlugin : *kDispatchLibrary;
 }
 
 bool IsOptional(const std::string& name) {
-  return name == GRAFT_COMPILER_PLUGIN_CHECK_COMPATIBILITY_SYMBOL;
+  return name == GRAFT_COMPILER_PLUGIN_CHECK_COMPATIBILITY_SYMBOL ||
+         name == GRAFT_DISPATCH_INVOCATION_INVOKE_ASYNC_SYMBOL ||
+         name == GRAFT_DISPATCH_INVOCATION_WAIT_SYMBOL ||
+         name == GRAFT_DISPATCH_INVOCATION_GET_PROFILE_SYMBOL;
 }
 
 // System runtime libraries a vendor library may need. The sanitizer
@@ -111,6 +139,7 @@ bool IsSystemLibrary(const std::string& soname) {
 
 struct VendorLibrary {
   const char* name;
+  Kind kind;
   const char* env_var;
   const char* default_path;
   // Graft's own vendors implement the optional entry points too.
@@ -133,12 +162,12 @@ TEST_P(VendorLibraryTest, ExportsExactlyTheDeclaredEntryPoints) {
   const std::set<std::string> exported =
       DynamicSymbols(path(), "--defined-only");
   for (const std::string& name : exported) {
-    EXPECT_EQ(DeclaredEntryPoints().count(name), 1u)
+    EXPECT_EQ(DeclaredEntryPoints(GetParam().kind).count(name), 1u)
         << path() << " exports undeclared symbol " << name
         << "; build with -fvisibility=hidden and mark only the entry points "
            "GRAFT_EXPORT";
   }
-  for (const std::string& name : DeclaredEntryPoints()) {
+  for (const std::string& name : DeclaredEntryPoints(GetParam().kind)) {
     if (IsOptional(name) && !GetParam().exports_optional) continue;
     EXPECT_EQ(exported.count(name), 1u)
         << path() << " does not export " << name;
@@ -167,10 +196,18 @@ TEST_P(VendorLibraryTest, NeedsOnlySystemLibraries) {
 
 INSTANTIATE_TEST_SUITE_P(
     Vendors, VendorLibraryTest,
-    ::testing::Values(VendorLibrary{"example", "GRAFT_EXAMPLE_COMPILER_PLUGIN",
-                                    GRAFT_EXAMPLE_COMPILER_PLUGIN_PATH, true},
-                      VendorLibrary{"null", "GRAFT_NULL_COMPILER_PLUGIN",
-                                    GRAFT_NULL_COMPILER_PLUGIN_PATH, true}),
+    ::testing::Values(
+        VendorLibrary{"example", Kind::kCompilerPlugin,
+                      "GRAFT_EXAMPLE_COMPILER_PLUGIN",
+                      GRAFT_EXAMPLE_COMPILER_PLUGIN_PATH, true},
+        VendorLibrary{"null", Kind::kCompilerPlugin,
+                      "GRAFT_NULL_COMPILER_PLUGIN",
+                      GRAFT_NULL_COMPILER_PLUGIN_PATH, true},
+        VendorLibrary{"example_dispatch", Kind::kDispatch,
+                      "GRAFT_EXAMPLE_DISPATCH", GRAFT_EXAMPLE_DISPATCH_PATH,
+                      true},
+        VendorLibrary{"null_dispatch", Kind::kDispatch, "GRAFT_NULL_DISPATCH",
+                      GRAFT_NULL_DISPATCH_PATH, true}),
     [](const ::testing::TestParamInfo<VendorLibrary>& info) {
       return std::string(info.param.name);
     });
