@@ -31,6 +31,15 @@ TEST(CompiledFormatTest, RejectsDispatchOptionsWithoutVendor) {
   EXPECT_NE(back.status().message().find("vendor"), std::string::npos);
 }
 
+TEST(CompiledFormatTest, UncompiledPartitionNeedsFallbackSubgraph) {
+  EXPECT_TRUE(DecodeDispatchOpOptions(
+                  EncodeDispatchOpOptions({"example", 0, "", 3}))
+                  .ok());
+  EXPECT_FALSE(DecodeDispatchOpOptions(
+                   EncodeDispatchOpOptions({"example", 0, "", -1}))
+                   .ok());
+}
+
 TEST(CompiledFormatTest, ManifestRoundTripsThroughModelMetadata) {
   Model model;
   Manifest m;

@@ -52,6 +52,13 @@ absl::StatusOr<std::shared_ptr<const MappedFile>> MappedFile::Open(
       new MappedFile(path, fd, static_cast<const uint8_t*>(addr), size));
 }
 
+void MappedFile::Advise(Access access) const {
+  if (data_ == nullptr) return;
+  // Only a hint: a kernel that ignores it costs speed, not correctness.
+  ::madvise(const_cast<uint8_t*>(data_), size_,
+            access == Access::kRandom ? MADV_RANDOM : MADV_NORMAL);
+}
+
 MappedFile::~MappedFile() {
   if (data_ != nullptr) ::munmap(const_cast<uint8_t*>(data_), size_);
   if (fd_ >= 0) ::close(fd_);

@@ -28,6 +28,14 @@ class MappedFile {
   size_t size() const { return size_; }
   absl::Span<const uint8_t> span() const { return {data_, size_}; }
   const std::string& path() const { return path_; }
+  // Read-ahead hint for the mapping. Loading touches only the flatbuffer's
+  // tables and a length word in front of each weight buffer; with the
+  // kernel's default read-around each such touch can pull megabytes from disk,
+  // so loading maps kRandom and switches to kNormal once the model is built
+  // (kernels then stream through weights).
+  enum class Access { kNormal, kRandom };
+  void Advise(Access access) const;
+
   // The open descriptor behind the mapping (kept open so vendors can map
   // ranges of the same file); -1 for an empty file.
   int fd() const { return fd_; }

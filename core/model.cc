@@ -1,6 +1,7 @@
 #include "core/model.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
 
@@ -77,6 +78,8 @@ int64_t NumElements(absl::Span<const int32_t> shape) {
   int64_t n = 1;
   for (int32_t d : shape) {
     if (d < 0) return -1;
+    // Shapes come from untrusted files: refuse a product past int64.
+    if (d != 0 && n > std::numeric_limits<int64_t>::max() / d) return -1;
     n *= d;
   }
   return n;

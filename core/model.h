@@ -96,7 +96,7 @@ std::string TensorTypeName(tfl::TensorType type);
 int TensorTypeBits(tfl::TensorType type);
 
 // Number of elements of a static shape (1 for a scalar); -1 if any
-// dimension is negative (dynamic).
+// dimension is negative (dynamic) or the count overflows int64.
 int64_t NumElements(absl::Span<const int32_t> shape);
 
 // True when `tensor` holds constant data (a non-empty buffer other than 0).
