@@ -48,7 +48,7 @@ std::string HumanBytes(int64_t n) {
 // variable) is dead code: outlined, it would be a call with no outputs.
 // Vendors need not accept that, so such ops stay where they are, on CPU.
 void DropDeadPartitions(const Subgraph& sg, std::vector<Partition>& parts,
-                        std::vector<OpReport>& op_reports) {
+                        std::vector<OpApplyReport>& op_reports) {
   std::vector<int32_t> owner(sg.ops.size(), -1);
   for (size_t p = 0; p < parts.size(); ++p) {
     for (OpId op : parts[p].ops) owner[op] = static_cast<int32_t>(p);
@@ -83,7 +83,7 @@ void DropDeadPartitions(const Subgraph& sg, std::vector<Partition>& parts,
       continue;
     }
     for (OpId op : parts[p].ops) {
-      OpReport& r = op_reports[op];
+      OpApplyReport& r = op_reports[op];
       r.refusals.push_back({"graft", GRAFT_PARTITION_REASON_UNSPECIFIED,
                             "dead code: no result of its partition is used; "
                             "left on CPU (taken by " + r.taken_by + ")"});
@@ -193,7 +193,7 @@ absl::StatusOr<ApplyReport> ApplyPlugins(
   for (SubgraphId s = 0; s < num_original; ++s) {
     const size_t num_ops = model.subgraphs[s].ops.size();
     std::vector<int64_t> labels(num_ops, kUnselected);
-    std::vector<OpReport> op_reports(num_ops);
+    std::vector<OpApplyReport> op_reports(num_ops);
     {
       GraphView view(model, s);
       for (size_t i = 0; i < num_ops; ++i) {
@@ -243,7 +243,7 @@ absl::StatusOr<ApplyReport> ApplyPlugins(
     }
     if (parts.empty()) {
       report.ops_total += num_ops;
-      for (OpReport& r : op_reports) report.ops.push_back(std::move(r));
+      for (OpApplyReport& r : op_reports) report.ops.push_back(std::move(r));
       continue;  // Nothing taken: leave the subgraph exactly as it was.
     }
     const char* code = options.mode == ApplyMode::kApply
@@ -269,7 +269,7 @@ absl::StatusOr<ApplyReport> ApplyPlugins(
                          first_report + p});
     }
     report.ops_total += num_ops;
-    for (OpReport& r : op_reports) {
+    for (OpApplyReport& r : op_reports) {
       report.ops_taken += !r.taken_by.empty();
       report.ops.push_back(std::move(r));
     }
@@ -373,9 +373,9 @@ std::string ApplyReport::Summary() const {
   // Ops nobody took, grouped by (op name, reason) so a large model's report
   // stays short.
   std::map<std::pair<std::string, std::string>, std::vector<std::string>> why;
-  for (const OpReport& r : ops) {
+  for (const OpApplyReport& r : ops) {
     if (!r.taken_by.empty()) continue;
-    for (const OpReport::Refusal& f : r.refusals) {
+    for (const OpApplyReport::Refusal& f : r.refusals) {
       why[{r.name, absl::StrCat(f.vendor, ": ", PartitionReasonName(f.reason_code),
                                 f.reason.empty() ? "" : ": ", f.reason)}]
           .push_back(absl::StrCat(r.subgraph, ":", r.op));

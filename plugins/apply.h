@@ -40,7 +40,7 @@ struct ApplyOptions {
 };
 
 // What happened to one op of the input model.
-struct OpReport {
+struct OpApplyReport {
   SubgraphId subgraph = 0;
   OpId op = 0;
   std::string name;
@@ -81,7 +81,7 @@ struct ApplyReport {
     std::string vendor, plugin_version, soc_model, path;
   };
   std::vector<Plugin> plugins;
-  std::vector<OpReport> ops;
+  std::vector<OpApplyReport> ops;
   std::vector<PartitionReport> partitions;
   std::vector<CompiledModule> modules;
   int64_t ops_total = 0;

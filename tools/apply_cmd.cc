@@ -118,7 +118,7 @@ void WriteReportJson(const ApplyReport& r, const std::string& mode,
   }
   j.EndArray();
   j.Key("ops").BeginArray();
-  for (const OpReport& o : r.ops) {
+  for (const OpApplyReport& o : r.ops) {
     j.BeginObject().Key("subgraph").Int(o.subgraph).Key("op").Int(o.op);
     j.Key("name").String(o.name);
     if (o.taken_by.empty()) {

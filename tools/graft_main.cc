@@ -12,6 +12,7 @@
 #include "absl/types/span.h"
 #include "tools/apply_cmd.h"
 #include "tools/inspect.h"
+#include "tools/run_cmd.h"
 
 #ifndef GRAFT_VERSION
 #define GRAFT_VERSION "unknown"
@@ -32,6 +33,7 @@ struct Command {
 constexpr Command kCommands[] = {
     {"inspect", kInspectSummary, RunInspectCommand},
     {"apply", kApplySummary, RunApplyCommand},
+    {"run", kRunSummary, RunRunCommand},
 };
 
 // Exit statuses shared by all subcommands.

@@ -19,6 +19,7 @@
 #include "core/model_io.h"
 #include "core/test_support.h"
 #include "gtest/gtest.h"
+#include "dispatch/runtime.h"
 #include "plugins/apply.h"
 #include "plugins/on_device.h"
 
@@ -131,7 +132,7 @@ void ApplyExampleAndCompareGolden(Model model, const std::string& name) {
   }
   absl::StrAppend(&dump, "--- report\n", report->ops_taken, "/",
                   report->ops_total, " ops taken\n");
-  for (const OpReport& op : report->ops) {
+  for (const OpApplyReport& op : report->ops) {
     if (!op.taken_by.empty()) continue;
     for (const auto& r : op.refusals) {
       absl::StrAppend(&dump, "op ", op.op, " ", op.name, ": ",
@@ -514,6 +515,50 @@ TEST(OnDeviceTest, MissingPluginDirSaysSo) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("/nonexistent/graft/plugins"),
             std::string::npos) << r.status();
+}
+
+// End to end: the bundled model compiled by the example plugin runs its
+// dispatch op on the example dispatch library, with the CPU's outputs.
+TEST(EndToEndTest, CompiledModelRunsOnExampleDispatchWithCpuOutputs) {
+  testing::TempDir dir;
+  const std::string model = SourceDir() + "/test_models/residual_mlp.tflite";
+  const std::string compiled = dir.Join("compiled.tflite");
+  std::string text;
+  ASSERT_EQ(RunGraft(absl::StrCat("apply ", model, " -o ", compiled,
+                                  " --plugin=", ExamplePlugin()), &text), 0)
+      << text;
+  auto cpu = Runtime::Load(model);
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  RuntimeOptions options;
+  options.dispatch_dirs = {BinaryDir() + "/vendor_libs"};
+  options.policy = AcceleratorPolicy::kAllowCpuFallback;
+  auto npu = Runtime::Load(compiled, options);
+  ASSERT_TRUE(npu.ok()) << npu.status();
+  RuntimeReport report = (*npu)->Report();
+  EXPECT_EQ(report.CountOps(OpReport::Where::kVendor), 1) << report.ToString();
+  for (int i = 0; i < 16; ++i) {
+    float v = 0.125f * static_cast<float>(i) - 1.0f;
+    (*cpu)->input(0)->data<float>()[i] = v;
+    (*npu)->input(0)->data<float>()[i] = v;
+  }
+  ASSERT_TRUE((*cpu)->Invoke().ok());
+  ASSERT_TRUE((*npu)->Invoke().ok());
+  for (int i = 0; i < 16; ++i) {
+    EXPECT_NEAR((*npu)->output(0)->data<float>()[i],
+                (*cpu)->output(0)->data<float>()[i], 1e-6f) << i;
+  }
+  // Requiring the accelerator fails, naming the op left on CPU (SOFTMAX).
+  options.policy = AcceleratorPolicy::kRequireAccelerator;
+  auto strict = Runtime::Load(compiled, options);
+  ASSERT_FALSE(strict.ok());
+  EXPECT_NE(strict.status().message().find("SOFTMAX"), std::string::npos)
+      << strict.status();
+  // Without the dispatch library the dispatch op falls back to CPU.
+  RuntimeOptions no_vendor;
+  no_vendor.dispatch_dirs = {dir.path()};
+  auto fallback = Runtime::Load(compiled, no_vendor);
+  ASSERT_TRUE(fallback.ok()) << fallback.status();
+  EXPECT_EQ((*fallback)->Report().CountOps(OpReport::Where::kFallback), 1);
 }
 
 // Every loadable model of the corpus goes through apply with the example

@@ -1,0 +1,99 @@
+// DispatchBackend: the runtime's seam for running dispatch ops (compiled
+// partitions, custom code kDispatchCustomCode) on a vendor's accelerator.
+//
+// One backend serves one vendor. The vendor-dispatch loader (built against
+// c_api/graft_dispatch.h; TODO(dispatch runtime issue, section 4)) will wrap
+// each vendor dispatch library in a DispatchBackend; tests implement it
+// directly. The runtime owns no vendor code: it asks the backend of the
+// vendor a dispatch op names (DispatchOpOptions::vendor) to prepare the op at
+// load time and to execute it at invoke time.
+//
+// Lifecycle, all on the thread that loads / invokes the runtime:
+//   1. CheckCompatibility(manifest entry) once per vendor, before any op of
+//      that vendor is prepared (the manifest is the model's record of what
+//      compiled it: plugin, SoC, bytecode format, module hashes).
+//   2. Prepare(op) once per dispatch op at load: returns the op's executable
+//      (the invocation context, in dispatch-ABI terms).
+//   3. Execute(inputs, outputs) per invoke. Buffers may move between invokes
+//      (the app may bind its own), so Execute gets the tensors each time;
+//      shapes and dtypes are those given to Prepare.
+//
+// A backend that cannot take an op (CheckCompatibility or Prepare failing,
+// e.g. an incompatible SoC or an unsupported entry point) is not fatal: the
+// runtime runs the op's fallback subgraph on CPU kernels when the policy
+// allows (kAllowCpuFallback), and reports why. Under kRequireAccelerator the
+// load fails, listing every op that would run on CPU with its reason.
+//
+// Thread-safety: the runtime calls one backend from one thread at a time;
+// a backend shared by several runtimes must serialize internally.
+#ifndef GRAFT_DISPATCH_DISPATCH_BACKEND_H_
+#define GRAFT_DISPATCH_DISPATCH_BACKEND_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "core/bytes.h"
+#include "core/compiled_format.h"
+#include "core/model.h"
+#include "dispatch/tensor.h"
+
+namespace graft {
+
+// Everything known at load time about one dispatch op. Borrowed: valid
+// during Prepare only, except `module` and `model`, which live as long as
+// the runtime (the executable may keep them).
+struct DispatchOpInfo {
+  SubgraphId subgraph = 0;
+  OpId op_index = 0;
+  const DispatchOpOptions* options = nullptr;
+  // The bytecode module, zero-copy in the mapped model file (64-byte
+  // aligned when the model was written by Graft).
+  Bytes module;
+  // The vendor's manifest entry; null when the model has no manifest.
+  const ManifestVendor* manifest = nullptr;
+  // The op's tensors with their dtypes and static shapes; data pointers are
+  // not final until Execute.
+  absl::Span<const Tensor* const> inputs;
+  absl::Span<const Tensor* const> outputs;
+  // The whole model (Model::file is the mapping: base, size, descriptor),
+  // so bytecode can refer to weights in place by file offset.
+  const Model* model = nullptr;
+};
+
+// One prepared dispatch op.
+class DispatchExecutable {
+ public:
+  virtual ~DispatchExecutable() = default;
+  // Runs the op: reads `inputs`' data, writes `outputs`' data. Allocates
+  // nothing per call in a good backend; returns an error status (never
+  // aborts) on failure.
+  virtual absl::Status Execute(absl::Span<const Tensor* const> inputs,
+                               absl::Span<Tensor* const> outputs) = 0;
+};
+
+class DispatchBackend {
+ public:
+  virtual ~DispatchBackend() = default;
+
+  // The vendor name dispatch ops use (DispatchOpOptions::vendor).
+  virtual absl::string_view vendor() const = 0;
+
+  // Checks the model's manifest entry for this vendor (plugin and bytecode
+  // versions, SoC, module hashes) before any op is prepared. The default
+  // accepts anything.
+  virtual absl::Status CheckCompatibility(const ManifestVendor& manifest) {
+    return absl::OkStatus();
+  }
+
+  // Prepares one op. An error makes the op fall back (see above).
+  virtual absl::StatusOr<std::unique_ptr<DispatchExecutable>> Prepare(
+      const DispatchOpInfo& op) = 0;
+};
+
+}  // namespace graft
+
+#endif  // GRAFT_DISPATCH_DISPATCH_BACKEND_H_

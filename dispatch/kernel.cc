@@ -1,0 +1,56 @@
+#include "dispatch/kernel.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace graft {
+
+absl::Status PrepareContext::SetOutputShape(int i, Shape shape) {
+  if (i < 0 || i >= num_outputs()) {
+    return absl::InternalError(absl::StrFormat("output %d out of range", i));
+  }
+  for (int32_t d : shape) {
+    if (d < 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "output %d would get negative shape %s", i, ShapeToString(shape)));
+    }
+  }
+  Tensor* t = output(i);
+  size_t elem = ElementSize(t->type);
+  if (elem == 0) {
+    return Unsupported(absl::StrCat(TensorTypeName(t->type), " outputs"));
+  }
+  t->bytes = static_cast<size_t>(NumElements(shape)) * elem;
+  t->shape = std::move(shape);
+  if (i < 64) shapes_set_ |= uint64_t{1} << i;
+  return absl::OkStatus();
+}
+
+bool PrepareContext::output_shape_set(int i) const {
+  return i < 64 && (shapes_set_ >> i) & 1;
+}
+
+std::string PrepareContext::DescribeTypes() const {
+  std::vector<std::string> ins, outs;
+  for (int i = 0; i < num_inputs(); ++i) {
+    const Tensor* t = input(i);
+    ins.push_back(t ? TensorTypeName(t->type) : "-");
+  }
+  for (int i = 0; i < num_outputs(); ++i) {
+    outs.push_back(TensorTypeName(output(i)->type));
+  }
+  return absl::StrCat(absl::StrJoin(ins, ", "), " -> ",
+                      absl::StrJoin(outs, ", "));
+}
+
+absl::Status PrepareContext::Unsupported(absl::string_view detail) const {
+  return absl::UnimplementedError(absl::StrCat(
+      "no CPU kernel for ",
+      detail.empty() ? absl::StrCat("dtypes ", DescribeTypes()) : detail));
+}
+
+}  // namespace graft

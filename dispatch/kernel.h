@@ -1,0 +1,192 @@
+// The CPU kernel interface.
+//
+// A kernel runs one builtin op on Graft's CPU. It has two phases:
+//
+// - prepare, once at LOAD time: validate the input and output dtypes and
+//   shapes, compute each output's shape from the inputs' (TFLite-style shape
+//   inference, so a new input shape only means preparing again), precompute
+//   whatever eval needs (quantized multipliers, packed weights, loop bounds)
+//   into a KernelState, and request scratch bytes. An op or dtype combination
+//   the kernel does not handle is refused here, never at invoke.
+// - eval, at every invoke: compute the outputs. Eval allocates nothing: its
+//   memory is the planned arena (outputs, scratch) and its state.
+//
+// Several kernels may serve one op (e.g. the float kernel of ADD and, added
+// later in its own file, the int8 one). The runtime tries them in
+// kernel_list.inc order; a kernel that does not handle the op's dtypes
+// returns ctx.Unsupported(...) (an Unimplemented status) and the next one is
+// tried. Any other error from prepare is final: the model is invalid.
+//
+// Messages from kernels describe the problem only ("no CPU kernel for INT16
+// input with INT8 weights"); the runtime prefixes the op index and name.
+//
+// Thread-safety: prepare and eval of one op run on one thread at a time; a
+// kernel may use ctx.thread_pool() inside eval for data parallelism.
+#ifndef GRAFT_DISPATCH_KERNEL_H_
+#define GRAFT_DISPATCH_KERNEL_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "core/model.h"
+#include "dispatch/tensor.h"
+
+namespace graft {
+
+class ThreadPool;
+class PrepareContext;
+class EvalContext;
+
+// Per-op state computed at prepare time (polymorphic so each kernel keeps its
+// own type; the runtime owns it and destroys it with the runtime).
+class KernelState {
+ public:
+  virtual ~KernelState() = default;
+};
+
+using PrepareFn = absl::Status (*)(PrepareContext& ctx);
+using EvalFn = absl::Status (*)(EvalContext& ctx);
+
+struct Kernel {
+  // For reports: "Conv2D", "AddFloat", ...
+  const char* name;
+  PrepareFn prepare;
+  // The default eval; prepare may pick a specialized one (per dtype, per
+  // shape class) with PrepareContext::SetEval, so eval never re-dispatches.
+  EvalFn eval;
+};
+
+// The op's tensors, shared by both phases.
+class OpContext {
+ public:
+  OpContext(const tfl::OperatorT& op, absl::Span<Tensor> tensors)
+      : op_(&op), tensors_(tensors) {}
+
+  const tfl::OperatorT& op() const { return *op_; }
+
+  int num_inputs() const { return static_cast<int>(op_->inputs.size()); }
+  int num_outputs() const { return static_cast<int>(op_->outputs.size()); }
+  // Null when input i is an omitted optional input (-1) or i is past the
+  // end, so kernels test optional inputs with one check.
+  const Tensor* input(int i) const {
+    if (i < 0 || i >= num_inputs() || op_->inputs[i] < 0) return nullptr;
+    return &tensors_[op_->inputs[i]];
+  }
+  Tensor* output(int i) const { return &tensors_[op_->outputs[i]]; }
+
+ protected:
+  const tfl::OperatorT* op_;
+  absl::Span<Tensor> tensors_;
+};
+
+class PrepareContext : public OpContext {
+ public:
+  // Built by the runtime (and kernel tests) with the op's declared output
+  // shapes (from the model) and the thread pool.
+  PrepareContext(const tfl::OperatorT& op, absl::Span<Tensor> tensors,
+                 absl::Span<const tfl::TensorT> model_tensors,
+                 ThreadPool* pool)
+      : OpContext(op, tensors), model_tensors_(model_tensors), pool_(pool) {}
+
+  // The model's record of output i: its declared shape is the fallback for
+  // outputs whose shape depends on input values known only at run time.
+  const tfl::TensorT& model_output(int i) const {
+    return model_tensors_[op_->outputs[i]];
+  }
+
+  // Sets output i's shape (and byte size). Every output must get one.
+  absl::Status SetOutputShape(int i, Shape shape);
+
+  // State for eval (replaces any earlier one).
+  void SetState(std::unique_ptr<KernelState> state) {
+    state_ = std::move(state);
+  }
+  template <typename T>
+  T* state() const {
+    return static_cast<T*>(state_.get());
+  }
+
+  // Scratch bytes eval gets (64-byte aligned, contents undefined at entry).
+  void RequestScratch(size_t bytes) { scratch_bytes_ = bytes; }
+  // The eval to run instead of Kernel::eval.
+  void SetEval(EvalFn eval) { eval_ = eval; }
+  // The length of the longest dot product / reduction one output element
+  // needs (K of a matmul, kh*kw*cin of a conv, the reduced count of a mean).
+  // Feeds the numeric tolerance of differential tests (tolerance.h).
+  void SetReductionLength(int64_t n) { reduction_length_ = n; }
+
+  // Declares that the outputs depend only on the inputs' shapes, not their
+  // values (SHAPE): the runtime then computes them once at load time.
+  void MarkShapeOnly() { shape_only_ = true; }
+
+  ThreadPool* thread_pool() const { return pool_; }
+
+  // The refusal of an unhandled dtype combination: Unimplemented with
+  // "no CPU kernel for <detail>". The default detail lists the dtypes:
+  // "INT16 input with INT8 weights" style text is up to the kernel.
+  absl::Status Unsupported(absl::string_view detail = "") const;
+  // "FLOAT32, INT32 -> FLOAT32": the op's dtypes, for messages.
+  std::string DescribeTypes() const;
+
+  // Read by the runtime after prepare.
+  std::unique_ptr<KernelState> TakeState() { return std::move(state_); }
+  size_t scratch_bytes() const { return scratch_bytes_; }
+  EvalFn eval() const { return eval_; }
+  int64_t reduction_length() const { return reduction_length_; }
+  bool output_shape_set(int i) const;
+  bool shape_only() const { return shape_only_; }
+
+ private:
+  absl::Span<const tfl::TensorT> model_tensors_;
+  ThreadPool* pool_ = nullptr;
+  std::unique_ptr<KernelState> state_;
+  size_t scratch_bytes_ = 0;
+  EvalFn eval_ = nullptr;
+  int64_t reduction_length_ = 0;
+  uint64_t shapes_set_ = 0;  // bit i: output i has a shape
+  bool shape_only_ = false;
+};
+
+class EvalContext : public OpContext {
+ public:
+  EvalContext(const tfl::OperatorT& op, absl::Span<Tensor> tensors,
+              KernelState* state, uint8_t* scratch, ThreadPool* pool)
+      : OpContext(op, tensors),
+        state_(state),
+        scratch_(scratch),
+        pool_(pool) {}
+
+  template <typename T>
+  T* state() const {
+    return static_cast<T*>(state_);
+  }
+  uint8_t* scratch() const { return scratch_; }
+  template <typename T>
+  T* scratch_as() const {
+    return reinterpret_cast<T*>(scratch_);
+  }
+  ThreadPool* thread_pool() const { return pool_; }
+
+ private:
+  KernelState* state_;
+  uint8_t* scratch_;
+  ThreadPool* pool_;
+};
+
+// The kernels registered for `op` (kernel_list.inc order); empty when the
+// build has none. The table is a constant array: no start-up work.
+absl::Span<const Kernel* const> FindKernels(tfl::BuiltinOperator op);
+
+// Every op the build has a kernel for, ascending (for reports and tests).
+std::vector<tfl::BuiltinOperator> KernelOps();
+
+}  // namespace graft
+
+#endif  // GRAFT_DISPATCH_KERNEL_H_

@@ -1,0 +1,200 @@
+// CONV_2D (float32): NHWC input, OHWI filter [Cout, KH, KW, Cin/groups],
+// optional bias, SAME/VALID padding, strides, dilations, groups and a fused
+// activation, as TFLite.
+//
+// Lowered to GEMM: the filter of each group is packed at prepare time (when
+// constant); at eval, chunks of output pixels are expanded into an im2col
+// buffer (one per thread, from scratch) and multiplied, writing the output
+// directly. A 1x1, stride-1, unpadded convolution needs no im2col: the input
+// is the GEMM's A.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "dispatch/kernels/gemm.h"
+#include "dispatch/kernels/kernel_util.h"
+#include "dispatch/thread_pool.h"
+
+namespace graft {
+namespace kernels {
+namespace {
+
+// Output pixels per im2col chunk: large enough to amortize B-panel loads,
+// small enough for the chunk to stay in L2 for typical K.
+constexpr int64_t kRowsPerChunk = 96;
+
+struct ConvState : KernelState {
+  int batch, in_h, in_w, in_c, out_h, out_w, out_c;
+  int k_h, k_w, stride_h, stride_w, dil_h, dil_w, pad_h, pad_w;
+  int groups, group_in_c, group_out_c;
+  int64_t k;  // GEMM K = k_h * k_w * group_in_c
+  bool direct = false;  // 1x1, stride 1, no padding, one group: no im2col
+  float lo, hi;
+  std::vector<float> packed;    // per group, PackedRhsSize(k, group_out_c)
+  bool pack_at_eval = false;    // filter is not constant: pack into scratch
+  size_t packed_floats = 0;     // per group
+  size_t im2col_floats = 0;     // per thread
+  int threads = 1;
+};
+
+void PackFilter(const ConvState& s, const float* filter, float* packed) {
+  for (int g = 0; g < s.groups; ++g) {
+    // Filter rows of group g: [group_out_c, k] row-major, i.e. B = W^T.
+    PackRhs(filter + static_cast<int64_t>(g) * s.group_out_c * s.k, s.k,
+            s.group_out_c, /*stride_k=*/1, /*stride_n=*/s.k,
+            packed + g * s.packed_floats);
+  }
+}
+
+void Im2Col(const ConvState& s, const float* input, int g, int64_t row_begin,
+            int64_t row_end, float* col) {
+  const int64_t c0 = static_cast<int64_t>(g) * s.group_in_c;
+  const size_t copy_bytes = sizeof(float) * s.group_in_c;
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    const int64_t b = r / (int64_t{s.out_h} * s.out_w);
+    const int oy = static_cast<int>(r / s.out_w % s.out_h);
+    const int ox = static_cast<int>(r % s.out_w);
+    float* dst = col + (r - row_begin) * s.k;
+    for (int ky = 0; ky < s.k_h; ++ky) {
+      const int iy = oy * s.stride_h - s.pad_h + ky * s.dil_h;
+      for (int kx = 0; kx < s.k_w; ++kx) {
+        const int ix = ox * s.stride_w - s.pad_w + kx * s.dil_w;
+        if (iy < 0 || iy >= s.in_h || ix < 0 || ix >= s.in_w) {
+          std::memset(dst, 0, copy_bytes);
+        } else {
+          const float* src =
+              input + ((b * s.in_h + iy) * s.in_w + ix) * s.in_c + c0;
+          std::memcpy(dst, src, copy_bytes);
+        }
+        dst += s.group_in_c;
+      }
+    }
+  }
+}
+
+absl::Status EvalConv(EvalContext& ctx) {
+  const ConvState& s = *ctx.state<ConvState>();
+  const float* input = ctx.input(0)->data<float>();
+  const Tensor* bias_t = ctx.input(2);
+  const float* bias = bias_t ? bias_t->data<float>() : nullptr;
+  float* output = ctx.output(0)->data<float>();
+  float* scratch = ctx.scratch_as<float>();
+  const float* packed = s.packed.data();
+  if (s.pack_at_eval) {
+    PackFilter(s, ctx.input(1)->data<float>(), scratch);
+    packed = scratch;
+    scratch += s.packed_floats * s.groups;
+  }
+  const int64_t rows = int64_t{s.batch} * s.out_h * s.out_w;
+  if (s.direct) {
+    GemmArgs g;
+    g.m = rows, g.n = s.out_c, g.k = s.k;
+    g.a = input, g.lda = s.in_c;
+    g.packed_b = packed, g.bias = bias, g.lo = s.lo, g.hi = s.hi;
+    g.c = output, g.ldc = s.out_c;
+    Gemm(g, ctx.thread_pool());
+    return absl::OkStatus();
+  }
+  const int64_t chunks = (rows + kRowsPerChunk - 1) / kRowsPerChunk;
+  auto body = [&](int thread, int64_t begin, int64_t end) {
+    float* col = scratch + thread * s.im2col_floats;
+    for (int64_t c = begin; c < end; ++c) {
+      const int64_t r0 = c * kRowsPerChunk;
+      const int64_t r1 = std::min(rows, r0 + kRowsPerChunk);
+      for (int g = 0; g < s.groups; ++g) {
+        Im2Col(s, input, g, r0, r1, col);
+        GemmArgs ga;
+        ga.m = r1 - r0, ga.n = s.group_out_c, ga.k = s.k;
+        ga.a = col, ga.lda = s.k;
+        ga.packed_b = packed + g * s.packed_floats;
+        ga.bias = bias ? bias + g * s.group_out_c : nullptr;
+        ga.lo = s.lo, ga.hi = s.hi;
+        ga.c = output + r0 * s.out_c + g * s.group_out_c;
+        ga.ldc = s.out_c;
+        Gemm(ga, nullptr);
+      }
+    }
+  };
+  if (ctx.thread_pool() != nullptr) {
+    ctx.thread_pool()->ParallelForWithThreadIndex(chunks, 1, body);
+  } else {
+    body(0, 0, chunks);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PrepareConv2D(PrepareContext& ctx) {
+  GRAFT_RETURN_IF_ERROR(CheckArity(ctx, 2, 3, 1));
+  GRAFT_ASSIGN_OR_RETURN(const Tensor* in, RequiredInput(ctx, 0));
+  GRAFT_ASSIGN_OR_RETURN(const Tensor* filter, RequiredInput(ctx, 1));
+  const Tensor* bias = ctx.input(2);
+  if (in->type != tfl::TensorType_FLOAT32 ||
+      filter->type != tfl::TensorType_FLOAT32 ||
+      (bias && bias->type != tfl::TensorType_FLOAT32) ||
+      ctx.output(0)->type != tfl::TensorType_FLOAT32) {
+    return ctx.Unsupported(absl::StrFormat(
+        "%s input with %s weights", TensorTypeName(in->type),
+        TensorTypeName(filter->type)));
+  }
+  GRAFT_KERNEL_CHECK(in->rank() == 4 && filter->rank() == 4,
+                     "input and filter must be 4-D, got %s and %s",
+                     ShapeToString(in->shape), ShapeToString(filter->shape));
+  const auto* o = ctx.op().builtin_options.AsConv2DOptions();
+  GRAFT_KERNEL_CHECK(o != nullptr, "missing Conv2DOptions");
+  auto* s = MakeState<ConvState>(ctx);
+  s->batch = in->dim(0), s->in_h = in->dim(1), s->in_w = in->dim(2);
+  s->in_c = in->dim(3);
+  s->out_c = filter->dim(0), s->k_h = filter->dim(1), s->k_w = filter->dim(2);
+  s->group_in_c = filter->dim(3);
+  GRAFT_KERNEL_CHECK(s->group_in_c > 0 && s->in_c % s->group_in_c == 0,
+                     "input depth %d is not a multiple of filter depth %d",
+                     s->in_c, s->group_in_c);
+  s->groups = s->in_c / s->group_in_c;
+  GRAFT_KERNEL_CHECK(s->out_c % s->groups == 0,
+                     "%d output channels do not split into %d groups",
+                     s->out_c, s->groups);
+  s->group_out_c = s->out_c / s->groups;
+  GRAFT_KERNEL_CHECK(!bias || bias->num_elements() == s->out_c,
+                     "bias has %d elements, expected %d",
+                     bias ? bias->num_elements() : 0, s->out_c);
+  s->stride_h = o->stride_h, s->stride_w = o->stride_w;
+  s->dil_h = o->dilation_h_factor, s->dil_w = o->dilation_w_factor;
+  GRAFT_KERNEL_CHECK(s->stride_h > 0 && s->stride_w > 0 && s->dil_h > 0 &&
+                         s->dil_w > 0,
+                     "strides and dilations must be positive");
+  s->out_h = ComputeOutSize(o->padding, s->in_h, s->k_h, s->stride_h, s->dil_h);
+  s->out_w = ComputeOutSize(o->padding, s->in_w, s->k_w, s->stride_w, s->dil_w);
+  s->pad_h = ComputePadding(s->stride_h, s->dil_h, s->in_h, s->k_h, s->out_h);
+  s->pad_w = ComputePadding(s->stride_w, s->dil_w, s->in_w, s->k_w, s->out_w);
+  GRAFT_RETURN_IF_ERROR(
+      ActivationRange(o->fused_activation_function, &s->lo, &s->hi));
+  s->k = int64_t{s->k_h} * s->k_w * s->group_in_c;
+  s->direct = s->k_h == 1 && s->k_w == 1 && s->stride_h == 1 &&
+              s->stride_w == 1 && s->pad_h == 0 && s->pad_w == 0 &&
+              s->groups == 1;
+  s->packed_floats = PackedRhsSize(s->k, s->group_out_c);
+  size_t scratch_floats = 0;
+  if (filter->constant) {
+    s->packed.resize(s->packed_floats * s->groups);
+    PackFilter(*s, filter->data<float>(), s->packed.data());
+  } else {
+    s->pack_at_eval = true;
+    scratch_floats += s->packed_floats * s->groups;
+  }
+  if (!s->direct) {
+    s->threads = ctx.thread_pool() ? ctx.thread_pool()->num_threads() : 1;
+    s->im2col_floats = kRowsPerChunk * s->k;
+    scratch_floats += s->im2col_floats * s->threads;
+  }
+  ctx.RequestScratch(scratch_floats * sizeof(float));
+  ctx.SetEval(EvalConv);
+  ctx.SetReductionLength(s->k);
+  return ctx.SetOutputShape(0, {s->batch, s->out_h, s->out_w, s->out_c});
+}
+
+}  // namespace
+}  // namespace kernels
+
+GRAFT_DEFINE_KERNEL(Conv2D);
+
+}  // namespace graft

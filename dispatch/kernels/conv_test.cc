@@ -1,0 +1,229 @@
+// CONV_2D, DEPTHWISE_CONV_2D and TRANSPOSE_CONV against naive reference
+// loops: random shapes, paddings, strides, dilations, groups, activations,
+// constant and computed weights, 1 and several threads.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "dispatch/kernels/kernel_test_util.h"
+#include "gtest/gtest.h"
+
+namespace graft {
+namespace {
+
+using testing::RandomInt;
+constexpr auto F32 = tfl::TensorType_FLOAT32;
+
+struct ConvParams {
+  int n, h, w, cin, cout, kh, kw, sh, sw, dh, dw, groups, mult;
+  tfl::Padding padding;
+  tfl::ActivationFunctionType act;
+};
+
+int OutSize(tfl::Padding p, int in, int k, int s, int d) {
+  int eff = (k - 1) * d + 1;
+  return p == tfl::Padding_SAME ? (in + s - 1) / s : (in - eff + s) / s;
+}
+int Pad(int in, int k, int s, int d, int out) {
+  return std::max(0, ((out - 1) * s + (k - 1) * d + 1 - in) / 2);
+}
+float Act(float v, tfl::ActivationFunctionType a) {
+  if (a == tfl::ActivationFunctionType_RELU) return std::max(v, 0.f);
+  if (a == tfl::ActivationFunctionType_RELU6) return std::min(std::max(v, 0.f), 6.f);
+  if (a == tfl::ActivationFunctionType_RELU_N1_TO_1) return std::min(std::max(v, -1.f), 1.f);
+  return v;
+}
+
+std::vector<float> RefConv(const ConvParams& p, const std::vector<float>& in,
+                           const std::vector<float>& w,
+                           const std::vector<float>* bias, int oh, int ow) {
+  const int gin = p.cin / p.groups, gout = p.cout / p.groups;
+  const int ph = Pad(p.h, p.kh, p.sh, p.dh, oh), pw = Pad(p.w, p.kw, p.sw, p.dw, ow);
+  std::vector<float> out(size_t(p.n) * oh * ow * p.cout);
+  for (int b = 0; b < p.n; ++b)
+    for (int y = 0; y < oh; ++y)
+      for (int x = 0; x < ow; ++x)
+        for (int oc = 0; oc < p.cout; ++oc) {
+          const int g = oc / gout;
+          double acc = bias ? (*bias)[oc] : 0;
+          for (int ky = 0; ky < p.kh; ++ky)
+            for (int kx = 0; kx < p.kw; ++kx)
+              for (int ic = 0; ic < gin; ++ic) {
+                int iy = y * p.sh - ph + ky * p.dh, ix = x * p.sw - pw + kx * p.dw;
+                if (iy < 0 || iy >= p.h || ix < 0 || ix >= p.w) continue;
+                acc += in[((size_t(b) * p.h + iy) * p.w + ix) * p.cin + g * gin + ic] *
+                       w[((size_t(oc) * p.kh + ky) * p.kw + kx) * gin + ic];
+              }
+          out[((size_t(b) * oh + y) * ow + x) * p.cout + oc] = Act(float(acc), p.act);
+        }
+  return out;
+}
+
+TEST(ConvTest, Conv2DMatchesReference) {
+  std::mt19937 rng = testing::SeededRng();
+  const tfl::ActivationFunctionType acts[] = {
+      tfl::ActivationFunctionType_NONE, tfl::ActivationFunctionType_RELU,
+      tfl::ActivationFunctionType_RELU6, tfl::ActivationFunctionType_RELU_N1_TO_1};
+  for (int iter = 0; iter < 40; ++iter) {
+    ConvParams p;
+    p.groups = iter % 5 == 4 ? RandomInt(rng, 2, 3) : 1;
+    p.n = RandomInt(rng, 1, 2), p.h = RandomInt(rng, 1, 12), p.w = RandomInt(rng, 1, 12);
+    p.cin = RandomInt(rng, 1, 6) * p.groups;
+    p.cout = RandomInt(rng, 1, 20) * p.groups;
+    p.kh = RandomInt(rng, 1, 4), p.kw = RandomInt(rng, 1, 4);
+    p.sh = RandomInt(rng, 1, 3), p.sw = RandomInt(rng, 1, 3);
+    p.dh = iter % 7 == 3 ? 2 : 1, p.dw = iter % 7 == 3 ? 2 : 1;
+    p.padding = RandomInt(rng, 0, 1) ? tfl::Padding_SAME : tfl::Padding_VALID;
+    if (iter % 6 == 0) p.kh = p.kw = p.sh = p.sw = p.dh = p.dw = 1;  // 1x1 path
+    p.act = acts[RandomInt(rng, 0, 3)];
+    const int oh = OutSize(p.padding, p.h, p.kh, p.sh, p.dh);
+    const int ow = OutSize(p.padding, p.w, p.kw, p.sw, p.dw);
+    if (oh <= 0 || ow <= 0) continue;
+    auto in = testing::RandomFloats(rng, int64_t(p.n) * p.h * p.w * p.cin);
+    auto w = testing::RandomFloats(rng, int64_t(p.cout) * p.kh * p.kw * (p.cin / p.groups));
+    auto bias = testing::RandomFloats(rng, p.cout);
+    const bool has_bias = iter % 3 != 1, const_w = iter % 4 != 2;
+    ModelBuilder mb;
+    auto& g = mb.Subgraph("main");
+    TensorId x = g.Input("x", F32, {p.n, p.h, p.w, p.cin});
+    std::vector<int32_t> wshape = {p.cout, p.kh, p.kw, p.cin / p.groups};
+    TensorId tw = const_w ? g.Constant<float>("w", wshape, w) : g.Input("w", F32, wshape);
+    TensorId tb = has_bias ? g.Constant<float>("b", {p.cout}, bias) : kNoTensor;
+    tfl::Conv2DOptionsT o;
+    o.padding = p.padding, o.stride_h = p.sh, o.stride_w = p.sw;
+    o.dilation_h_factor = p.dh, o.dilation_w_factor = p.dw;
+    o.fused_activation_function = p.act;
+    g.Output(g.Op(tfl::BuiltinOperator_CONV_2D).In(x, tw, tb).Options(o).Out(
+        "y", F32, {p.n, oh, ow, p.cout}));
+    auto rt = testing::LoadBuilt(mb, RandomInt(rng, 1, 3));
+    ASSERT_TRUE(rt.ok()) << rt.status();
+    testing::SetInput(**rt, 0, in);
+    if (!const_w) testing::SetInput(**rt, 1, w);
+    ASSERT_TRUE((*rt)->Invoke().ok());
+    testing::ExpectNear(testing::GetOutput<float>(**rt, 0),
+                        RefConv(p, in, w, has_bias ? &bias : nullptr, oh, ow),
+                        int64_t(p.kh) * p.kw * p.cin, absl::StrCat("iteration ", iter));
+  }
+}
+
+TEST(ConvTest, DepthwiseConv2DMatchesReference) {
+  std::mt19937 rng = testing::SeededRng(1);
+  for (int iter = 0; iter < 30; ++iter) {
+    ConvParams p;
+    p.n = RandomInt(rng, 1, 2), p.h = RandomInt(rng, 1, 10), p.w = RandomInt(rng, 1, 10);
+    p.cin = RandomInt(rng, 1, 9), p.mult = iter % 3 == 2 ? RandomInt(rng, 2, 3) : 1;
+    p.cout = p.cin * p.mult, p.groups = p.cin;
+    p.kh = RandomInt(rng, 1, 3), p.kw = RandomInt(rng, 1, 3);
+    p.sh = RandomInt(rng, 1, 2), p.sw = RandomInt(rng, 1, 2);
+    p.dh = p.dw = iter % 5 == 1 ? 2 : 1;
+    p.padding = RandomInt(rng, 0, 1) ? tfl::Padding_SAME : tfl::Padding_VALID;
+    p.act = RandomInt(rng, 0, 1) ? tfl::ActivationFunctionType_RELU6
+                                 : tfl::ActivationFunctionType_NONE;
+    const int oh = OutSize(p.padding, p.h, p.kh, p.sh, p.dh);
+    const int ow = OutSize(p.padding, p.w, p.kw, p.sw, p.dw);
+    if (oh <= 0 || ow <= 0) continue;
+    auto in = testing::RandomFloats(rng, int64_t(p.n) * p.h * p.w * p.cin);
+    auto w = testing::RandomFloats(rng, int64_t(p.kh) * p.kw * p.cout);
+    auto bias = testing::RandomFloats(rng, p.cout);
+    // Reference: a grouped conv with one input channel per group, weights
+    // rearranged from [1, kh, kw, cout] to [cout, kh, kw, 1].
+    std::vector<float> w_ohwi(w.size());
+    for (int ky = 0; ky < p.kh; ++ky)
+      for (int kx = 0; kx < p.kw; ++kx)
+        for (int oc = 0; oc < p.cout; ++oc)
+          w_ohwi[(size_t(oc) * p.kh + ky) * p.kw + kx] = w[(size_t(ky) * p.kw + kx) * p.cout + oc];
+    ModelBuilder mb;
+    auto& g = mb.Subgraph("main");
+    TensorId x = g.Input("x", F32, {p.n, p.h, p.w, p.cin});
+    TensorId tw = g.Constant<float>("w", {1, p.kh, p.kw, p.cout}, w);
+    TensorId tb = g.Constant<float>("b", {p.cout}, bias);
+    tfl::DepthwiseConv2DOptionsT o;
+    o.padding = p.padding, o.stride_h = p.sh, o.stride_w = p.sw;
+    o.dilation_h_factor = p.dh, o.dilation_w_factor = p.dw;
+    o.depth_multiplier = p.mult, o.fused_activation_function = p.act;
+    g.Output(g.Op(tfl::BuiltinOperator_DEPTHWISE_CONV_2D).In(x, tw, tb).Options(o).Out(
+        "y", F32, {p.n, oh, ow, p.cout}));
+    auto rt = testing::LoadBuilt(mb, RandomInt(rng, 1, 2));
+    ASSERT_TRUE(rt.ok()) << rt.status();
+    testing::SetInput(**rt, 0, in);
+    ASSERT_TRUE((*rt)->Invoke().ok());
+    testing::ExpectNear(testing::GetOutput<float>(**rt, 0),
+                        RefConv(p, in, w_ohwi, &bias, oh, ow), p.kh * p.kw,
+                        absl::StrCat("iteration ", iter));
+  }
+}
+
+TEST(ConvTest, TransposeConvMatchesReference) {
+  std::mt19937 rng = testing::SeededRng(2);
+  for (int iter = 0; iter < 20; ++iter) {
+    const int h = RandomInt(rng, 1, 6), w = RandomInt(rng, 1, 6);
+    const int cin = RandomInt(rng, 1, 5), cout = RandomInt(rng, 1, 12);
+    const int k = RandomInt(rng, 1, 4), s = RandomInt(rng, 1, 3);
+    const auto padding = RandomInt(rng, 0, 1) ? tfl::Padding_SAME : tfl::Padding_VALID;
+    const int oh = padding == tfl::Padding_SAME ? h * s : (h - 1) * s + k;
+    const int ow = padding == tfl::Padding_SAME ? w * s : (w - 1) * s + k;
+    auto in = testing::RandomFloats(rng, int64_t(h) * w * cin);
+    auto wt = testing::RandomFloats(rng, int64_t(cout) * k * k * cin);
+    auto bias = testing::RandomFloats(rng, cout);
+    const bool has_bias = iter % 2 == 0, const_w = iter % 3 != 1;
+    // Reference scatter, TFLite's padding rule (conv from output to input).
+    const int conv_out_h = OutSize(padding, oh, k, s, 1), conv_out_w = OutSize(padding, ow, k, s, 1);
+    const int ph = Pad(oh, k, s, 1, conv_out_h), pw = Pad(ow, k, s, 1, conv_out_w);
+    std::vector<double> acc(size_t(oh) * ow * cout, 0);
+    for (int iy = 0; iy < h; ++iy)
+      for (int ix = 0; ix < w; ++ix)
+        for (int ic = 0; ic < cin; ++ic)
+          for (int fy = 0; fy < k; ++fy)
+            for (int fx = 0; fx < k; ++fx) {
+              int oy = iy * s + fy - ph, ox = ix * s + fx - pw;
+              if (oy < 0 || oy >= oh || ox < 0 || ox >= ow) continue;
+              for (int oc = 0; oc < cout; ++oc)
+                acc[(size_t(oy) * ow + ox) * cout + oc] +=
+                    in[(size_t(iy) * w + ix) * cin + ic] * wt[((size_t(oc) * k + fy) * k + fx) * cin + ic];
+            }
+    std::vector<float> want(acc.size());
+    for (size_t i = 0; i < acc.size(); ++i) want[i] = float(acc[i] + (has_bias ? bias[i % cout] : 0));
+    ModelBuilder mb;
+    auto& g = mb.Subgraph("main");
+    TensorId shape = g.Constant<int32_t>("shape", {4}, {1, oh, ow, cout});
+    TensorId tw = const_w ? g.Constant<float>("w", {cout, k, k, cin}, wt)
+                          : g.Input("w", F32, {cout, k, k, cin});
+    TensorId x = g.Input("x", F32, {1, h, w, cin});
+    TensorId tb = has_bias ? g.Constant<float>("b", {cout}, bias) : kNoTensor;
+    tfl::TransposeConvOptionsT o;
+    o.padding = padding, o.stride_h = o.stride_w = s;
+    g.Output(g.Op(tfl::BuiltinOperator_TRANSPOSE_CONV).In(shape, tw, x, tb).Options(o).Out(
+        "y", F32, {1, oh, ow, cout}));
+    auto rt = testing::LoadBuilt(mb, RandomInt(rng, 1, 2));
+    ASSERT_TRUE(rt.ok()) << rt.status();
+    if (const_w) {
+      testing::SetInput(**rt, 0, in);
+    } else {
+      testing::SetInput(**rt, 0, wt);
+      testing::SetInput(**rt, 1, in);
+    }
+    ASSERT_TRUE((*rt)->Invoke().ok());
+    testing::ExpectNear(testing::GetOutput<float>(**rt, 0), want, int64_t(cin) * k * k,
+                        absl::StrCat("iteration ", iter));
+  }
+}
+
+TEST(ConvTest, RefusesInt16InputWithInt8WeightsNamingDtypes) {
+  ModelBuilder mb;
+  auto& g = mb.Subgraph("main");
+  TensorId x = g.Input("x", tfl::TensorType_INT16, {1, 2, 2, 1});
+  TensorId w = g.Constant<int8_t>("w", {1, 1, 1, 1}, {1});
+  tfl::Conv2DOptionsT o;
+  o.stride_h = o.stride_w = 1;
+  g.Output(g.Op(tfl::BuiltinOperator_CONV_2D).In(x, w).Options(o).Out(
+      "y", tfl::TensorType_INT16, {1, 2, 2, 1}));
+  auto rt = testing::LoadBuilt(mb);
+  ASSERT_FALSE(rt.ok());
+  EXPECT_NE(rt.status().message().find(
+                "op 0 (CONV_2D): no CPU kernel for INT16 input with INT8 weights"),
+            absl::string_view::npos)
+      << rt.status();
+}
+
+}  // namespace
+}  // namespace graft

@@ -1,0 +1,55 @@
+// Float32 matrix multiply for FULLY_CONNECTED, BATCH_MATMUL, CONV_2D
+// (im2col) and TRANSPOSE_CONV: C[M, N] = clamp(A[M, K] * B[K, N] + bias).
+//
+// B is packed once (at prepare time for constant weights) into column panels
+// of kGemmNr: panel p holds, for each k, the kGemmNr values B[k, p*kGemmNr +
+// j], zero-padded past N. The micro-kernel computes a kGemmMr x kGemmNr tile
+// of C in registers over the whole K with GCC/Clang vector extensions, so it
+// is vectorized without intrinsics (and compiled for AVX2 as well as the
+// baseline where the compiler supports function multi-versioning).
+// Internal to kernels/.
+#ifndef GRAFT_DISPATCH_KERNELS_GEMM_H_
+#define GRAFT_DISPATCH_KERNELS_GEMM_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+
+namespace graft {
+class ThreadPool;
+}
+
+namespace graft::kernels {
+
+inline constexpr int kGemmMr = 6;
+inline constexpr int kGemmNr = 8;
+
+// Floats a packed B of K x N takes.
+inline size_t PackedRhsSize(int64_t k, int64_t n) {
+  return static_cast<size_t>((n + kGemmNr - 1) / kGemmNr * kGemmNr * k);
+}
+
+// Packs B where element (k, n) is b[k * stride_k + n * stride_n]: a [K, N]
+// row-major matrix has (N, 1), a [N, K] one (weights of FULLY_CONNECTED,
+// CONV_2D) has (1, K).
+void PackRhs(const float* b, int64_t k, int64_t n, int64_t stride_k,
+             int64_t stride_n, float* packed);
+
+struct GemmArgs {
+  int64_t m = 0, n = 0, k = 0;
+  const float* a = nullptr;  // row i at a + i * lda, contiguous over k
+  int64_t lda = 0;
+  const float* packed_b = nullptr;
+  const float* bias = nullptr;  // [N] or null
+  float lo = -std::numeric_limits<float>::infinity();
+  float hi = std::numeric_limits<float>::infinity();
+  float* c = nullptr;  // row i at c + i * ldc
+  int64_t ldc = 0;
+};
+
+// Runs the GEMM, split over `pool` (may be null) when the work is large.
+void Gemm(const GemmArgs& args, ThreadPool* pool);
+
+}  // namespace graft::kernels
+
+#endif  // GRAFT_DISPATCH_KERNELS_GEMM_H_

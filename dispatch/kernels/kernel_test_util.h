@@ -1,0 +1,68 @@
+// Helpers for the kernel tests: seeded random data, single-op models run
+// through the Runtime, and comparison with a test's reference
+// implementation under tolerance.h's rules.
+#ifndef GRAFT_DISPATCH_KERNELS_KERNEL_TEST_UTIL_H_
+#define GRAFT_DISPATCH_KERNELS_KERNEL_TEST_UTIL_H_
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/model_builder.h"
+#include "dispatch/runtime.h"
+#include "dispatch/tensor.h"
+#include "gtest/gtest.h"
+
+namespace graft::testing {
+
+// The seed of this test: $GRAFT_TEST_SEED if set, else a fixed default so
+// CI is reproducible. Printed (and recorded as a test property) so a
+// failure can be replayed.
+uint32_t TestSeed();
+
+// A generator seeded with TestSeed() (+ `salt`), announcing the seed.
+std::mt19937 SeededRng(uint32_t salt = 0);
+
+std::vector<float> RandomFloats(std::mt19937& rng, int64_t n, float lo = -1,
+                                float hi = 1);
+std::vector<int32_t> RandomInts(std::mt19937& rng, int64_t n, int32_t lo,
+                                int32_t hi);
+int RandomInt(std::mt19937& rng, int lo, int hi);  // inclusive
+Shape RandomShape(std::mt19937& rng, int rank, int max_dim = 5);
+
+// Loads `builder`'s model into a Runtime with `threads` threads.
+absl::StatusOr<std::unique_ptr<Runtime>> LoadBuilt(ModelBuilder& builder,
+                                                   int threads = 1);
+
+template <typename T>
+void SetInput(Runtime& rt, size_t i, const std::vector<T>& values) {
+  Tensor* t = rt.input(i);
+  ASSERT_NE(t, nullptr);
+  ASSERT_EQ(t->bytes, values.size() * sizeof(T));
+  if (!values.empty()) std::memcpy(t->raw_data, values.data(), t->bytes);
+}
+
+template <typename T>
+std::vector<T> GetOutput(Runtime& rt, size_t i) {
+  const Tensor* t = rt.output(i);
+  std::vector<T> out(t->bytes / sizeof(T));
+  if (!out.empty()) std::memcpy(out.data(), t->raw_data, t->bytes);
+  return out;
+}
+
+inline std::vector<int32_t> ToVec(const Shape& s) {
+  return std::vector<int32_t>(s.begin(), s.end());
+}
+
+// Expects got == want within the float32 tolerance for reductions of
+// `reduction_length` terms (tolerance.h); reports the first mismatches.
+void ExpectNear(const std::vector<float>& got, const std::vector<float>& want,
+                int64_t reduction_length = 1, const std::string& what = "");
+
+}  // namespace graft::testing
+
+#endif  // GRAFT_DISPATCH_KERNELS_KERNEL_TEST_UTIL_H_

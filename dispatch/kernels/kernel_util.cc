@@ -1,0 +1,166 @@
+#include "dispatch/kernels/kernel_util.h"
+
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+
+namespace graft::kernels {
+
+absl::Status CheckArity(const PrepareContext& ctx, int min_in, int max_in,
+                        int num_out) {
+  GRAFT_KERNEL_CHECK(ctx.num_inputs() >= min_in && ctx.num_inputs() <= max_in,
+                     "expected %d to %d inputs, got %d", min_in, max_in,
+                     ctx.num_inputs());
+  GRAFT_KERNEL_CHECK(ctx.num_outputs() == num_out,
+                     "expected %d outputs, got %d", num_out,
+                     ctx.num_outputs());
+  return absl::OkStatus();
+}
+
+absl::StatusOr<const Tensor*> RequiredInput(const PrepareContext& ctx, int i) {
+  const Tensor* t = ctx.input(i);
+  if (t == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("input %d is required but absent", i));
+  }
+  return t;
+}
+
+absl::Status ActivationRange(tfl::ActivationFunctionType act, float* lo,
+                             float* hi) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  switch (act) {
+    case tfl::ActivationFunctionType_NONE:
+      *lo = -kInf, *hi = kInf;
+      return absl::OkStatus();
+    case tfl::ActivationFunctionType_RELU:
+      *lo = 0, *hi = kInf;
+      return absl::OkStatus();
+    case tfl::ActivationFunctionType_RELU_N1_TO_1:
+      *lo = -1, *hi = 1;
+      return absl::OkStatus();
+    case tfl::ActivationFunctionType_RELU6:
+      *lo = 0, *hi = 6;
+      return absl::OkStatus();
+    default:
+      return absl::UnimplementedError(absl::StrFormat(
+          "no CPU kernel for fused activation %d",
+          static_cast<int>(act)));
+  }
+}
+
+absl::StatusOr<Shape> BroadcastShapes(const Shape& a, const Shape& b) {
+  const int rank = static_cast<int>(std::max(a.size(), b.size()));
+  Shape out(rank);
+  for (int i = 0; i < rank; ++i) {
+    int ai = static_cast<int>(a.size()) - rank + i;
+    int bi = static_cast<int>(b.size()) - rank + i;
+    int32_t da = ai >= 0 ? a[ai] : 1;
+    int32_t db = bi >= 0 ? b[bi] : 1;
+    if (da != db && da != 1 && db != 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("shapes ", ShapeToString(a), " and ", ShapeToString(b),
+                       " do not broadcast"));
+    }
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+absl::StatusOr<int> NormalizeAxis(int64_t axis, int rank) {
+  if (axis < -rank || axis >= std::max(rank, 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("axis %d out of range for rank %d", axis, rank));
+  }
+  return static_cast<int>(axis < 0 ? axis + rank : axis);
+}
+
+absl::StatusOr<std::vector<int64_t>> ReadIntValues(const Tensor& t) {
+  int64_t n = t.num_elements();
+  std::vector<int64_t> v(n);
+  if (n > 0 && t.raw_data == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("tensor '", t.name, "' has no data"));
+  }
+  if (t.type == tfl::TensorType_INT32) {
+    for (int64_t i = 0; i < n; ++i) v[i] = t.data<int32_t>()[i];
+  } else if (t.type == tfl::TensorType_INT64) {
+    for (int64_t i = 0; i < n; ++i) v[i] = t.data<int64_t>()[i];
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("tensor '", t.name, "' must be INT32 or INT64, is ",
+                     TensorTypeName(t.type)));
+  }
+  return v;
+}
+
+bool IsConstant(const Tensor* t) { return t != nullptr && t->constant; }
+
+absl::StatusOr<Shape> DeclaredOutputShape(const PrepareContext& ctx, int i) {
+  const tfl::TensorT& spec = ctx.model_output(i);
+  Shape shape(spec.shape.begin(), spec.shape.end());
+  bool dynamic = false;
+  for (int32_t d : spec.shape) dynamic |= d < 0;
+  for (int32_t d : spec.shape_signature) dynamic |= d < 0;
+  if (dynamic) {
+    return absl::UnimplementedError(absl::StrCat(
+        "no CPU kernel for a shape computed at run time (output '", spec.name,
+        "' has dynamic shape ", ShapeToString(spec.shape),
+        "; dynamic shapes are not supported yet)"));
+  }
+  return shape;
+}
+
+absl::StatusOr<BroadcastPlan> MakeBroadcastPlan(
+    const Shape& out, absl::Span<const Shape* const> operands) {
+  BroadcastPlan p;
+  p.num_operands = static_cast<int>(operands.size());
+  const int rank = static_cast<int>(out.size());
+  // Per original dim: size and each operand's stride (0 if broadcast).
+  std::vector<int64_t> dims;
+  std::vector<std::array<int64_t, 3>> strides;
+  std::array<int64_t, 3> running = {1, 1, 1};
+  std::vector<std::array<int64_t, 3>> raw(rank);
+  for (int d = rank - 1; d >= 0; --d) {
+    for (int k = 0; k < p.num_operands; ++k) {
+      const Shape& s = *operands[k];
+      int sd = static_cast<int>(s.size()) - rank + d;
+      int64_t size = sd >= 0 ? s[sd] : 1;
+      raw[d][k] = (size == 1 && out[d] != 1) ? 0 : running[k];
+      running[k] *= size;
+    }
+  }
+  // Drop size-1 dims, then merge neighbours whose strides chain.
+  for (int d = 0; d < rank; ++d) {
+    if (out[d] == 1) continue;
+    if (!dims.empty()) {
+      bool mergeable = true;
+      for (int k = 0; k < p.num_operands; ++k) {
+        if (strides.back()[k] != raw[d][k] * out[d]) mergeable = false;
+      }
+      if (mergeable) {
+        dims.back() *= out[d];
+        strides.back() = raw[d];
+        continue;
+      }
+    }
+    dims.push_back(out[d]);
+    strides.push_back(raw[d]);
+  }
+  if (dims.empty()) {
+    dims.push_back(1);
+    strides.push_back({0, 0, 0});
+  }
+  if (static_cast<int>(dims.size()) > kMaxBroadcastDims) {
+    return absl::UnimplementedError(absl::StrFormat(
+        "no CPU kernel for broadcasting over %d dims", dims.size()));
+  }
+  p.rank = static_cast<int>(dims.size());
+  for (int d = 0; d < p.rank; ++d) {
+    p.out_dims[d] = dims[d];
+    for (int k = 0; k < p.num_operands; ++k) p.strides[k][d] = strides[d][k];
+  }
+  return p;
+}
+
+}  // namespace graft::kernels

@@ -1,0 +1,210 @@
+// Helpers shared by the CPU kernels: argument checks, fused activations,
+// broadcasting, axis normalization, padding arithmetic. Internal to
+// dispatch/kernels/.
+#ifndef GRAFT_DISPATCH_KERNELS_KERNEL_UTIL_H_
+#define GRAFT_DISPATCH_KERNELS_KERNEL_UTIL_H_
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_format.h"
+#include "core/model.h"
+#include "core/status.h"
+#include "dispatch/kernel.h"
+#include "dispatch/tensor.h"
+
+namespace graft::kernels {
+
+// Returns InvalidArgument(StrFormat(...)) from the enclosing function when
+// `cond` is false: for malformed models (wrong arity, bad shapes).
+#define GRAFT_KERNEL_CHECK(cond, ...)                             \
+  do {                                                            \
+    if (!(cond)) {                                                \
+      return ::absl::InvalidArgumentError(                        \
+          ::absl::StrFormat(__VA_ARGS__));                        \
+    }                                                             \
+  } while (0)
+
+// Checks the op's input and output counts: inputs in [min_in, max_in].
+absl::Status CheckArity(const PrepareContext& ctx, int min_in, int max_in,
+                        int num_out);
+
+// Input i, which must be present.
+absl::StatusOr<const Tensor*> RequiredInput(const PrepareContext& ctx, int i);
+
+// The clamp bounds of a fused activation (NONE: +-inf). InvalidArgument for
+// TANH and SIGN_BIT, which TFLite never fuses into these ops.
+absl::Status ActivationRange(tfl::ActivationFunctionType act, float* lo,
+                             float* hi);
+template <typename T>
+void ActivationRangeInt(tfl::ActivationFunctionType act, T* lo, T* hi) {
+  *lo = std::numeric_limits<T>::lowest();
+  *hi = std::numeric_limits<T>::max();
+  if (act == tfl::ActivationFunctionType_RELU) *lo = 0;
+  if (act == tfl::ActivationFunctionType_RELU6) *lo = 0, *hi = 6;
+  if (act == tfl::ActivationFunctionType_RELU_N1_TO_1) *lo = -1, *hi = 1;
+}
+
+// NumPy/TFLite broadcasting of two shapes (aligned at the innermost dim).
+absl::StatusOr<Shape> BroadcastShapes(const Shape& a, const Shape& b);
+
+// axis in [-rank, rank) -> [0, rank).
+absl::StatusOr<int> NormalizeAxis(int64_t axis, int rank);
+
+// The values of an integer tensor (INT32 or INT64). Its data must be
+// available: a constant, or read at eval time.
+absl::StatusOr<std::vector<int64_t>> ReadIntValues(const Tensor& t);
+
+// Prepares a data-dependent output shape: when `values` (e.g. the shape
+// input of RESHAPE) is constant, the caller computes the shape from it;
+// otherwise the shape is taken from the model's declared output shape, which
+// must then be fully static. Returns whether the values are constant.
+bool IsConstant(const Tensor* t);
+
+// The model's declared shape of output i, if fully static.
+absl::StatusOr<Shape> DeclaredOutputShape(const PrepareContext& ctx, int i);
+
+// TFLite's convolution/pooling size arithmetic.
+inline int EffectiveFilter(int filter, int dilation) {
+  return (filter - 1) * dilation + 1;
+}
+inline int ComputeOutSize(tfl::Padding padding, int image, int filter,
+                          int stride, int dilation = 1) {
+  int eff = EffectiveFilter(filter, dilation);
+  if (stride <= 0) return 0;
+  if (padding == tfl::Padding_SAME) return (image + stride - 1) / stride;
+  return (image + stride - eff) / stride;  // VALID
+}
+// Padding before the first element (TFLite's ComputePaddingWithOffset; the
+// odd extra pixel of SAME padding goes after).
+inline int ComputePadding(int stride, int dilation, int in, int filter,
+                          int out) {
+  int eff = EffectiveFilter(filter, dilation);
+  int total = std::max(0, (out - 1) * stride + eff - in);
+  return total / 2;
+}
+
+// Collapsed N-D broadcast of up to kMaxBroadcastDims dims for binary and
+// ternary elementwise ops. Adjacent dims with the same broadcast pattern are
+// merged, so the common cases (same shape, scalar, bias over channels) are
+// one or two dims and the innermost loop is contiguous.
+inline constexpr int kMaxBroadcastDims = 6;
+struct BroadcastPlan {
+  int rank = 0;  // collapsed rank (>= 1)
+  int64_t out_dims[kMaxBroadcastDims] = {};
+  // Element strides of each operand per collapsed output dim (0 when the
+  // operand is broadcast along it).
+  int64_t strides[3][kMaxBroadcastDims] = {};
+  int num_operands = 0;
+};
+absl::StatusOr<BroadcastPlan> MakeBroadcastPlan(
+    const Shape& out, absl::Span<const Shape* const> operands);
+
+// Calls fn(out_offset, offsets[0..n), count, inner_strides[0..n)) for each
+// innermost run of the plan; count elements are contiguous in the output.
+template <typename Fn>
+void ForEachBroadcastRun(const BroadcastPlan& p, Fn&& fn) {
+  const int r = p.rank;
+  const int64_t inner = p.out_dims[r - 1];
+  int64_t idx[kMaxBroadcastDims] = {};
+  int64_t off[3] = {0, 0, 0};
+  int64_t out_off = 0;
+  int64_t outer = 1;
+  for (int d = 0; d < r - 1; ++d) outer *= p.out_dims[d];
+  const int64_t inner_stride[3] = {p.strides[0][r - 1], p.strides[1][r - 1],
+                                   p.strides[2][r - 1]};
+  for (int64_t o = 0; o < outer; ++o) {
+    fn(out_off, off, inner, inner_stride);
+    out_off += inner;
+    // Increment the multi-index over the outer dims.
+    for (int d = r - 2; d >= 0; --d) {
+      for (int k = 0; k < p.num_operands; ++k) off[k] += p.strides[k][d];
+      if (++idx[d] < p.out_dims[d]) break;
+      for (int k = 0; k < p.num_operands; ++k) {
+        off[k] -= p.strides[k][d] * p.out_dims[d];
+      }
+      idx[d] = 0;
+    }
+  }
+}
+
+// Row-major strides of a shape, in elements.
+inline std::vector<int64_t> Strides(const Shape& shape) {
+  std::vector<int64_t> s(shape.size(), 1);
+  for (int i = static_cast<int>(shape.size()) - 2; i >= 0; --i) {
+    s[i] = s[i + 1] * shape[i + 1];
+  }
+  return s;
+}
+
+// Product of shape[begin, end).
+inline int64_t DimProduct(const Shape& shape, int begin, int end) {
+  int64_t n = 1;
+  for (int i = begin; i < end; ++i) n *= shape[i];
+  return n;
+}
+
+// True for a tensor of a quantized integer type (INT8, UINT8, INT16) with
+// quantization scales: its values are real = scale * (q - zero_point), so
+// a plain integer kernel would be wrong. (Float tensors may carry
+// quantization parameters from calibration; they mean nothing at run time.)
+inline bool IsQuantized(const Tensor& t) {
+  return (t.type == tfl::TensorType_INT8 || t.type == tfl::TensorType_UINT8 ||
+          t.type == tfl::TensorType_INT16) &&
+         t.quantization != nullptr && !t.quantization->scale.empty();
+}
+
+// True when both tensors read their integers the same way (no quantization
+// on either, or equal scales and zero points), so moving bytes between them
+// is exact.
+inline bool SameQuantization(const Tensor& a, const Tensor& b) {
+  if (!IsQuantized(a) && !IsQuantized(b)) return true;
+  if (!IsQuantized(a) || !IsQuantized(b)) return false;
+  return a.quantization->scale == b.quantization->scale &&
+         a.quantization->zero_point == b.quantization->zero_point;
+}
+
+inline bool IsIntegerIndexType(tfl::TensorType t) {
+  return t == tfl::TensorType_INT32 || t == tfl::TensorType_INT64;
+}
+
+// Calls fn(T{}) with the unsigned integer type T of `size` bytes (1, 2, 4,
+// 8), for kernels that only move elements: the dtype does not matter, only
+// its size. Returns false for other sizes.
+template <typename Fn>
+bool DispatchByElementSize(size_t size, Fn&& fn) {
+  switch (size) {
+    case 1: fn(uint8_t{}); return true;
+    case 2: fn(uint16_t{}); return true;
+    case 4: fn(uint32_t{}); return true;
+    case 8: fn(uint64_t{}); return true;
+    default: return false;
+  }
+}
+
+// Makes a state of type S, hands it to ctx and returns it.
+template <typename S>
+S* MakeState(PrepareContext& ctx) {
+  auto state = std::make_unique<S>();
+  S* raw = state.get();
+  ctx.SetState(std::move(state));
+  return raw;
+}
+
+}  // namespace graft::kernels
+
+// Defines the Kernel object kernel_list.inc names `Name`, from
+// kernels::Prepare##Name (which picks the eval with SetEval). Use at
+// namespace graft scope.
+#define GRAFT_DEFINE_KERNEL(Name)                         \
+  extern const Kernel k##Name##Kernel = {#Name,           \
+                                         kernels::Prepare##Name, nullptr}
+
+#endif  // GRAFT_DISPATCH_KERNELS_KERNEL_UTIL_H_

@@ -1,0 +1,430 @@
+// Quantized activations with TFLite's integer semantics:
+//
+// - LEAKY_RELU INT8/UINT8/INT16: reference_ops::QuantizeLeakyRelu, two
+//   quantized multipliers (identity and alpha) whose real values TFLite
+//   computes in float.
+// - LOGISTIC, TANH INT8/UINT8: the 256-entry table TFLite's default
+//   (optimized) kernel builds by dequantize -> float function -> quantize
+//   (LUTPopulate). TFLite's kReference variant (BUILTIN_REF resolver, and
+//   TFLite Micro) evaluates gemmlowp's fixed-point logistic/tanh instead and
+//   may differ from the table by 1 LSB.
+// - HARD_SWISH INT8/UINT8: reference_ops::HardSwish's 16-bit fixed point.
+// - SOFTMAX INT8 -> INT8 and UINT8 -> UINT8: reference_ops::Softmax, gemmlowp
+//   fixed-point exp with a 12-integer-bit accumulator (TFLite's kReference
+//   path and TFLite Micro). TFLite's default kernel uses a float exp table
+//   and may differ by 1 LSB.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "dispatch/kernel.h"
+#include "dispatch/kernels/kernel_util.h"
+#include "dispatch/kernels/quantization_util.h"
+
+namespace graft {
+namespace kernels {
+namespace {
+
+bool Is8Or16(tfl::TensorType t) {
+  return t == tfl::TensorType_INT8 || t == tfl::TensorType_UINT8 ||
+         t == tfl::TensorType_INT16;
+}
+
+// Checks a unary quantized op: same quantized type in and out, of `types`.
+absl::Status CheckUnary(PrepareContext& ctx, bool allow16,
+                        const Tensor** out_in) {
+  GRAFT_RETURN_IF_ERROR(CheckArity(ctx, 1, 1, 1));
+  GRAFT_ASSIGN_OR_RETURN(const Tensor* in, RequiredInput(ctx, 0));
+  const Tensor* out = ctx.output(0);
+  if (!Is8Or16(in->type) || out->type != in->type || !IsQuantized(*in) ||
+      !IsQuantized(*out) || (!allow16 && in->type == tfl::TensorType_INT16)) {
+    return ctx.Unsupported();
+  }
+  *out_in = in;
+  return ctx.SetOutputShape(0, in->shape);
+}
+
+// ---- LEAKY_RELU ----
+
+struct LeakyReluState : KernelState {
+  int32_t in_zp = 0, out_zp = 0;
+  QuantizedMultiplier identity, alpha;
+};
+
+template <typename T>
+absl::Status EvalLeakyRelu(EvalContext& ctx) {
+  const auto& s = *ctx.state<LeakyReluState>();
+  const T* in = ctx.input(0)->data<T>();
+  T* out = ctx.output(0)->data<T>();
+  const int64_t n = ctx.input(0)->num_elements();
+  constexpr int32_t kMin = std::numeric_limits<T>::min();
+  constexpr int32_t kMax = std::numeric_limits<T>::max();
+  for (int64_t i = 0; i < n; ++i) {
+    const int32_t x = static_cast<int32_t>(in[i]) - s.in_zp;
+    const int32_t v =
+        s.out_zp + MultiplyByQuantizedMultiplier(
+                       x, x >= 0 ? s.identity : s.alpha);
+    out[i] = static_cast<T>(std::min(kMax, std::max(kMin, v)));
+  }
+  return absl::OkStatus();
+}
+
+template <template <typename> class Eval>
+void SetEvalByType(PrepareContext& ctx, tfl::TensorType t) {
+  switch (t) {
+    case tfl::TensorType_INT8: ctx.SetEval(Eval<int8_t>::Run); break;
+    case tfl::TensorType_UINT8: ctx.SetEval(Eval<uint8_t>::Run); break;
+    default: ctx.SetEval(Eval<int16_t>::Run); break;
+  }
+}
+
+template <typename T>
+struct LeakyReluEval {
+  static absl::Status Run(EvalContext& ctx) { return EvalLeakyRelu<T>(ctx); }
+};
+
+absl::Status PrepareLeakyReluQuantized(PrepareContext& ctx) {
+  const Tensor* in = nullptr;
+  GRAFT_RETURN_IF_ERROR(CheckUnary(ctx, true, &in));
+  const Tensor* out = ctx.output(0);
+  const auto* o = ctx.op().builtin_options.AsLeakyReluOptions();
+  const float alpha = o ? o->alpha : 0.0f;
+  auto* s = MakeState<LeakyReluState>(ctx);
+  s->in_zp = ZeroPoint(*in);
+  s->out_zp = ZeroPoint(*out);
+  // As TFLite: the real multipliers are float expressions.
+  const float alpha_mult = Scale(*in) * alpha / Scale(*out);
+  const float identity_mult = Scale(*in) / Scale(*out);
+  s->alpha = QuantizeMultiplier(static_cast<double>(alpha_mult));
+  s->identity = QuantizeMultiplier(static_cast<double>(identity_mult));
+  SetEvalByType<LeakyReluEval>(ctx, in->type);
+  return absl::OkStatus();
+}
+
+// ---- Table lookups (LOGISTIC, TANH) ----
+
+struct LutState : KernelState {
+  uint8_t table[256];
+};
+
+template <typename T>
+absl::Status EvalLut(EvalContext& ctx) {
+  const auto& s = *ctx.state<LutState>();
+  const T* in = ctx.input(0)->data<T>();
+  T* out = ctx.output(0)->data<T>();
+  const int64_t n = ctx.input(0)->num_elements();
+  for (int64_t i = 0; i < n; ++i) {
+    out[i] = static_cast<T>(s.table[static_cast<uint8_t>(in[i])]);
+  }
+  return absl::OkStatus();
+}
+
+// TFLite's LUTPopulate for 8-bit types.
+template <typename T>
+void PopulateTable(const Tensor& in, const Tensor& out, float (*f)(float),
+                   uint8_t* table) {
+  const float in_scale = Scale(in), out_scale = Scale(out);
+  const int32_t in_zp = ZeroPoint(in), out_zp = ZeroPoint(out);
+  const float inverse_scale = 1 / out_scale;
+  constexpr int32_t kMin = std::numeric_limits<T>::min();
+  constexpr int32_t kMax = std::numeric_limits<T>::max();
+  for (int32_t v = kMin; v <= kMax; ++v) {
+    const float dequantized = in_scale * static_cast<float>(v - in_zp);
+    const float transformed = f(dequantized);
+    const float rescaled = std::round(transformed * inverse_scale);
+    const int32_t q = static_cast<int32_t>(rescaled + static_cast<float>(out_zp));
+    table[static_cast<uint8_t>(static_cast<T>(v))] =
+        static_cast<uint8_t>(static_cast<T>(std::max(kMin, std::min(kMax, q))));
+  }
+}
+
+absl::Status PrepareLut(PrepareContext& ctx, float (*f)(float)) {
+  const Tensor* in = nullptr;
+  GRAFT_RETURN_IF_ERROR(CheckUnary(ctx, false, &in));
+  auto* s = MakeState<LutState>(ctx);
+  if (in->type == tfl::TensorType_INT8) {
+    PopulateTable<int8_t>(*in, *ctx.output(0), f, s->table);
+    ctx.SetEval(EvalLut<int8_t>);
+  } else {
+    PopulateTable<uint8_t>(*in, *ctx.output(0), f, s->table);
+    ctx.SetEval(EvalLut<uint8_t>);
+  }
+  return absl::OkStatus();
+}
+
+float LogisticF(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+float TanhF(float x) { return std::tanh(x); }
+
+absl::Status PrepareLogisticQuantized(PrepareContext& ctx) {
+  return PrepareLut(ctx, LogisticF);
+}
+absl::Status PrepareTanhQuantized(PrepareContext& ctx) {
+  return PrepareLut(ctx, TanhF);
+}
+
+// ---- HARD_SWISH ----
+
+struct HardSwishState : KernelState {
+  int32_t in_zp = 0, out_zp = 0;
+  int16_t out_mult = 0, reluish_mult = 0;
+  int out_exp = 0, reluish_exp = 0;
+};
+
+int16_t Srdhm16(int16_t a, int16_t b) {
+  const bool overflow = a == b && a == std::numeric_limits<int16_t>::min();
+  const int32_t ab = int32_t{a} * int32_t{b};
+  const int32_t nudge = ab >= 0 ? (1 << 14) : (1 - (1 << 14));
+  const int16_t high = static_cast<int16_t>((ab + nudge) / (1 << 15));
+  return overflow ? std::numeric_limits<int16_t>::max() : high;
+}
+int16_t Sdhm16(int16_t a, int16_t b) {  // no rounding
+  const bool overflow = a == b && a == std::numeric_limits<int16_t>::min();
+  const int32_t ab = int32_t{a} * int32_t{b};
+  const int16_t high = static_cast<int16_t>(ab / (1 << 15));
+  return overflow ? std::numeric_limits<int16_t>::max() : high;
+}
+int16_t Rdbp16(int16_t x, int exponent) {
+  const int16_t mask = static_cast<int16_t>((1 << exponent) - 1);
+  const int16_t remainder = static_cast<int16_t>(x & mask);
+  const int16_t threshold = static_cast<int16_t>((mask >> 1) + (x < 0 ? 1 : 0));
+  return static_cast<int16_t>((x >> exponent) + (remainder > threshold ? 1 : 0));
+}
+int16_t SaturatingLeftShift16(int16_t v, int amount) {
+  int32_t r = int32_t{v} * (1 << amount);
+  r = std::min<int32_t>(r, std::numeric_limits<int16_t>::max());
+  r = std::max<int32_t>(r, std::numeric_limits<int16_t>::min());
+  return static_cast<int16_t>(r);
+}
+int16_t DownScaleToInt16(int32_t m) {
+  constexpr int32_t kRound = 1 << 15;
+  if (m >= std::numeric_limits<int32_t>::max() - kRound) {
+    return std::numeric_limits<int16_t>::max();
+  }
+  return static_cast<int16_t>((m + kRound) >> 16);
+}
+
+template <typename T>
+absl::Status EvalHardSwish(EvalContext& ctx) {
+  const auto& s = *ctx.state<HardSwishState>();
+  const T* in = ctx.input(0)->data<T>();
+  T* out = ctx.output(0)->data<T>();
+  const int64_t n = ctx.input(0)->num_elements();
+  for (int64_t i = 0; i < n; ++i) {
+    const int16_t x = static_cast<int16_t>(in[i] - s.in_zp);
+    const int16_t hires = static_cast<int16_t>(x * (1 << 7));
+    const int16_t preshift_out = Srdhm16(hires, s.out_mult);
+    int16_t reluish = hires;
+    if (s.reluish_exp > 0) reluish = SaturatingLeftShift16(reluish, s.reluish_exp - 1);
+    reluish = Srdhm16(reluish, s.reluish_mult);
+    if (s.reluish_exp > 0) reluish = SaturatingLeftShift16(reluish, 1);
+    if (s.reluish_exp < 0) reluish = Rdbp16(reluish, -s.reluish_exp);
+    reluish = static_cast<int16_t>((reluish + (1 << 15)) >> 1);
+    const int16_t pre = Sdhm16(reluish, preshift_out);
+    int16_t v = Rdbp16(pre, -s.out_exp);
+    v = static_cast<int16_t>(v + s.out_zp);
+    v = std::min<int16_t>(v, std::numeric_limits<T>::max());
+    v = std::max<int16_t>(v, std::numeric_limits<T>::min());
+    out[i] = static_cast<T>(v);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PrepareHardSwishQuantized(PrepareContext& ctx) {
+  const Tensor* in = nullptr;
+  GRAFT_RETURN_IF_ERROR(CheckUnary(ctx, false, &in));
+  const Tensor* out = ctx.output(0);
+  auto* s = MakeState<HardSwishState>(ctx);
+  s->in_zp = ZeroPoint(*in);
+  s->out_zp = ZeroPoint(*out);
+  const float hires_input_scale = (1.0f / 128.0f) * Scale(*in);
+  const float reluish_scale = 3.0f / 32768.0f;
+  const float out_mult = hires_input_scale / Scale(*out);
+  const QuantizedMultiplier om = QuantizeMultiplier(out_mult);
+  s->out_mult = DownScaleToInt16(om.multiplier);
+  s->out_exp = om.shift;
+  if (s->out_exp > 0) {
+    return ctx.Unsupported("HARD_SWISH with an output scale below input/128");
+  }
+  const float reluish_mult = hires_input_scale / reluish_scale;
+  const QuantizedMultiplier rm = QuantizeMultiplier(reluish_mult);
+  s->reluish_mult = DownScaleToInt16(rm.multiplier);
+  s->reluish_exp = rm.shift;
+  if (in->type == tfl::TensorType_INT8) {
+    ctx.SetEval(EvalHardSwish<int8_t>);
+  } else {
+    ctx.SetEval(EvalHardSwish<uint8_t>);
+  }
+  return absl::OkStatus();
+}
+
+// ---- SOFTMAX (gemmlowp fixed point) ----
+
+// Saturating x * 2^exponent for exponent > 0 (gemmlowp's
+// SaturatingRoundingMultiplyByPOT with a positive exponent).
+int32_t SaturatingShiftLeft(int32_t x, int exponent) {
+  const int32_t threshold = (1 << (31 - exponent)) - 1;
+  if (x > threshold) return std::numeric_limits<int32_t>::max();
+  if (x < -threshold) return std::numeric_limits<int32_t>::min();
+  return static_cast<int32_t>(static_cast<uint32_t>(x) << exponent);
+}
+
+// gemmlowp::exp_on_interval_between_negative_one_quarter_and_0_excl (Q0.31).
+int32_t ExpOnIntervalBetweenNegativeOneQuarterAnd0Excl(int32_t a) {
+  const int32_t constant_term = 1895147668;     // exp(-1/8)
+  const int32_t constant_1_over_3 = 715827883;  // 1/3
+  const int32_t x = a + (1 << 28);              // a + 1/8
+  const int32_t x2 = SaturatingRoundingDoublingHighMul(x, x);
+  const int32_t x3 = SaturatingRoundingDoublingHighMul(x2, x);
+  const int32_t x4 = SaturatingRoundingDoublingHighMul(x2, x2);
+  const int32_t x4_over_4 = RoundingDivideByPOT(x4, 2);
+  const int32_t poly = RoundingDivideByPOT(
+      SaturatingRoundingDoublingHighMul(x4_over_4 + x3, constant_1_over_3) +
+          x2,
+      1);
+  return constant_term +
+         SaturatingRoundingDoublingHighMul(constant_term, x + poly);
+}
+
+// gemmlowp::exp_on_negative_values for a Q5.26 input; returns Q0.31.
+int32_t ExpOnNegativeValuesQ5(int32_t a) {
+  constexpr int kFractionalBits = 26;
+  const int32_t one_quarter = 1 << (kFractionalBits - 2);
+  const int32_t mask = one_quarter - 1;
+  const int32_t a_mod_quarter_minus_one_quarter = (a & mask) - one_quarter;
+  int32_t result = ExpOnIntervalBetweenNegativeOneQuarterAnd0Excl(
+      SaturatingShiftLeft(a_mod_quarter_minus_one_quarter, 5));
+  const int32_t remainder = a_mod_quarter_minus_one_quarter - a;
+  static constexpr int32_t kMultipliers[7] = {
+      1672461947, 1302514674, 790015084, 290630308, 39332535, 720401, 242};
+  for (int e = -2; e <= 4; ++e) {
+    if (remainder & (1 << (kFractionalBits + e))) {
+      result = SaturatingRoundingDoublingHighMul(result, kMultipliers[e + 2]);
+    }
+  }
+  if (a == 0) result = std::numeric_limits<int32_t>::max();
+  return result;
+}
+
+// gemmlowp::one_over_one_plus_x_for_x_in_0_1 (Q0.31 in and out).
+int32_t OneOverOnePlusX(int32_t a) {
+  const int64_t sum = int64_t{a} + std::numeric_limits<int32_t>::max();
+  const int32_t half_denominator =
+      static_cast<int32_t>((sum + (sum >= 0 ? 1 : -1)) / 2);
+  const int32_t c48_17 = 1515870810;    // Q2.29
+  const int32_t cneg32_17 = -1010580540;
+  int32_t x = c48_17 + SaturatingRoundingDoublingHighMul(half_denominator,
+                                                         cneg32_17);
+  for (int i = 0; i < 3; ++i) {
+    const int32_t hdx = SaturatingRoundingDoublingHighMul(half_denominator, x);
+    const int32_t one_minus = (1 << 29) - hdx;
+    x = x + SaturatingShiftLeft(SaturatingRoundingDoublingHighMul(x, one_minus),
+                                2);
+  }
+  return SaturatingShiftLeft(x, 1);
+}
+
+int CountLeadingZeros32(uint32_t x) {
+  return x == 0 ? 32 : __builtin_clz(x);
+}
+
+struct SoftmaxQState : KernelState {
+  int32_t input_multiplier = 0;
+  int input_left_shift = 0;
+  int32_t diff_min = 0;
+  int64_t outer = 0, depth = 0;
+};
+
+template <typename T>
+absl::Status EvalSoftmaxQ(EvalContext& ctx) {
+  const auto& s = *ctx.state<SoftmaxQState>();
+  const T* in = ctx.input(0)->data<T>();
+  T* out = ctx.output(0)->data<T>();
+  constexpr int kAccumulationIntegerBits = 12;
+  constexpr int32_t kMin = std::numeric_limits<T>::min();
+  constexpr int32_t kMax = std::numeric_limits<T>::max();
+  for (int64_t r = 0; r < s.outer; ++r) {
+    const T* x = in + r * s.depth;
+    T* y = out + r * s.depth;
+    int32_t max_in_row = kMin;
+    for (int64_t c = 0; c < s.depth; ++c) max_in_row = std::max<int32_t>(max_in_row, x[c]);
+    auto scaled_exp = [&](int32_t diff) {
+      const int32_t rescaled = SaturatingRoundingDoublingHighMul(
+          diff * (1 << s.input_left_shift), s.input_multiplier);
+      return ExpOnNegativeValuesQ5(rescaled);
+    };
+    int32_t sum_of_exps = 0;  // Q12.19
+    for (int64_t c = 0; c < s.depth; ++c) {
+      const int32_t diff = static_cast<int32_t>(x[c]) - max_in_row;
+      if (diff >= s.diff_min) {
+        sum_of_exps += RoundingDivideByPOT(scaled_exp(diff),
+                                           kAccumulationIntegerBits);
+      }
+    }
+    // GetReciprocal.
+    const int headroom_plus_one =
+        CountLeadingZeros32(static_cast<uint32_t>(sum_of_exps));
+    const int num_bits_over_unit = kAccumulationIntegerBits - headroom_plus_one;
+    const int32_t shifted_sum_minus_one = static_cast<int32_t>(
+        (static_cast<uint32_t>(sum_of_exps) << headroom_plus_one) -
+        (static_cast<uint32_t>(1) << 31));
+    const int32_t shifted_scale = OneOverOnePlusX(shifted_sum_minus_one);
+    for (int64_t c = 0; c < s.depth; ++c) {
+      const int32_t diff = static_cast<int32_t>(x[c]) - max_in_row;
+      if (diff >= s.diff_min) {
+        const int32_t e = scaled_exp(diff);
+        const int32_t unsat = RoundingDivideByPOT(
+            SaturatingRoundingDoublingHighMul(shifted_scale, e),
+            num_bits_over_unit + 31 - static_cast<int>(sizeof(T) * 8));
+        const int32_t shifted = unsat + kMin;
+        y[c] = static_cast<T>(std::max(std::min(shifted, kMax), kMin));
+      } else {
+        y[c] = static_cast<T>(kMin);
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PrepareSoftmaxQuantized(PrepareContext& ctx) {
+  const Tensor* in = nullptr;
+  GRAFT_RETURN_IF_ERROR(CheckUnary(ctx, false, &in));
+  GRAFT_KERNEL_CHECK(in->rank() >= 1, "SOFTMAX needs a rank >= 1 input");
+  const auto* o = ctx.op().builtin_options.AsSoftmaxOptions();
+  const double beta = o ? o->beta : 1.0;
+  auto* s = MakeState<SoftmaxQState>(ctx);
+  constexpr int kScaledDiffIntegerBits = 5;
+  // PreprocessSoftmaxScaling.
+  const double real = std::min<double>(
+      beta * static_cast<double>(Scale(*in)) *
+          static_cast<double>(1 << (31 - kScaledDiffIntegerBits)),
+      (1ll << 31) - 1.0);
+  const QuantizedMultiplier m = QuantizeMultiplier(real);
+  s->input_multiplier = m.multiplier;
+  s->input_left_shift = m.shift;
+  // CalculateInputRadius(5, left_shift, 31).
+  const double max_input_rescaled =
+      1.0 * ((1 << kScaledDiffIntegerBits) - 1) *
+      (1ll << (31 - kScaledDiffIntegerBits)) /
+      (1ll << s->input_left_shift);
+  s->diff_min = -static_cast<int32_t>(std::floor(max_input_rescaled));
+  s->depth = in->shape.back();
+  s->outer = s->depth == 0 ? 0 : in->num_elements() / s->depth;
+  if (in->type == tfl::TensorType_INT8) {
+    ctx.SetEval(EvalSoftmaxQ<int8_t>);
+  } else {
+    ctx.SetEval(EvalSoftmaxQ<uint8_t>);
+  }
+  ctx.SetReductionLength(s->depth);
+  return absl::OkStatus();
+}
+
+}  // namespace
+}  // namespace kernels
+
+GRAFT_DEFINE_KERNEL(LeakyReluQuantized);
+GRAFT_DEFINE_KERNEL(LogisticQuantized);
+GRAFT_DEFINE_KERNEL(TanhQuantized);
+GRAFT_DEFINE_KERNEL(HardSwishQuantized);
+GRAFT_DEFINE_KERNEL(SoftmaxQuantized);
+
+}  // namespace graft

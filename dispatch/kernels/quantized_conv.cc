@@ -1,0 +1,381 @@
+// Quantized CONV_2D, DEPTHWISE_CONV_2D and TRANSPOSE_CONV with TFLite's
+// integer semantics (reference_integer_ops::ConvPerChannel,
+// DepthwiseConvPerChannel, TransposeConv):
+//
+// - INT8 activations with INT8 weights (per-channel or per-tensor, zero
+//   point 0) and INT32 bias: int32 accumulation of
+//   filter * (input - input_zero_point), plus bias, scaled per output
+//   channel by input_scale * filter_scale[c] / output_scale.
+// - 16x8: INT16 activations (zero point 0) with INT8 weights and INT64 (or
+//   INT32) bias: int64 accumulation, scaled by the int64
+//   MultiplyByQuantizedMultiplier.
+//
+// Loops are the reference kernels' (direct, output-stationary), split over
+// output rows across the thread pool; the result does not depend on the
+// split because each output is one integer sum.
+#include <cstdint>
+#include <vector>
+
+#include "dispatch/kernel.h"
+#include "dispatch/kernels/kernel_util.h"
+#include "dispatch/kernels/quantization_util.h"
+#include "dispatch/thread_pool.h"
+
+namespace graft {
+namespace kernels {
+namespace {
+
+enum class ConvKind { kConv, kDepthwise, kTranspose };
+
+struct QConvState : KernelState {
+  int batch = 0, in_h = 0, in_w = 0, in_c = 0;
+  int out_h = 0, out_w = 0, out_c = 0;
+  int k_h = 0, k_w = 0;
+  int stride_h = 1, stride_w = 1, dil_h = 1, dil_w = 1;
+  int pad_h = 0, pad_w = 0;
+  int group_in_c = 0, group_out_c = 0;  // CONV_2D groups
+  int depth_multiplier = 1;             // DEPTHWISE_CONV_2D
+  int32_t input_offset = 0, output_offset = 0;
+  int32_t act_min = 0, act_max = 0;
+  std::vector<QuantizedMultiplier> mult;  // per output channel
+  std::vector<int64_t> bias;              // per output channel (0 if none)
+};
+
+template <typename Acc>
+inline int32_t Requantize(Acc acc, const QuantizedMultiplier& m) {
+  return MultiplyByQuantizedMultiplier(acc, m.multiplier, m.shift);
+}
+
+template <typename T, typename Acc>
+inline T Finish(const QConvState& s, Acc acc, int oc) {
+  acc += static_cast<Acc>(s.bias[oc]);
+  int32_t v = Requantize(acc, s.mult[oc]) + s.output_offset;
+  v = std::min(s.act_max, std::max(s.act_min, v));
+  return static_cast<T>(v);
+}
+
+template <typename T, typename Acc>
+void ConvRows(const QConvState& s, const T* in, const int8_t* w, T* out,
+              int64_t r0, int64_t r1) {
+  for (int64_t r = r0; r < r1; ++r) {
+    const int b = static_cast<int>(r / s.out_h);
+    const int oy = static_cast<int>(r % s.out_h);
+    for (int ox = 0; ox < s.out_w; ++ox) {
+      const int iy0 = oy * s.stride_h - s.pad_h;
+      const int ix0 = ox * s.stride_w - s.pad_w;
+      for (int oc = 0; oc < s.out_c; ++oc) {
+        const int g = oc / s.group_out_c;
+        Acc acc = 0;
+        for (int ky = 0; ky < s.k_h; ++ky) {
+          const int iy = iy0 + s.dil_h * ky;
+          if (iy < 0 || iy >= s.in_h) continue;
+          for (int kx = 0; kx < s.k_w; ++kx) {
+            const int ix = ix0 + s.dil_w * kx;
+            if (ix < 0 || ix >= s.in_w) continue;
+            const T* ip = in + ((int64_t{b} * s.in_h + iy) * s.in_w + ix) *
+                                   s.in_c +
+                          g * s.group_in_c;
+            const int8_t* wp =
+                w + ((int64_t{oc} * s.k_h + ky) * s.k_w + kx) * s.group_in_c;
+            for (int ic = 0; ic < s.group_in_c; ++ic) {
+              acc += static_cast<Acc>(wp[ic]) *
+                     static_cast<Acc>(ip[ic] + s.input_offset);
+            }
+          }
+        }
+        out[((int64_t{b} * s.out_h + oy) * s.out_w + ox) * s.out_c + oc] =
+            Finish<T, Acc>(s, acc, oc);
+      }
+    }
+  }
+}
+
+template <typename T, typename Acc>
+void DepthwiseRows(const QConvState& s, const T* in, const int8_t* w, T* out,
+                   int64_t r0, int64_t r1) {
+  for (int64_t r = r0; r < r1; ++r) {
+    const int b = static_cast<int>(r / s.out_h);
+    const int oy = static_cast<int>(r % s.out_h);
+    for (int ox = 0; ox < s.out_w; ++ox) {
+      const int iy0 = oy * s.stride_h - s.pad_h;
+      const int ix0 = ox * s.stride_w - s.pad_w;
+      for (int oc = 0; oc < s.out_c; ++oc) {
+        const int ic = oc / s.depth_multiplier;
+        Acc acc = 0;
+        for (int ky = 0; ky < s.k_h; ++ky) {
+          const int iy = iy0 + s.dil_h * ky;
+          if (iy < 0 || iy >= s.in_h) continue;
+          for (int kx = 0; kx < s.k_w; ++kx) {
+            const int ix = ix0 + s.dil_w * kx;
+            if (ix < 0 || ix >= s.in_w) continue;
+            const int32_t iv =
+                in[((int64_t{b} * s.in_h + iy) * s.in_w + ix) * s.in_c + ic];
+            const int32_t wv = w[(int64_t{ky} * s.k_w + kx) * s.out_c + oc];
+            acc += static_cast<Acc>(wv) * static_cast<Acc>(iv + s.input_offset);
+          }
+        }
+        out[((int64_t{b} * s.out_h + oy) * s.out_w + ox) * s.out_c + oc] =
+            Finish<T, Acc>(s, acc, oc);
+      }
+    }
+  }
+}
+
+template <typename T, typename Acc, ConvKind kKind>
+absl::Status EvalQConv(EvalContext& ctx) {
+  const auto& s = *ctx.state<QConvState>();
+  const int in_idx = kKind == ConvKind::kTranspose ? 2 : 0;
+  const T* in = ctx.input(in_idx)->data<T>();
+  const int8_t* w = ctx.input(1)->data<int8_t>();
+  T* out = ctx.output(0)->data<T>();
+  if constexpr (kKind == ConvKind::kTranspose) {
+    // Scatter into an Acc scratch, as the reference kernel does: each
+    // output is still one exact integer sum.
+    Acc* acc = ctx.scratch_as<Acc>();
+    const int64_t out_elems =
+        int64_t{s.batch} * s.out_h * s.out_w * s.out_c;
+    std::fill(acc, acc + out_elems, Acc{0});
+    for (int b = 0; b < s.batch; ++b) {
+      for (int iy = 0; iy < s.in_h; ++iy) {
+        for (int ix = 0; ix < s.in_w; ++ix) {
+          const T* ip = in + ((int64_t{b} * s.in_h + iy) * s.in_w + ix) *
+                                 s.in_c;
+          const int oy0 = iy * s.stride_h - s.pad_h;
+          const int ox0 = ix * s.stride_w - s.pad_w;
+          for (int ky = 0; ky < s.k_h; ++ky) {
+            const int oy = oy0 + ky;
+            if (oy < 0 || oy >= s.out_h) continue;
+            for (int kx = 0; kx < s.k_w; ++kx) {
+              const int ox = ox0 + kx;
+              if (ox < 0 || ox >= s.out_w) continue;
+              Acc* op = acc + ((int64_t{b} * s.out_h + oy) * s.out_w + ox) *
+                                  s.out_c;
+              for (int oc = 0; oc < s.out_c; ++oc) {
+                const int8_t* wp =
+                    w + ((int64_t{oc} * s.k_h + ky) * s.k_w + kx) * s.in_c;
+                Acc sum = 0;
+                for (int ic = 0; ic < s.in_c; ++ic) {
+                  sum += static_cast<Acc>(wp[ic]) *
+                         static_cast<Acc>(ip[ic] + s.input_offset);
+                }
+                op[oc] += sum;
+              }
+            }
+          }
+        }
+      }
+    }
+    for (int64_t i = 0; i < out_elems; ++i) {
+      out[i] = Finish<T, Acc>(s, acc[i], static_cast<int>(i % s.out_c));
+    }
+    return absl::OkStatus();
+  } else {
+    const int64_t rows = int64_t{s.batch} * s.out_h;
+    auto body = [&](int64_t r0, int64_t r1) {
+      if constexpr (kKind == ConvKind::kConv) {
+        ConvRows<T, Acc>(s, in, w, out, r0, r1);
+      } else {
+        DepthwiseRows<T, Acc>(s, in, w, out, r0, r1);
+      }
+    };
+    if (ctx.thread_pool() != nullptr) {
+      ctx.thread_pool()->ParallelFor(rows, 1, body);
+    } else {
+      body(0, rows);
+    }
+    return absl::OkStatus();
+  }
+}
+
+// Common checks and quantization parameters; `w` is the weights, `in` the
+// activations input, `per_channel_dim` the weights' channel dimension.
+absl::Status PrepareQuantParams(PrepareContext& ctx, const Tensor& in,
+                                const Tensor& w, const Tensor* bias,
+                                tfl::ActivationFunctionType act,
+                                int per_channel_dim, QConvState* s) {
+  const Tensor& out = *ctx.output(0);
+  GRAFT_KERNEL_CHECK(HasPerChannelScales(w, s->out_c, per_channel_dim),
+                     "weights need one positive scale or one per output "
+                     "channel along dimension %d",
+                     per_channel_dim);
+  for (int64_t zp : w.quantization->zero_point) {
+    if (zp != 0) return ctx.Unsupported("INT8 weights with a zero point");
+  }
+  s->input_offset = -ZeroPoint(in);
+  s->output_offset = ZeroPoint(out);
+  s->mult = PerChannelMultipliers(in, w, out, s->out_c);
+  GRAFT_RETURN_IF_ERROR(ActivationRangeQuantized(
+      act, out.type, Scale(out), s->output_offset, &s->act_min, &s->act_max));
+  s->bias.assign(s->out_c, 0);
+  if (bias != nullptr) {
+    GRAFT_KERNEL_CHECK(bias->num_elements() == s->out_c,
+                       "bias has %d elements, expected %d",
+                       bias->num_elements(), s->out_c);
+    if (!bias->constant) return ctx.Unsupported("a bias computed at run time");
+    for (int c = 0; c < s->out_c; ++c) {
+      s->bias[c] = bias->type == tfl::TensorType_INT64
+                       ? bias->data<int64_t>()[c]
+                       : bias->data<int32_t>()[c];
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The 8x8 or 16x8 dtype combination, or Unsupported.
+absl::Status CheckTypes(PrepareContext& ctx, const Tensor& in, const Tensor& w,
+                        const Tensor* bias, bool* is16) {
+  const Tensor& out = *ctx.output(0);
+  const bool i8 = in.type == tfl::TensorType_INT8;
+  const bool i16 = in.type == tfl::TensorType_INT16;
+  const bool bias_ok =
+      bias == nullptr || bias->type == tfl::TensorType_INT32 ||
+      (i16 && bias->type == tfl::TensorType_INT64);
+  if (!(i8 || i16) || w.type != tfl::TensorType_INT8 || out.type != in.type ||
+      !bias_ok || !IsQuantized(in) || !IsQuantized(w) || !IsQuantized(out)) {
+    return ctx.Unsupported(absl::StrFormat("%s input with %s weights",
+                                           TensorTypeName(in.type),
+                                           TensorTypeName(w.type)));
+  }
+  *is16 = i16;
+  return absl::OkStatus();
+}
+
+template <ConvKind kKind>
+void SetEvalFor(PrepareContext& ctx, bool is16) {
+  ctx.SetEval(is16 ? EvalQConv<int16_t, int64_t, kKind>
+                   : EvalQConv<int8_t, int32_t, kKind>);
+}
+
+absl::Status PrepareConv2DQuantized(PrepareContext& ctx) {
+  GRAFT_RETURN_IF_ERROR(CheckArity(ctx, 2, 3, 1));
+  GRAFT_ASSIGN_OR_RETURN(const Tensor* in, RequiredInput(ctx, 0));
+  GRAFT_ASSIGN_OR_RETURN(const Tensor* w, RequiredInput(ctx, 1));
+  const Tensor* bias = ctx.input(2);
+  bool is16 = false;
+  GRAFT_RETURN_IF_ERROR(CheckTypes(ctx, *in, *w, bias, &is16));
+  GRAFT_KERNEL_CHECK(in->rank() == 4 && w->rank() == 4,
+                     "input and filter must be 4-D");
+  const auto* o = ctx.op().builtin_options.AsConv2DOptions();
+  GRAFT_KERNEL_CHECK(o != nullptr, "missing Conv2DOptions");
+  auto* s = MakeState<QConvState>(ctx);
+  s->batch = in->dim(0), s->in_h = in->dim(1), s->in_w = in->dim(2);
+  s->in_c = in->dim(3);
+  s->out_c = w->dim(0), s->k_h = w->dim(1), s->k_w = w->dim(2);
+  s->group_in_c = w->dim(3);
+  GRAFT_KERNEL_CHECK(s->group_in_c > 0 && s->in_c % s->group_in_c == 0,
+                     "input depth %d is not a multiple of filter depth %d",
+                     s->in_c, s->group_in_c);
+  const int groups = s->in_c / s->group_in_c;
+  GRAFT_KERNEL_CHECK(s->out_c % groups == 0,
+                     "%d output channels do not split into %d groups",
+                     s->out_c, groups);
+  s->group_out_c = s->out_c / groups;
+  s->stride_h = o->stride_h, s->stride_w = o->stride_w;
+  s->dil_h = o->dilation_h_factor, s->dil_w = o->dilation_w_factor;
+  GRAFT_KERNEL_CHECK(s->stride_h > 0 && s->stride_w > 0 && s->dil_h > 0 &&
+                         s->dil_w > 0,
+                     "strides and dilations must be positive");
+  s->out_h = ComputeOutSize(o->padding, s->in_h, s->k_h, s->stride_h, s->dil_h);
+  s->out_w = ComputeOutSize(o->padding, s->in_w, s->k_w, s->stride_w, s->dil_w);
+  s->pad_h = ComputePadding(s->stride_h, s->dil_h, s->in_h, s->k_h, s->out_h);
+  s->pad_w = ComputePadding(s->stride_w, s->dil_w, s->in_w, s->k_w, s->out_w);
+  GRAFT_RETURN_IF_ERROR(PrepareQuantParams(
+      ctx, *in, *w, bias, o->fused_activation_function, 0, s));
+  SetEvalFor<ConvKind::kConv>(ctx, is16);
+  ctx.SetReductionLength(int64_t{s->k_h} * s->k_w * s->group_in_c);
+  return ctx.SetOutputShape(0, {s->batch, s->out_h, s->out_w, s->out_c});
+}
+
+absl::Status PrepareDepthwiseConv2DQuantized(PrepareContext& ctx) {
+  GRAFT_RETURN_IF_ERROR(CheckArity(ctx, 2, 3, 1));
+  GRAFT_ASSIGN_OR_RETURN(const Tensor* in, RequiredInput(ctx, 0));
+  GRAFT_ASSIGN_OR_RETURN(const Tensor* w, RequiredInput(ctx, 1));
+  const Tensor* bias = ctx.input(2);
+  bool is16 = false;
+  GRAFT_RETURN_IF_ERROR(CheckTypes(ctx, *in, *w, bias, &is16));
+  GRAFT_KERNEL_CHECK(in->rank() == 4 && w->rank() == 4 && w->dim(0) == 1,
+                     "input and filter must be 4-D, filter [1, h, w, c]");
+  const auto* o = ctx.op().builtin_options.AsDepthwiseConv2DOptions();
+  GRAFT_KERNEL_CHECK(o != nullptr, "missing DepthwiseConv2DOptions");
+  auto* s = MakeState<QConvState>(ctx);
+  s->batch = in->dim(0), s->in_h = in->dim(1), s->in_w = in->dim(2);
+  s->in_c = in->dim(3);
+  s->k_h = w->dim(1), s->k_w = w->dim(2), s->out_c = w->dim(3);
+  GRAFT_KERNEL_CHECK(s->in_c > 0 && s->out_c % s->in_c == 0,
+                     "filter depth %d is not a multiple of input depth %d",
+                     s->out_c, s->in_c);
+  s->depth_multiplier = s->out_c / s->in_c;
+  s->stride_h = o->stride_h, s->stride_w = o->stride_w;
+  s->dil_h = o->dilation_h_factor, s->dil_w = o->dilation_w_factor;
+  GRAFT_KERNEL_CHECK(s->stride_h > 0 && s->stride_w > 0 && s->dil_h > 0 &&
+                         s->dil_w > 0,
+                     "strides and dilations must be positive");
+  s->out_h = ComputeOutSize(o->padding, s->in_h, s->k_h, s->stride_h, s->dil_h);
+  s->out_w = ComputeOutSize(o->padding, s->in_w, s->k_w, s->stride_w, s->dil_w);
+  s->pad_h = ComputePadding(s->stride_h, s->dil_h, s->in_h, s->k_h, s->out_h);
+  s->pad_w = ComputePadding(s->stride_w, s->dil_w, s->in_w, s->k_w, s->out_w);
+  GRAFT_RETURN_IF_ERROR(PrepareQuantParams(
+      ctx, *in, *w, bias, o->fused_activation_function, 3, s));
+  SetEvalFor<ConvKind::kDepthwise>(ctx, is16);
+  ctx.SetReductionLength(int64_t{s->k_h} * s->k_w);
+  return ctx.SetOutputShape(0, {s->batch, s->out_h, s->out_w, s->out_c});
+}
+
+absl::Status PrepareTransposeConvQuantized(PrepareContext& ctx) {
+  GRAFT_RETURN_IF_ERROR(CheckArity(ctx, 3, 4, 1));
+  GRAFT_ASSIGN_OR_RETURN(const Tensor* shape_t, RequiredInput(ctx, 0));
+  GRAFT_ASSIGN_OR_RETURN(const Tensor* w, RequiredInput(ctx, 1));
+  GRAFT_ASSIGN_OR_RETURN(const Tensor* in, RequiredInput(ctx, 2));
+  const Tensor* bias = ctx.input(3);
+  bool is16 = false;
+  GRAFT_RETURN_IF_ERROR(CheckTypes(ctx, *in, *w, bias, &is16));
+  GRAFT_KERNEL_CHECK(in->rank() == 4 && w->rank() == 4,
+                     "input and weights must be 4-D");
+  Shape out_shape;
+  if (shape_t->constant) {
+    GRAFT_ASSIGN_OR_RETURN(std::vector<int64_t> v, ReadIntValues(*shape_t));
+    GRAFT_KERNEL_CHECK(v.size() == 4, "output_shape must have 4 values");
+    for (int64_t d : v) out_shape.push_back(static_cast<int32_t>(d));
+  } else {
+    GRAFT_ASSIGN_OR_RETURN(out_shape, DeclaredOutputShape(ctx, 0));
+  }
+  const auto* o = ctx.op().builtin_options.AsTransposeConvOptions();
+  GRAFT_KERNEL_CHECK(o != nullptr, "missing TransposeConvOptions");
+  auto* s = MakeState<QConvState>(ctx);
+  s->batch = in->dim(0), s->in_h = in->dim(1), s->in_w = in->dim(2);
+  s->in_c = in->dim(3);
+  s->out_c = w->dim(0), s->k_h = w->dim(1), s->k_w = w->dim(2);
+  GRAFT_KERNEL_CHECK(w->dim(3) == s->in_c,
+                     "weights depth %d differs from input depth %d",
+                     w->dim(3), s->in_c);
+  GRAFT_KERNEL_CHECK(out_shape[0] == s->batch && out_shape[3] == s->out_c,
+                     "output_shape %s disagrees with input and weights",
+                     ShapeToString(out_shape));
+  s->out_h = out_shape[1], s->out_w = out_shape[2];
+  s->stride_h = o->stride_h, s->stride_w = o->stride_w;
+  GRAFT_KERNEL_CHECK(s->stride_h > 0 && s->stride_w > 0,
+                     "strides must be positive");
+  // TFLite pads as a convolution from the output size back to the input.
+  const int conv_out_h =
+      ComputeOutSize(o->padding, s->out_h, s->k_h, s->stride_h);
+  const int conv_out_w =
+      ComputeOutSize(o->padding, s->out_w, s->k_w, s->stride_w);
+  s->pad_h = ComputePadding(s->stride_h, 1, s->out_h, s->k_h, conv_out_h);
+  s->pad_w = ComputePadding(s->stride_w, 1, s->out_w, s->k_w, conv_out_w);
+  GRAFT_RETURN_IF_ERROR(PrepareQuantParams(
+      ctx, *in, *w, bias, o->fused_activation_function, 0, s));
+  SetEvalFor<ConvKind::kTranspose>(ctx, is16);
+  const size_t acc_size = is16 ? sizeof(int64_t) : sizeof(int32_t);
+  ctx.RequestScratch(static_cast<size_t>(NumElements(out_shape)) * acc_size);
+  ctx.SetReductionLength(int64_t{s->in_c} * s->k_h * s->k_w);
+  return ctx.SetOutputShape(0, std::move(out_shape));
+}
+
+}  // namespace
+}  // namespace kernels
+
+GRAFT_DEFINE_KERNEL(Conv2DQuantized);
+GRAFT_DEFINE_KERNEL(DepthwiseConv2DQuantized);
+GRAFT_DEFINE_KERNEL(TransposeConvQuantized);
+
+}  // namespace graft

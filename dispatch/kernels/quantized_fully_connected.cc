@@ -1,0 +1,155 @@
+// Quantized FULLY_CONNECTED with TFLite's integer semantics
+// (reference_integer_ops::FullyConnected / FullyConnectedPerChannel):
+//
+// - INT8 input, INT8 weights (per-tensor with any zero point, or
+//   per-channel symmetric), INT32 bias: int32 sums of
+//   (w - w_zero_point) * (x - x_zero_point).
+// - UINT8 input with UINT8 weights (per-tensor), INT32 bias: the same.
+// - 16x8: INT16 input (zero point 0), INT8 weights, INT64 or INT32 bias:
+//   int64 sums, the int64 MultiplyByQuantizedMultiplier.
+//
+// The multipliers are input_scale * filter_scale / output_scale in double
+// (TFLite's GetQuantizedConvolutionMultipler per tensor,
+// PopulateConvolutionQuantizationParams per channel).
+#include <cstdint>
+#include <vector>
+
+#include "dispatch/kernel.h"
+#include "dispatch/kernels/kernel_util.h"
+#include "dispatch/kernels/quantization_util.h"
+#include "dispatch/thread_pool.h"
+
+namespace graft {
+namespace kernels {
+namespace {
+
+struct QFcState : KernelState {
+  int64_t m = 0, n = 0, k = 0;
+  int32_t input_offset = 0, filter_offset = 0, output_offset = 0;
+  int32_t act_min = 0, act_max = 0;
+  std::vector<QuantizedMultiplier> mult;  // size n
+  std::vector<int64_t> bias;              // size n
+};
+
+template <typename T, typename W, typename Acc>
+absl::Status EvalQFc(EvalContext& ctx) {
+  const auto& s = *ctx.state<QFcState>();
+  const T* in = ctx.input(0)->data<T>();
+  const W* w = ctx.input(1)->data<W>();
+  T* out = ctx.output(0)->data<T>();
+  auto body = [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const T* x = in + r * s.k;
+      for (int64_t j = 0; j < s.n; ++j) {
+        const W* wr = w + j * s.k;
+        Acc acc = 0;
+        for (int64_t i = 0; i < s.k; ++i) {
+          acc += static_cast<Acc>(wr[i] + s.filter_offset) *
+                 static_cast<Acc>(x[i] + s.input_offset);
+        }
+        acc += static_cast<Acc>(s.bias[j]);
+        int32_t v = MultiplyByQuantizedMultiplier(acc, s.mult[j].multiplier,
+                                                  s.mult[j].shift) +
+                    s.output_offset;
+        out[r * s.n + j] =
+            static_cast<T>(std::min(s.act_max, std::max(s.act_min, v)));
+      }
+    }
+  };
+  if (ctx.thread_pool() != nullptr) {
+    ctx.thread_pool()->ParallelFor(s.m, 1, body);
+  } else {
+    body(0, s.m);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PrepareFullyConnectedQuantized(PrepareContext& ctx) {
+  GRAFT_RETURN_IF_ERROR(CheckArity(ctx, 2, 3, 1));
+  GRAFT_ASSIGN_OR_RETURN(const Tensor* in, RequiredInput(ctx, 0));
+  GRAFT_ASSIGN_OR_RETURN(const Tensor* w, RequiredInput(ctx, 1));
+  const Tensor* bias = ctx.input(2);
+  const Tensor* out = ctx.output(0);
+  const tfl::TensorType t = in->type;
+  const bool i8 = t == tfl::TensorType_INT8 && w->type == t;
+  const bool u8 = t == tfl::TensorType_UINT8 && w->type == t;
+  const bool i16 = t == tfl::TensorType_INT16 &&
+                   w->type == tfl::TensorType_INT8;
+  const bool bias_ok = bias == nullptr ||
+                       bias->type == tfl::TensorType_INT32 ||
+                       (i16 && bias->type == tfl::TensorType_INT64);
+  if (!(i8 || u8 || i16) || out->type != t || !bias_ok || !IsQuantized(*in) ||
+      !IsQuantized(*w) || !IsQuantized(*out)) {
+    return ctx.Unsupported(absl::StrFormat("%s input with %s weights",
+                                           TensorTypeName(t),
+                                           TensorTypeName(w->type)));
+  }
+  const auto* o = ctx.op().builtin_options.AsFullyConnectedOptions();
+  if (o && o->weights_format !=
+               tfl::FullyConnectedOptionsWeightsFormat_DEFAULT) {
+    return ctx.Unsupported("shuffled weights");
+  }
+  GRAFT_KERNEL_CHECK(w->rank() == 2, "weights must be 2-D, got %s",
+                     ShapeToString(w->shape));
+  auto* s = MakeState<QFcState>(ctx);
+  s->n = w->dim(0), s->k = w->dim(1);
+  GRAFT_KERNEL_CHECK(s->k > 0 && in->num_elements() % s->k == 0,
+                     "input %s does not split into rows of %d",
+                     ShapeToString(in->shape), s->k);
+  s->m = in->num_elements() / s->k;
+  GRAFT_KERNEL_CHECK(HasPerChannelScales(*w, static_cast<int>(s->n), 0),
+                     "weights need one positive scale or one per output");
+  const auto& wscales = w->quantization->scale;
+  const bool per_channel = wscales.size() > 1;
+  if (per_channel) {
+    for (int64_t zp : w->quantization->zero_point) {
+      if (zp != 0) return ctx.Unsupported("per-channel weights with a zero point");
+    }
+    s->mult = PerChannelMultipliers(*in, *w, *out, static_cast<int>(s->n));
+  } else {
+    const double product =
+        static_cast<double>(Scale(*in)) * static_cast<double>(Scale(*w));
+    s->mult.assign(s->n, QuantizeMultiplier(
+                             product / static_cast<double>(Scale(*out))));
+    s->filter_offset = -ZeroPoint(*w);
+  }
+  s->input_offset = -ZeroPoint(*in);
+  s->output_offset = ZeroPoint(*out);
+  GRAFT_RETURN_IF_ERROR(ActivationRangeQuantized(
+      o ? o->fused_activation_function : tfl::ActivationFunctionType_NONE, t,
+      Scale(*out), s->output_offset, &s->act_min, &s->act_max));
+  s->bias.assign(s->n, 0);
+  if (bias != nullptr) {
+    GRAFT_KERNEL_CHECK(bias->num_elements() == s->n,
+                       "bias has %d elements, expected %d",
+                       bias->num_elements(), s->n);
+    if (!bias->constant) return ctx.Unsupported("a bias computed at run time");
+    for (int64_t j = 0; j < s->n; ++j) {
+      s->bias[j] = bias->type == tfl::TensorType_INT64
+                       ? bias->data<int64_t>()[j]
+                       : bias->data<int32_t>()[j];
+    }
+  }
+  Shape shape;
+  if (o && o->keep_num_dims) {
+    GRAFT_KERNEL_CHECK(in->rank() >= 1 && in->shape.back() == s->k,
+                       "keep_num_dims needs the input's last dim to be %d",
+                       s->k);
+    shape = in->shape;
+    shape.back() = static_cast<int32_t>(s->n);
+  } else {
+    shape = {static_cast<int32_t>(s->m), static_cast<int32_t>(s->n)};
+  }
+  if (i8) ctx.SetEval(EvalQFc<int8_t, int8_t, int32_t>);
+  if (u8) ctx.SetEval(EvalQFc<uint8_t, uint8_t, int32_t>);
+  if (i16) ctx.SetEval(EvalQFc<int16_t, int8_t, int64_t>);
+  ctx.SetReductionLength(s->k);
+  return ctx.SetOutputShape(0, std::move(shape));
+}
+
+}  // namespace
+}  // namespace kernels
+
+GRAFT_DEFINE_KERNEL(FullyConnectedQuantized);
+
+}  // namespace graft

@@ -1,0 +1,120 @@
+// Quantized AVERAGE_POOL_2D and MAX_POOL_2D (INT8, UINT8, INT16) with
+// TFLite's reference_integer_ops semantics: the input and output share
+// scale and zero point; the average is the integer sum over the in-bounds
+// window divided by the in-bounds count, rounded half away from zero; both
+// clamp to the fused activation's quantized range.
+#include <cstdint>
+
+#include "dispatch/kernel.h"
+#include "dispatch/kernels/kernel_util.h"
+#include "dispatch/kernels/quantization_util.h"
+
+namespace graft {
+namespace kernels {
+namespace {
+
+struct QPoolState : KernelState {
+  int batch = 0, in_h = 0, in_w = 0, c = 0, out_h = 0, out_w = 0;
+  int k_h = 0, k_w = 0, stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0;
+  int32_t act_min = 0, act_max = 0;
+};
+
+template <typename T, bool kMax>
+absl::Status EvalQPool(EvalContext& ctx) {
+  const auto& s = *ctx.state<QPoolState>();
+  const T* in = ctx.input(0)->data<T>();
+  T* out = ctx.output(0)->data<T>();
+  for (int b = 0; b < s.batch; ++b) {
+    for (int oy = 0; oy < s.out_h; ++oy) {
+      for (int ox = 0; ox < s.out_w; ++ox) {
+        const int y0 = oy * s.stride_h - s.pad_h;
+        const int x0 = ox * s.stride_w - s.pad_w;
+        const int fy0 = std::max(0, -y0), fy1 = std::min(s.k_h, s.in_h - y0);
+        const int fx0 = std::max(0, -x0), fx1 = std::min(s.k_w, s.in_w - x0);
+        for (int c = 0; c < s.c; ++c) {
+          int32_t acc = kMax ? std::numeric_limits<T>::lowest() : 0;
+          int count = 0;
+          for (int fy = fy0; fy < fy1; ++fy) {
+            for (int fx = fx0; fx < fx1; ++fx) {
+              const int32_t v =
+                  in[((int64_t{b} * s.in_h + y0 + fy) * s.in_w + x0 + fx) *
+                         s.c +
+                     c];
+              if (kMax) {
+                acc = std::max(acc, v);
+              } else {
+                acc += v;
+              }
+              ++count;
+            }
+          }
+          if (!kMax && count > 0) {
+            acc = acc > 0 ? (acc + count / 2) / count
+                          : (acc - count / 2) / count;
+          }
+          acc = std::min(s.act_max, std::max(s.act_min, acc));
+          out[((int64_t{b} * s.out_h + oy) * s.out_w + ox) * s.c + c] =
+              static_cast<T>(acc);
+        }
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+template <bool kMax>
+absl::Status PrepareQPool(PrepareContext& ctx) {
+  GRAFT_RETURN_IF_ERROR(CheckArity(ctx, 1, 1, 1));
+  GRAFT_ASSIGN_OR_RETURN(const Tensor* in, RequiredInput(ctx, 0));
+  const Tensor* out = ctx.output(0);
+  const tfl::TensorType t = in->type;
+  if ((t != tfl::TensorType_INT8 && t != tfl::TensorType_UINT8 &&
+       t != tfl::TensorType_INT16) ||
+      out->type != t || !IsQuantized(*in) || !IsQuantized(*out)) {
+    return ctx.Unsupported();
+  }
+  if (!SameQuantization(*in, *out)) {
+    return ctx.Unsupported("pooling with different input and output scales");
+  }
+  GRAFT_KERNEL_CHECK(in->rank() == 4, "input must be 4-D, got %s",
+                     ShapeToString(in->shape));
+  const auto* o = ctx.op().builtin_options.AsPool2DOptions();
+  GRAFT_KERNEL_CHECK(o != nullptr, "missing Pool2DOptions");
+  auto* s = MakeState<QPoolState>(ctx);
+  s->batch = in->dim(0), s->in_h = in->dim(1), s->in_w = in->dim(2);
+  s->c = in->dim(3);
+  s->k_h = o->filter_height, s->k_w = o->filter_width;
+  s->stride_h = o->stride_h, s->stride_w = o->stride_w;
+  GRAFT_KERNEL_CHECK(s->k_h > 0 && s->k_w > 0 && s->stride_h > 0 &&
+                         s->stride_w > 0,
+                     "filter and strides must be positive");
+  s->out_h = ComputeOutSize(o->padding, s->in_h, s->k_h, s->stride_h);
+  s->out_w = ComputeOutSize(o->padding, s->in_w, s->k_w, s->stride_w);
+  s->pad_h = ComputePadding(s->stride_h, 1, s->in_h, s->k_h, s->out_h);
+  s->pad_w = ComputePadding(s->stride_w, 1, s->in_w, s->k_w, s->out_w);
+  GRAFT_RETURN_IF_ERROR(ActivationRangeQuantized(
+      o->fused_activation_function, t, Scale(*out), ZeroPoint(*out),
+      &s->act_min, &s->act_max));
+  switch (t) {
+    case tfl::TensorType_INT8: ctx.SetEval(EvalQPool<int8_t, kMax>); break;
+    case tfl::TensorType_UINT8: ctx.SetEval(EvalQPool<uint8_t, kMax>); break;
+    default: ctx.SetEval(EvalQPool<int16_t, kMax>); break;
+  }
+  ctx.SetReductionLength(int64_t{s->k_h} * s->k_w);
+  return ctx.SetOutputShape(0, {s->batch, s->out_h, s->out_w, s->c});
+}
+
+absl::Status PrepareAveragePool2DQuantized(PrepareContext& ctx) {
+  return PrepareQPool<false>(ctx);
+}
+absl::Status PrepareMaxPool2DQuantized(PrepareContext& ctx) {
+  return PrepareQPool<true>(ctx);
+}
+
+}  // namespace
+}  // namespace kernels
+
+GRAFT_DEFINE_KERNEL(AveragePool2DQuantized);
+GRAFT_DEFINE_KERNEL(MaxPool2DQuantized);
+
+}  // namespace graft

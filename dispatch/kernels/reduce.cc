@@ -1,0 +1,255 @@
+// Reductions over constant axes: MEAN, SUM, REDUCE_PROD, REDUCE_MAX,
+// REDUCE_MIN (float32, int32, int64), REDUCE_ANY, REDUCE_ALL (bool), with
+// keep_dims, negative and repeated axes as TFLite; and ARG_MAX / ARG_MIN.
+//
+// The reduction walks the input once in memory order; the output is
+// "broadcast" over the reduced dims (kernel_util.h's plan with stride 0), so
+// both a reduced innermost dim (a horizontal sum) and a kept one (a vector
+// accumulate) are contiguous loops.
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "dispatch/kernels/kernel_util.h"
+
+namespace graft {
+namespace kernels {
+namespace {
+
+enum class ReduceKind { kSum, kMean, kProd, kMax, kMin, kAny, kAll };
+
+struct ReduceState : KernelState {
+  BroadcastPlan plan;  // operand 0: input, operand 1: output
+  int64_t count = 1;   // input elements per output element
+};
+
+template <typename T, ReduceKind kKind>
+T Identity() {
+  if constexpr (kKind == ReduceKind::kProd || kKind == ReduceKind::kAll) {
+    return T{1};
+  } else if constexpr (kKind == ReduceKind::kMax) {
+    return std::numeric_limits<T>::lowest();
+  } else if constexpr (kKind == ReduceKind::kMin) {
+    return std::numeric_limits<T>::max();
+  } else {
+    return T{0};
+  }
+}
+
+template <typename T, ReduceKind kKind>
+inline T Combine(T acc, T v) {
+  if constexpr (kKind == ReduceKind::kProd) return acc * v;
+  if constexpr (kKind == ReduceKind::kMax) return v > acc ? v : acc;
+  if constexpr (kKind == ReduceKind::kMin) return v < acc ? v : acc;
+  if constexpr (kKind == ReduceKind::kAny) return acc || v;
+  if constexpr (kKind == ReduceKind::kAll) return acc && v;
+  return acc + v;  // kSum, kMean
+}
+
+template <typename T, ReduceKind kKind>
+absl::Status EvalReduce(EvalContext& ctx) {
+  const ReduceState& s = *ctx.state<ReduceState>();
+  const T* in = ctx.input(0)->data<T>();
+  T* out = ctx.output(0)->data<T>();
+  const int64_t out_n = ctx.output(0)->num_elements();
+  std::fill(out, out + out_n, Identity<T, kKind>());
+  ForEachBroadcastRun(s.plan, [&](int64_t, const int64_t* off, int64_t n,
+                                  const int64_t* st) {
+    const T* src = in + off[0];
+    T* dst = out + off[1];
+    if (st[1] == 0) {
+      T acc = *dst;
+      for (int64_t i = 0; i < n; ++i) acc = Combine<T, kKind>(acc, src[i]);
+      *dst = acc;
+    } else {
+      for (int64_t i = 0; i < n; ++i) {
+        dst[i] = Combine<T, kKind>(dst[i], src[i]);
+      }
+    }
+  });
+  if constexpr (kKind == ReduceKind::kMean) {
+    if (s.count > 0) {
+      for (int64_t i = 0; i < out_n; ++i) {
+        out[i] = static_cast<T>(out[i] / static_cast<T>(s.count));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The axes input as a sorted set of dims in [0, rank).
+absl::StatusOr<std::vector<bool>> ReducedDims(const PrepareContext& ctx,
+                                              const Tensor& axes, int rank) {
+  if (!axes.constant) {
+    return ctx.Unsupported("axes computed at run time");
+  }
+  GRAFT_ASSIGN_OR_RETURN(std::vector<int64_t> values, ReadIntValues(axes));
+  std::vector<bool> reduced(rank, false);
+  for (int64_t a : values) {
+    GRAFT_ASSIGN_OR_RETURN(int axis, NormalizeAxis(a, rank));
+    reduced[axis] = true;
+  }
+  return reduced;
+}
+
+template <ReduceKind kKind>
+absl::Status PrepareReduce(PrepareContext& ctx) {
+  GRAFT_RETURN_IF_ERROR(CheckArity(ctx, 2, 2, 1));
+  GRAFT_ASSIGN_OR_RETURN(const Tensor* in, RequiredInput(ctx, 0));
+  GRAFT_ASSIGN_OR_RETURN(const Tensor* axes, RequiredInput(ctx, 1));
+  const tfl::TensorType t = in->type;
+  if (ctx.output(0)->type != t ||
+      IsQuantized(*in)) {
+    return ctx.Unsupported();
+  }
+  constexpr bool kLogical =
+      kKind == ReduceKind::kAny || kKind == ReduceKind::kAll;
+  if constexpr (kLogical) {
+    if (t != tfl::TensorType_BOOL) return ctx.Unsupported();
+    ctx.SetEval(EvalReduce<bool, kKind>);
+  } else {
+    if (t == tfl::TensorType_FLOAT32) {
+      ctx.SetEval(EvalReduce<float, kKind>);
+    } else if (t == tfl::TensorType_INT32) {
+      ctx.SetEval(EvalReduce<int32_t, kKind>);
+    } else if (t == tfl::TensorType_INT64) {
+      ctx.SetEval(EvalReduce<int64_t, kKind>);
+    } else {
+      return ctx.Unsupported();
+    }
+  }
+  const int rank = in->rank();
+  GRAFT_ASSIGN_OR_RETURN(std::vector<bool> reduced,
+                         ReducedDims(ctx, *axes, rank));
+  const auto* o = ctx.op().builtin_options.AsReducerOptions();
+  const bool keep_dims = o && o->keep_dims;
+  Shape kept_shape, out_shape;
+  int64_t count = 1;
+  for (int d = 0; d < rank; ++d) {
+    if (reduced[d]) {
+      count *= in->dim(d);
+      kept_shape.push_back(1);
+      if (keep_dims) out_shape.push_back(1);
+    } else {
+      kept_shape.push_back(in->dim(d));
+      out_shape.push_back(in->dim(d));
+    }
+  }
+  auto* s = MakeState<ReduceState>(ctx);
+  s->count = count;
+  const Shape* operands[] = {&in->shape, &kept_shape};
+  GRAFT_ASSIGN_OR_RETURN(s->plan, MakeBroadcastPlan(in->shape, operands));
+  ctx.SetReductionLength(count);
+  return ctx.SetOutputShape(0, std::move(out_shape));
+}
+
+absl::Status PrepareMean(PrepareContext& ctx) {
+  return PrepareReduce<ReduceKind::kMean>(ctx);
+}
+absl::Status PrepareSum(PrepareContext& ctx) {
+  return PrepareReduce<ReduceKind::kSum>(ctx);
+}
+absl::Status PrepareReduceProd(PrepareContext& ctx) {
+  return PrepareReduce<ReduceKind::kProd>(ctx);
+}
+absl::Status PrepareReduceMax(PrepareContext& ctx) {
+  return PrepareReduce<ReduceKind::kMax>(ctx);
+}
+absl::Status PrepareReduceMin(PrepareContext& ctx) {
+  return PrepareReduce<ReduceKind::kMin>(ctx);
+}
+absl::Status PrepareReduceAny(PrepareContext& ctx) {
+  return PrepareReduce<ReduceKind::kAny>(ctx);
+}
+absl::Status PrepareReduceAll(PrepareContext& ctx) {
+  return PrepareReduce<ReduceKind::kAll>(ctx);
+}
+
+// ARG_MAX / ARG_MIN: the first index of the extreme value along one axis.
+struct ArgState : KernelState {
+  int64_t outer, axis_len, inner;
+};
+
+template <typename T, typename Index, bool kMax>
+absl::Status EvalArg(EvalContext& ctx) {
+  const ArgState& s = *ctx.state<ArgState>();
+  const T* in = ctx.input(0)->data<T>();
+  Index* out = ctx.output(0)->data<Index>();
+  for (int64_t o = 0; o < s.outer; ++o) {
+    for (int64_t i = 0; i < s.inner; ++i) {
+      const T* p = in + o * s.axis_len * s.inner + i;
+      T best = p[0];
+      Index best_idx = 0;
+      for (int64_t a = 1; a < s.axis_len; ++a) {
+        T v = p[a * s.inner];
+        if (kMax ? v > best : v < best) {
+          best = v;
+          best_idx = static_cast<Index>(a);
+        }
+      }
+      out[o * s.inner + i] = best_idx;
+    }
+  }
+  return absl::OkStatus();
+}
+
+template <typename T, bool kMax>
+EvalFn ArgFn(tfl::TensorType index_type) {
+  return index_type == tfl::TensorType_INT32 ? EvalArg<T, int32_t, kMax>
+                                             : EvalArg<T, int64_t, kMax>;
+}
+
+template <bool kMax>
+absl::Status PrepareArg(PrepareContext& ctx) {
+  GRAFT_RETURN_IF_ERROR(CheckArity(ctx, 2, 2, 1));
+  GRAFT_ASSIGN_OR_RETURN(const Tensor* in, RequiredInput(ctx, 0));
+  GRAFT_ASSIGN_OR_RETURN(const Tensor* axis_t, RequiredInput(ctx, 1));
+  const tfl::TensorType it = ctx.output(0)->type;
+  if (!IsIntegerIndexType(it)) return ctx.Unsupported();
+  switch (in->type) {
+    case tfl::TensorType_FLOAT32:
+      ctx.SetEval(ArgFn<float, kMax>(it));
+      break;
+    case tfl::TensorType_INT32:
+      ctx.SetEval(ArgFn<int32_t, kMax>(it));
+      break;
+    case tfl::TensorType_INT64:
+      ctx.SetEval(ArgFn<int64_t, kMax>(it));
+      break;
+    default:
+      return ctx.Unsupported();
+  }
+  if (!axis_t->constant) return ctx.Unsupported("an axis computed at run time");
+  GRAFT_ASSIGN_OR_RETURN(std::vector<int64_t> axis_v, ReadIntValues(*axis_t));
+  GRAFT_KERNEL_CHECK(axis_v.size() == 1, "axis must hold one value");
+  GRAFT_ASSIGN_OR_RETURN(int axis, NormalizeAxis(axis_v[0], in->rank()));
+  auto* s = MakeState<ArgState>(ctx);
+  s->outer = DimProduct(in->shape, 0, axis);
+  s->axis_len = in->dim(axis);
+  s->inner = DimProduct(in->shape, axis + 1, in->rank());
+  GRAFT_KERNEL_CHECK(s->axis_len > 0, "cannot reduce an empty axis");
+  Shape out = in->shape;
+  out.erase(out.begin() + axis);
+  return ctx.SetOutputShape(0, std::move(out));
+}
+
+absl::Status PrepareArgMax(PrepareContext& ctx) { return PrepareArg<true>(ctx); }
+absl::Status PrepareArgMin(PrepareContext& ctx) {
+  return PrepareArg<false>(ctx);
+}
+
+}  // namespace
+}  // namespace kernels
+
+GRAFT_DEFINE_KERNEL(Mean);
+GRAFT_DEFINE_KERNEL(Sum);
+GRAFT_DEFINE_KERNEL(ReduceProd);
+GRAFT_DEFINE_KERNEL(ReduceMax);
+GRAFT_DEFINE_KERNEL(ReduceMin);
+GRAFT_DEFINE_KERNEL(ReduceAny);
+GRAFT_DEFINE_KERNEL(ReduceAll);
+GRAFT_DEFINE_KERNEL(ArgMax);
+GRAFT_DEFINE_KERNEL(ArgMin);
+
+}  // namespace graft

@@ -1,0 +1,184 @@
+// Reductions, pooling and row normalizations (reduce.cc, pooling.cc,
+// softmax.cc) against reference loops.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include "dispatch/kernels/kernel_test_util.h"
+#include "gtest/gtest.h"
+
+namespace graft {
+namespace {
+
+using testing::RandomInt;
+constexpr auto F32 = tfl::TensorType_FLOAT32;
+
+TEST(ReduceTest, MatchesReferenceOverRandomAxes) {
+  std::mt19937 rng = testing::SeededRng();
+  const tfl::BuiltinOperator ops[] = {
+      tfl::BuiltinOperator_MEAN, tfl::BuiltinOperator_SUM,
+      tfl::BuiltinOperator_REDUCE_MAX, tfl::BuiltinOperator_REDUCE_MIN,
+      tfl::BuiltinOperator_REDUCE_PROD};
+  for (int iter = 0; iter < 60; ++iter) {
+    const auto op = ops[iter % 5];
+    const int rank = RandomInt(rng, 1, 4);
+    Shape shape = testing::RandomShape(rng, rank, 5);
+    std::vector<int32_t> axes;
+    std::set<int> reduced;
+    for (int i = RandomInt(rng, 1, rank); i > 0; --i) {
+      int a = RandomInt(rng, -rank, rank - 1);
+      axes.push_back(a);  // repeats allowed, as in TFLite
+      reduced.insert((a + rank) % rank);
+    }
+    const bool keep = RandomInt(rng, 0, 1);
+    auto x = testing::RandomFloats(rng, NumElements(shape), 0.5f, 1.5f);
+    Shape out_shape, kept;
+    for (int d = 0; d < rank; ++d) {
+      bool r = reduced.count(d);
+      if (!r || keep) out_shape.push_back(r ? 1 : shape[d]);
+      kept.push_back(r ? 1 : shape[d]);
+    }
+    std::vector<double> acc(NumElements(kept),
+                            op == tfl::BuiltinOperator_REDUCE_PROD ? 1
+                            : op == tfl::BuiltinOperator_REDUCE_MAX ? -1e30
+                            : op == tfl::BuiltinOperator_REDUCE_MIN ? 1e30 : 0);
+    int64_t count = 1;
+    for (int d : reduced) count *= shape[d];
+    for (int64_t i = 0; i < NumElements(shape); ++i) {
+      int64_t rem = i, o = 0, stride = 1;
+      for (int d = rank - 1; d >= 0; --d) {
+        int64_t c = rem % shape[d];
+        rem /= shape[d];
+        if (!reduced.count(d)) o += c * stride;
+        stride *= kept[d];
+      }
+      double v = x[i];
+      if (op == tfl::BuiltinOperator_REDUCE_PROD) acc[o] *= v;
+      else if (op == tfl::BuiltinOperator_REDUCE_MAX) acc[o] = std::max(acc[o], v);
+      else if (op == tfl::BuiltinOperator_REDUCE_MIN) acc[o] = std::min(acc[o], v);
+      else acc[o] += v;
+    }
+    std::vector<float> want(acc.size());
+    for (size_t i = 0; i < acc.size(); ++i) {
+      want[i] = float(op == tfl::BuiltinOperator_MEAN ? acc[i] / count : acc[i]);
+    }
+    ModelBuilder mb;
+    auto& g = mb.Subgraph("main");
+    TensorId in = g.Input("x", F32, testing::ToVec(shape));
+    TensorId ax = g.Constant<int32_t>("axes", {int32_t(axes.size())}, axes);
+    tfl::ReducerOptionsT o;
+    o.keep_dims = keep;
+    g.Output(g.Op(op).In(in, ax).Options(o).Out("y", F32, testing::ToVec(out_shape)));
+    auto rt = testing::LoadBuilt(mb);
+    ASSERT_TRUE(rt.ok()) << rt.status();
+    testing::SetInput(**rt, 0, x);
+    ASSERT_TRUE((*rt)->Invoke().ok());
+    EXPECT_EQ(testing::ToVec((*rt)->output(0)->shape), testing::ToVec(out_shape));
+    testing::ExpectNear(testing::GetOutput<float>(**rt, 0), want,
+                        op == tfl::BuiltinOperator_REDUCE_PROD ? count * count : count,
+                        absl::StrCat(EnumNameBuiltinOperator(op), " iteration ", iter));
+  }
+}
+
+TEST(ReduceTest, ArgMaxPicksTheFirstMaximum) {
+  ModelBuilder mb;
+  auto& g = mb.Subgraph("main");
+  TensorId x = g.Input("x", F32, {2, 3});
+  TensorId axis = g.Constant<int32_t>("axis", {1}, {-1});
+  g.Output(g.Op(tfl::BuiltinOperator_ARG_MAX).In(x, axis).Out("y", tfl::TensorType_INT64, {2}));
+  auto rt = testing::LoadBuilt(mb);
+  ASSERT_TRUE(rt.ok()) << rt.status();
+  testing::SetInput<float>(**rt, 0, {1, 5, 5, 7, 2, 7});
+  ASSERT_TRUE((*rt)->Invoke().ok());
+  EXPECT_EQ(testing::GetOutput<int64_t>(**rt, 0), (std::vector<int64_t>{1, 0}));
+}
+
+TEST(PoolingTest, AverageAndMaxMatchReference) {
+  std::mt19937 rng = testing::SeededRng(1);
+  for (int iter = 0; iter < 30; ++iter) {
+    const bool is_max = iter % 2;
+    const int n = RandomInt(rng, 1, 2), h = RandomInt(rng, 1, 9), w = RandomInt(rng, 1, 9);
+    const int c = RandomInt(rng, 1, 5), kh = RandomInt(rng, 1, 3), kw = RandomInt(rng, 1, 3);
+    const int sh = RandomInt(rng, 1, 2), sw = RandomInt(rng, 1, 2);
+    const auto pad = RandomInt(rng, 0, 1) ? tfl::Padding_SAME : tfl::Padding_VALID;
+    const int oh = pad == tfl::Padding_SAME ? (h + sh - 1) / sh : (h - kh + sh) / sh;
+    const int ow = pad == tfl::Padding_SAME ? (w + sw - 1) / sw : (w - kw + sw) / sw;
+    if (oh <= 0 || ow <= 0) continue;
+    const int ph = std::max(0, ((oh - 1) * sh + kh - h) / 2);
+    const int pw = std::max(0, ((ow - 1) * sw + kw - w) / 2);
+    auto x = testing::RandomFloats(rng, int64_t(n) * h * w * c);
+    std::vector<float> want;
+    for (int b = 0; b < n; ++b)
+      for (int y = 0; y < oh; ++y)
+        for (int xo = 0; xo < ow; ++xo)
+          for (int ch = 0; ch < c; ++ch) {
+            double acc = is_max ? -1e30 : 0;
+            int cnt = 0;
+            for (int fy = 0; fy < kh; ++fy)
+              for (int fx = 0; fx < kw; ++fx) {
+                int iy = y * sh - ph + fy, ix = xo * sw - pw + fx;
+                if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
+                double v = x[((size_t(b) * h + iy) * w + ix) * c + ch];
+                acc = is_max ? std::max(acc, v) : acc + v;
+                ++cnt;
+              }
+            want.push_back(float(is_max ? acc : acc / cnt));
+          }
+    ModelBuilder mb;
+    auto& g = mb.Subgraph("main");
+    TensorId in = g.Input("x", F32, {n, h, w, c});
+    tfl::Pool2DOptionsT o;
+    o.padding = pad, o.stride_h = sh, o.stride_w = sw, o.filter_height = kh, o.filter_width = kw;
+    g.Output(g.Op(is_max ? tfl::BuiltinOperator_MAX_POOL_2D : tfl::BuiltinOperator_AVERAGE_POOL_2D)
+                 .In(in).Options(o).Out("y", F32, {n, oh, ow, c}));
+    auto rt = testing::LoadBuilt(mb, 2);
+    ASSERT_TRUE(rt.ok()) << rt.status();
+    testing::SetInput(**rt, 0, x);
+    ASSERT_TRUE((*rt)->Invoke().ok());
+    testing::ExpectNear(testing::GetOutput<float>(**rt, 0), want, kh * kw,
+                        absl::StrCat("iteration ", iter));
+  }
+}
+
+TEST(SoftmaxTest, SoftmaxLogSoftmaxAndL2NormMatchReference) {
+  std::mt19937 rng = testing::SeededRng(2);
+  for (int iter = 0; iter < 15; ++iter) {
+    const int rows = RandomInt(rng, 1, 6), depth = RandomInt(rng, 1, 50);
+    auto x = testing::RandomFloats(rng, int64_t(rows) * depth, -5, 5);
+    const float beta = 0.5f + iter % 3;
+    std::vector<float> sm(x.size()), lsm(x.size()), l2(x.size());
+    for (int r = 0; r < rows; ++r) {
+      const float* v = x.data() + size_t(r) * depth;
+      double mx = *std::max_element(v, v + depth), s = 0, s1 = 0, sq = 0;
+      for (int i = 0; i < depth; ++i) {
+        s += std::exp((v[i] - mx) * beta);
+        s1 += std::exp(v[i] - mx);
+        sq += double(v[i]) * v[i];
+      }
+      for (int i = 0; i < depth; ++i) {
+        sm[size_t(r) * depth + i] = float(std::exp((v[i] - mx) * beta) / s);
+        lsm[size_t(r) * depth + i] = float(v[i] - mx - std::log(s1));
+        l2[size_t(r) * depth + i] = float(v[i] / std::max(std::sqrt(sq), 1e-6));
+      }
+    }
+    ModelBuilder mb;
+    auto& g = mb.Subgraph("main");
+    TensorId in = g.Input("x", F32, {rows, depth});
+    tfl::SoftmaxOptionsT so;
+    so.beta = beta;
+    g.Output(g.Op(tfl::BuiltinOperator_SOFTMAX).In(in).Options(so).Out("sm", F32, {rows, depth}));
+    g.Output(g.Op(tfl::BuiltinOperator_LOG_SOFTMAX).In(in).Out("lsm", F32, {rows, depth}));
+    g.Output(g.Op(tfl::BuiltinOperator_L2_NORMALIZATION).In(in).Out("l2", F32, {rows, depth}));
+    auto rt = testing::LoadBuilt(mb, 2);
+    ASSERT_TRUE(rt.ok()) << rt.status();
+    testing::SetInput(**rt, 0, x);
+    ASSERT_TRUE((*rt)->Invoke().ok());
+    testing::ExpectNear(testing::GetOutput<float>(**rt, 0), sm, depth, "softmax");
+    testing::ExpectNear(testing::GetOutput<float>(**rt, 1), lsm, depth, "log_softmax");
+    testing::ExpectNear(testing::GetOutput<float>(**rt, 2), l2, depth, "l2_normalization");
+  }
+}
+
+}  // namespace
+}  // namespace graft

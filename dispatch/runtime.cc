@@ -1,0 +1,215 @@
+#include "dispatch/runtime.h"
+
+#include <algorithm>
+
+#include <set>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "core/model_io.h"
+#include "core/status.h"
+#include "dispatch/subgraph_executor.h"
+#include "dispatch/vendor_backend.h"
+#include "dispatch/thread_pool.h"
+
+namespace graft {
+
+Tensor* Signature::input(size_t i) {
+  return i < inputs_.size() ? executor_->tensor(inputs_[i]) : nullptr;
+}
+Tensor* Signature::output(size_t i) {
+  return i < outputs_.size() ? executor_->tensor(outputs_[i]) : nullptr;
+}
+Tensor* Signature::input(absl::string_view name) {
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    if (input_names_[i] == name) return input(i);
+  }
+  return nullptr;
+}
+Tensor* Signature::output(absl::string_view name) {
+  for (size_t i = 0; i < outputs_.size(); ++i) {
+    if (output_names_[i] == name) return output(i);
+  }
+  return nullptr;
+}
+
+absl::Status Signature::BindInput(size_t i, void* data, size_t bytes) {
+  if (i >= inputs_.size()) {
+    return absl::OutOfRangeError(absl::StrFormat(
+        "input %d out of range (%d inputs)", i, inputs_.size()));
+  }
+  return executor_->BindInput(inputs_[i], data, bytes);
+}
+
+absl::Status Signature::BindOutput(size_t i, void* data, size_t bytes) {
+  if (i >= outputs_.size()) {
+    return absl::OutOfRangeError(absl::StrFormat(
+        "output %d out of range (%d outputs)", i, outputs_.size()));
+  }
+  return executor_->BindOutput(outputs_[i], data, bytes);
+}
+
+absl::Status Signature::Invoke() { return executor_->Run(); }
+
+Runtime::Runtime() = default;
+Runtime::~Runtime() = default;
+
+absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Load(
+    const std::string& path, const RuntimeOptions& options) {
+  GRAFT_ASSIGN_OR_RETURN(Model model, graft::LoadModel(path));
+  absl::StatusOr<std::unique_ptr<Runtime>> rt =
+      LoadModel(std::move(model), options);
+  if (!rt.ok()) {
+    return absl::Status(rt.status().code(),
+                        absl::StrCat(path, ": ", rt.status().message()));
+  }
+  return rt;
+}
+
+absl::StatusOr<std::unique_ptr<Runtime>> Runtime::LoadModel(
+    Model model, const RuntimeOptions& options) {
+  std::unique_ptr<Runtime> rt(new Runtime());
+  rt->model_ = std::make_unique<Model>(std::move(model));
+  GRAFT_RETURN_IF_ERROR(rt->Init(options));
+  return rt;
+}
+
+absl::Status Runtime::Init(const RuntimeOptions& options) {
+  const Model& model = *model_;
+  if (model.subgraphs.empty()) {
+    return absl::InvalidArgumentError("the model has no subgraphs");
+  }
+  pool_ = std::make_unique<ThreadPool>(options.num_threads);
+  env_ = std::make_unique<LoadEnv>();
+  env_->model = model_.get();
+  env_->pool = pool_.get();
+  backends_ = options.dispatch_backends;
+  // Vendor dispatch libraries for the vendors the manifest names, unless the
+  // caller passed a backend for that vendor. A vendor with no library falls
+  // back to CPU (or fails under kRequireAccelerator, listing the ops).
+  if (!options.dispatch_dirs.empty() || !options.dispatch_paths.empty()) {
+    absl::StatusOr<Manifest> wanted = ReadManifest(model);
+    if (wanted.ok()) {
+      for (const auto& given : options.dispatch_backends) {
+        if (given == nullptr) continue;
+        auto& vs = wanted->vendors;
+        vs.erase(std::remove_if(vs.begin(), vs.end(),
+                                [&](const ManifestVendor& v) {
+                                  return v.vendor == given->vendor();
+                                }),
+                 vs.end());
+      }
+      std::vector<std::string> missing;
+      GRAFT_ASSIGN_OR_RETURN(
+          std::vector<std::shared_ptr<DispatchBackend>> loaded,
+          LoadVendorBackends(*wanted, options.dispatch_dirs,
+                             options.dispatch_paths, &missing));
+      for (auto& b : loaded) backends_.push_back(std::move(b));
+    }
+  }
+  for (const auto& backend : backends_) {
+    if (backend == nullptr) {
+      return absl::InvalidArgumentError("null dispatch backend");
+    }
+    std::string vendor(backend->vendor());
+    if (!env_->backends.emplace(vendor, backend.get()).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("two dispatch backends for vendor '", vendor, "'"));
+    }
+  }
+  absl::StatusOr<Manifest> manifest = ReadManifest(model);
+  if (manifest.ok()) {
+    if (manifest->format_version > kCompiledFormatVersion) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "the model was compiled in format version %d; this runtime reads "
+          "up to %d",
+          manifest->format_version, kCompiledFormatVersion));
+    }
+    manifest_ = std::make_unique<Manifest>(*std::move(manifest));
+    env_->manifest = manifest_.get();
+  } else if (!absl::IsNotFound(manifest.status())) {
+    return manifest.status();
+  }
+
+  // Entry subgraphs: subgraph 0 and every signature's.
+  std::set<SubgraphId> entries = {0};
+  for (const tfl::SignatureDefT& sig : model.signature_defs) {
+    entries.insert(static_cast<SubgraphId>(sig.subgraph_index));
+  }
+  std::vector<SubgraphExecutor*> by_subgraph(model.subgraphs.size(), nullptr);
+  for (SubgraphId id : entries) {
+    GRAFT_ASSIGN_OR_RETURN(
+        std::unique_ptr<SubgraphExecutor> e,
+        SubgraphExecutor::Create(env_.get(), id, nullptr,
+                                 /*external_io=*/false,
+                                 /*count_cpu_ops=*/true));
+    if (id >= 0 && id < static_cast<SubgraphId>(by_subgraph.size())) {
+      by_subgraph[id] = e.get();
+    }
+    executors_.push_back(std::move(e));
+  }
+  if (!env_->missing.empty()) {
+    return absl::UnimplementedError(absl::StrCat(
+        env_->missing.size() == 1
+            ? std::string("1 op cannot run: ")
+            : absl::StrFormat("%d ops cannot run:\n  ", env_->missing.size()),
+        absl::StrJoin(env_->missing, "\n  ")));
+  }
+  if (options.policy == AcceleratorPolicy::kRequireAccelerator &&
+      !env_->cpu_ops.empty()) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "policy kRequireAccelerator: %d ops would run on CPU:\n  %s",
+        env_->cpu_ops.size(), absl::StrJoin(env_->cpu_ops, "\n  ")));
+  }
+
+  const Subgraph& main_sg = model.subgraphs[0];
+  main_.executor_ = by_subgraph[0];
+  main_.inputs_ = main_sg.inputs;
+  main_.outputs_ = main_sg.outputs;
+  for (TensorId t : main_sg.inputs) {
+    main_.input_names_.push_back(main_sg.tensors[t].name);
+  }
+  for (TensorId t : main_sg.outputs) {
+    main_.output_names_.push_back(main_sg.tensors[t].name);
+  }
+  for (const tfl::SignatureDefT& def : model.signature_defs) {
+    Signature sig;
+    sig.key_ = def.signature_key;
+    sig.executor_ = by_subgraph[def.subgraph_index];
+    for (const auto& m : def.inputs) {
+      sig.inputs_.push_back(static_cast<TensorId>(m->tensor_index));
+      sig.input_names_.push_back(m->name);
+    }
+    for (const auto& m : def.outputs) {
+      sig.outputs_.push_back(static_cast<TensorId>(m->tensor_index));
+      sig.output_names_.push_back(m->name);
+    }
+    signatures_.push_back(std::move(sig));
+  }
+  return absl::OkStatus();
+}
+
+Signature* Runtime::signature(size_t index) {
+  return index < signatures_.size() ? &signatures_[index] : nullptr;
+}
+
+absl::StatusOr<Signature*> Runtime::signature(absl::string_view key) {
+  std::vector<std::string> keys;
+  for (Signature& s : signatures_) {
+    if (s.key() == key) return &s;
+    keys.push_back(s.key());
+  }
+  return absl::NotFoundError(absl::StrCat(
+      "no signature '", key, "'; the model has ",
+      keys.empty() ? std::string("none") : absl::StrJoin(keys, ", ")));
+}
+
+RuntimeReport Runtime::Report() const {
+  RuntimeReport r;
+  for (const auto& e : executors_) r.subgraphs.push_back(e->Report());
+  return r;
+}
+
+}  // namespace graft

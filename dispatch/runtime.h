@@ -1,0 +1,162 @@
+// Runtime: load a .tflite model (compiled by Graft or not) and run it.
+//
+//   graft::RuntimeOptions opts;
+//   opts.num_threads = 4;
+//   auto rt = graft::Runtime::Load("model.tflite", opts);
+//   if (!rt.ok()) { /* rt.status() says which op lacks a kernel, ... */ }
+//   float* in = (*rt)->input(0)->data<float>();
+//   ... fill in ...
+//   absl::Status st = (*rt)->Invoke();
+//   const float* out = (*rt)->output(0)->data<float>();
+//   std::cout << (*rt)->Report().ToString();
+//
+// Load memory-maps the file (weights and bytecode stay in the mapping),
+// prepares every op of subgraph 0 and of each signature's subgraph (kernel
+// selection, shape inference, weight packing), computes ops whose inputs are
+// all constant, and plans one arena per subgraph. Everything that can fail
+// for a model fails here, with a message naming the subgraph, op index, op
+// name and dtypes; Invoke allocates nothing.
+//
+// Dispatch ops (custom code GRAFT_DISPATCH) run on the DispatchBackend of
+// the vendor they name (RuntimeOptions::dispatch_backends); without one, or
+// when the backend refuses the op, they run their fallback subgraph on CPU
+// kernels (policy kAllowCpuFallback), or Load fails listing every op that
+// would run on CPU (kRequireAccelerator). STABLEHLO_COMPOSITE ops run their
+// decomposition subgraph. Control flow (WHILE, IF, CALL_ONCE) is refused at
+// load for now.
+//
+// Thread-safety: a Runtime is used by one thread at a time (Invoke, Bind*,
+// tensor access). Several runtimes may run concurrently.
+#ifndef GRAFT_DISPATCH_RUNTIME_H_
+#define GRAFT_DISPATCH_RUNTIME_H_
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "core/compiled_format.h"
+#include "core/model.h"
+#include "dispatch/dispatch_backend.h"
+#include "dispatch/runtime_report.h"
+#include "dispatch/tensor.h"
+
+namespace graft {
+
+class SubgraphExecutor;
+class ThreadPool;
+struct LoadEnv;
+
+enum class AcceleratorPolicy {
+  // Ops no accelerator takes run on Graft's CPU kernels.
+  kAllowCpuFallback,
+  // Load fails unless every op runs on a vendor backend (ops computed once
+  // at load from constants do not count).
+  kRequireAccelerator,
+};
+
+struct RuntimeOptions {
+  // Threads for CPU kernels, counting the invoking thread (1 = no threads).
+  int num_threads = 1;
+  AcceleratorPolicy policy = AcceleratorPolicy::kAllowCpuFallback;
+  // Vendor dispatch backends, at most one per vendor name. Shared so one
+  // backend (one loaded vendor library) can serve several runtimes.
+  std::vector<std::shared_ptr<DispatchBackend>> dispatch_backends;
+  // Where to find vendor dispatch libraries (libgraft_dispatch_<vendor>.so)
+  // for the vendors the model's manifest names, and explicit library files.
+  std::vector<std::string> dispatch_dirs;
+  std::vector<std::string> dispatch_paths;
+};
+
+// The inputs and outputs of one entry point: a signature of the model, or
+// subgraph 0's own inputs and outputs. Owned by the Runtime.
+class Signature {
+ public:
+  const std::string& key() const { return key_; }
+  size_t num_inputs() const { return inputs_.size(); }
+  size_t num_outputs() const { return outputs_.size(); }
+  const std::string& input_name(size_t i) const { return input_names_[i]; }
+  const std::string& output_name(size_t i) const { return output_names_[i]; }
+
+  // Null when out of range / unknown. The tensor's data is valid until the
+  // next Bind* of it; output data after Invoke returns OK.
+  Tensor* input(size_t i);
+  Tensor* output(size_t i);
+  Tensor* input(absl::string_view name);
+  Tensor* output(absl::string_view name);
+
+  // Zero-copy I/O: the runtime reads input i from / writes output i to the
+  // caller's buffer, which must hold exactly the tensor's bytes, be aligned
+  // to its element size and stay valid across Invoke calls until rebound.
+  // Null restores the runtime's own buffer.
+  absl::Status BindInput(size_t i, void* data, size_t bytes);
+  absl::Status BindOutput(size_t i, void* data, size_t bytes);
+
+  absl::Status Invoke();
+
+ private:
+  friend class Runtime;
+  std::string key_;
+  SubgraphExecutor* executor_ = nullptr;
+  std::vector<TensorId> inputs_, outputs_;
+  std::vector<std::string> input_names_, output_names_;
+};
+
+class Runtime {
+ public:
+  // Loads and prepares the model at `path`.
+  static absl::StatusOr<std::unique_ptr<Runtime>> Load(
+      const std::string& path, const RuntimeOptions& options = {});
+  // As Load, for a model already in memory (built by a test, or produced by
+  // on-device compilation). Takes ownership.
+  static absl::StatusOr<std::unique_ptr<Runtime>> LoadModel(
+      Model model, const RuntimeOptions& options = {});
+
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  // Subgraph 0's inputs and outputs (its tensor names are the I/O names).
+  Signature* main() { return &main_; }
+  size_t num_inputs() const { return main_.num_inputs(); }
+  size_t num_outputs() const { return main_.num_outputs(); }
+  Tensor* input(size_t i) { return main_.input(i); }
+  Tensor* output(size_t i) { return main_.output(i); }
+  absl::Status BindInput(size_t i, void* data, size_t bytes) {
+    return main_.BindInput(i, data, bytes);
+  }
+  absl::Status BindOutput(size_t i, void* data, size_t bytes) {
+    return main_.BindOutput(i, data, bytes);
+  }
+  absl::Status Invoke() { return main_.Invoke(); }
+
+  // The model's signatures, in model order.
+  size_t num_signatures() const { return signatures_.size(); }
+  Signature* signature(size_t index);
+  // NotFound (listing the keys there are) for an unknown key.
+  absl::StatusOr<Signature*> signature(absl::string_view key);
+
+  RuntimeReport Report() const;
+  const Model& model() const { return *model_; }
+
+ private:
+  Runtime();
+  absl::Status Init(const RuntimeOptions& options);
+
+  std::unique_ptr<Model> model_;
+  std::unique_ptr<Manifest> manifest_;
+  std::vector<std::shared_ptr<DispatchBackend>> backends_;
+  std::unique_ptr<ThreadPool> pool_;
+  std::unique_ptr<LoadEnv> env_;
+  // One executor per entry subgraph, in subgraph order.
+  std::vector<std::unique_ptr<SubgraphExecutor>> executors_;
+  Signature main_;
+  std::vector<Signature> signatures_;
+};
+
+}  // namespace graft
+
+#endif  // GRAFT_DISPATCH_RUNTIME_H_

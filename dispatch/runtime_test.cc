@@ -1,0 +1,408 @@
+// The Runtime API: loading, memory planning, binding, signatures, reports,
+// folding, refusal messages, composites, and the DispatchBackend seam
+// (vendor execution, fallback to CPU, kRequireAccelerator).
+#include "dispatch/runtime.h"
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "core/compiled_format.h"
+#include "core/model_builder.h"
+#include "core/model_io.h"
+#include "core/test_support.h"
+#include "dispatch/kernels/kernel_test_util.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace graft {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::GetOutput;
+using testing::LoadBuilt;
+using testing::SetInput;
+
+constexpr auto F32 = tfl::TensorType_FLOAT32;
+
+// y = relu((x + x) * c) over [2, 3], with a signature.
+void BuildChain(ModelBuilder& mb) {
+  auto& g = mb.Subgraph("main");
+  TensorId x = g.Input("x", F32, {2, 3});
+  TensorId c = g.Constant<float>("c", {3}, {1, -1, 2});
+  TensorId a = g.Op(tfl::BuiltinOperator_ADD).In(x, x).Out("a", F32, {2, 3});
+  TensorId m = g.Op(tfl::BuiltinOperator_MUL).In(a, c).Out("m", F32, {2, 3});
+  TensorId y = g.Op(tfl::BuiltinOperator_RELU).In(m).Out("y", F32, {2, 3});
+  g.Output(y);
+  mb.Signature("serving_default", {{"input", x}}, {{"output", y}});
+}
+
+const std::vector<float> kX = {1, 2, 3, -1, -2, -3};
+const std::vector<float> kY = {2, 0, 12, 0, 4, 0};
+
+TEST(RuntimeTest, RunsAChainAndReportsWhereOpsRan) {
+  ModelBuilder mb;
+  BuildChain(mb);
+  auto rt = LoadBuilt(mb);
+  ASSERT_TRUE(rt.ok()) << rt.status();
+  SetInput(**rt, 0, kX);
+  ASSERT_TRUE((*rt)->Invoke().ok());
+  EXPECT_EQ(GetOutput<float>(**rt, 0), kY);
+  // Invoking again gives the same result (inputs are not clobbered).
+  ASSERT_TRUE((*rt)->Invoke().ok());
+  EXPECT_EQ(GetOutput<float>(**rt, 0), kY);
+  RuntimeReport report = (*rt)->Report();
+  EXPECT_EQ(report.CountOps(OpReport::Where::kCpu), 3);
+  ASSERT_EQ(report.subgraphs.size(), 1u);
+  EXPECT_LE(report.subgraphs[0].arena_bytes,
+            report.subgraphs[0].unshared_bytes);
+  EXPECT_THAT(report.ToString(), HasSubstr("op 1 MUL: cpu (Mul)"));
+}
+
+TEST(RuntimeTest, ArenaReusesBuffersOfDeadTensors) {
+  // A chain of 8 same-size ops needs 3 live buffers at most (input, the
+  // op's input and output), not 9.
+  ModelBuilder mb;
+  auto& g = mb.Subgraph("main");
+  TensorId t = g.Input("x", F32, {256});
+  for (int i = 0; i < 8; ++i) {
+    t = g.Op(tfl::BuiltinOperator_RELU).In(t).Out(absl::StrCat("t", i), F32,
+                                                   {256});
+  }
+  g.Output(t);
+  auto rt = LoadBuilt(mb);
+  ASSERT_TRUE(rt.ok()) << rt.status();
+  const RuntimeReport report = (*rt)->Report();
+  const SubgraphReport& s = report.subgraphs[0];
+  EXPECT_EQ(s.unshared_bytes, 9u * 1024);
+  EXPECT_LE(s.arena_bytes, 3u * 1024);
+}
+
+TEST(RuntimeTest, BoundBuffersAreUsedInPlace) {
+  ModelBuilder mb;
+  BuildChain(mb);
+  auto rt = LoadBuilt(mb);
+  ASSERT_TRUE(rt.ok()) << rt.status();
+  std::vector<float> in = kX, out(6, -7);
+  ASSERT_TRUE((*rt)->BindInput(0, in.data(), in.size() * 4).ok());
+  ASSERT_TRUE((*rt)->BindOutput(0, out.data(), out.size() * 4).ok());
+  EXPECT_EQ((*rt)->input(0)->data<float>(), in.data());
+  ASSERT_TRUE((*rt)->Invoke().ok());
+  EXPECT_EQ(out, kY);
+  absl::Status wrong = (*rt)->BindInput(0, in.data(), 4);
+  EXPECT_FALSE(wrong.ok());
+  EXPECT_THAT(std::string(wrong.message()), HasSubstr("24 bytes"));
+  EXPECT_TRUE((*rt)->BindOutput(0, nullptr, 0).ok());
+  EXPECT_NE((*rt)->output(0)->data<float>(), out.data());
+}
+
+TEST(RuntimeTest, SignaturesByKeyAndName) {
+  ModelBuilder mb;
+  BuildChain(mb);
+  auto rt = LoadBuilt(mb);
+  ASSERT_TRUE(rt.ok()) << rt.status();
+  auto sig = (*rt)->signature("serving_default");
+  ASSERT_TRUE(sig.ok()) << sig.status();
+  Tensor* in = (*sig)->input("input");
+  ASSERT_NE(in, nullptr);
+  std::memcpy(in->raw_data, kX.data(), 24);
+  ASSERT_TRUE((*sig)->Invoke().ok());
+  const Tensor* out = (*sig)->output("output");
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(std::vector<float>(out->data<float>(), out->data<float>() + 6),
+            kY);
+  auto missing = (*rt)->signature("nope");
+  EXPECT_TRUE(absl::IsNotFound(missing.status()));
+  EXPECT_THAT(std::string(missing.status().message()),
+              HasSubstr("serving_default"));
+}
+
+TEST(RuntimeTest, FoldsOpsWhoseInputsAreConstant) {
+  ModelBuilder mb;
+  auto& g = mb.Subgraph("main");
+  TensorId x = g.Input("x", F32, {3});
+  TensorId c = g.Constant<float>("c", {3}, {1, 2, 3});
+  TensorId c2 = g.Op(tfl::BuiltinOperator_MUL).In(c, c).Out("c2", F32, {3});
+  g.Output(g.Op(tfl::BuiltinOperator_ADD).In(x, c2).Out("y", F32, {3}));
+  auto rt = LoadBuilt(mb);
+  ASSERT_TRUE(rt.ok()) << rt.status();
+  RuntimeReport report = (*rt)->Report();
+  EXPECT_EQ(report.CountOps(OpReport::Where::kFolded), 1);
+  EXPECT_EQ(report.CountOps(OpReport::Where::kCpu), 1);
+  SetInput<float>(**rt, 0, {1, 1, 1});
+  ASSERT_TRUE((*rt)->Invoke().ok());
+  EXPECT_EQ(GetOutput<float>(**rt, 0), (std::vector<float>{2, 5, 10}));
+}
+
+TEST(RuntimeTest, RefusesAtLoadListingEveryOpWithoutAKernel) {
+  ModelBuilder mb;
+  auto& g = mb.Subgraph("main");
+  TensorId x = g.Input("x", F32, {4});
+  TensorId a = g.CustomOp("MyCustom").In(x).Out("a", F32, {4});
+  TensorId b = g.Op(tfl::BuiltinOperator_RELU).In(x).Out("b", F32, {4});
+  TensorId c = g.Op(tfl::BuiltinOperator_HASHTABLE_LOOKUP).In(b, b).Out(
+      "c", F32, {4});
+  g.Output(a).Output(c);
+  auto rt = LoadBuilt(mb);
+  ASSERT_FALSE(rt.ok());
+  EXPECT_TRUE(absl::IsUnimplemented(rt.status())) << rt.status();
+  const std::string msg(rt.status().message());
+  EXPECT_THAT(msg, HasSubstr("2 ops cannot run"));
+  EXPECT_THAT(msg, HasSubstr("op 0 (CUSTOM:MyCustom): no CPU kernel for "
+                             "custom op 'MyCustom'"));
+  EXPECT_THAT(msg, HasSubstr("op 2 (HASHTABLE_LOOKUP): no CPU kernel"));
+}
+
+TEST(RuntimeTest, RefusesControlFlowAtLoad) {
+  ModelBuilder mb;
+  auto& g = mb.Subgraph("main");
+  TensorId x = g.Input("x", F32, {1});
+  g.Output(g.Op(tfl::BuiltinOperator_WHILE).In(x).Out("y", F32, {1}));
+  mb.Subgraph("cond");
+  mb.Subgraph("body");
+  auto rt = Runtime::LoadModel(std::move(mb).BuildUnverified());
+  ASSERT_FALSE(rt.ok());
+  EXPECT_THAT(std::string(rt.status().message()),
+              HasSubstr("op 0 (WHILE): control flow is not supported yet"));
+}
+
+TEST(RuntimeTest, ReportsKernelErrorsWithTheOp) {
+  ModelBuilder mb;
+  auto& g = mb.Subgraph("main");
+  TensorId a = g.Input("a", F32, {2, 3});
+  TensorId b = g.Input("b", F32, {4});
+  g.Output(g.Op(tfl::BuiltinOperator_ADD).In(a, b).Out("y", F32, {2, 3}));
+  auto rt = LoadBuilt(mb);
+  ASSERT_FALSE(rt.ok());
+  EXPECT_TRUE(absl::IsInvalidArgument(rt.status())) << rt.status();
+  EXPECT_THAT(std::string(rt.status().message()),
+              HasSubstr("subgraph 0 op 0 (ADD): shapes [2, 3] and [4] do not "
+                        "broadcast"));
+}
+
+TEST(RuntimeTest, CompositeRunsItsDecomposition) {
+  ModelBuilder mb;
+  auto& g = mb.Subgraph("main");
+  TensorId x = g.Input("x", F32, {3});
+  tfl::StableHLOCompositeOptionsT o;
+  o.name = "odml.double_relu";
+  o.decomposition_subgraph_index = 1;
+  TensorId y = g.Op(tfl::BuiltinOperator_STABLEHLO_COMPOSITE)
+                   .In(x)
+                   .Options(o)
+                   .Out("y", F32, {3});
+  g.Output(y);
+  auto& d = mb.Subgraph("decomposition");
+  TensorId dx = d.Input("x", F32, {3});
+  TensorId dr = d.Op(tfl::BuiltinOperator_RELU).In(dx).Out("r", F32, {3});
+  d.Output(d.Op(tfl::BuiltinOperator_ADD).In(dr, dr).Out("y", F32, {3}));
+  auto rt = LoadBuilt(mb);
+  ASSERT_TRUE(rt.ok()) << rt.status();
+  SetInput<float>(**rt, 0, {-1, 2, 3});
+  ASSERT_TRUE((*rt)->Invoke().ok());
+  EXPECT_EQ(GetOutput<float>(**rt, 0), (std::vector<float>{0, 4, 6}));
+  RuntimeReport report = (*rt)->Report();
+  EXPECT_EQ(report.CountOps(OpReport::Where::kCall), 1);
+  EXPECT_EQ(report.CountOps(OpReport::Where::kCpu), 2);  // inside the call
+}
+
+// Dispatch libraries are looked up only for vendors a manifest names, so an
+// uncompiled model needs none, wherever the directories point.
+TEST(RuntimeTest, UncompiledModelNeedsNoDispatchLibrary) {
+  ModelBuilder mb;
+  BuildChain(mb);
+  RuntimeOptions options;
+  options.dispatch_dirs = {"/nonexistent"};
+  auto rt = Runtime::LoadModel(*std::move(mb).Build(), options);
+  EXPECT_TRUE(rt.ok()) << rt.status();
+}
+
+// --- The DispatchBackend seam -------------------------------------------
+
+// A vendor whose "accelerator" adds its two inputs; counts its calls.
+class AddingBackend : public DispatchBackend {
+ public:
+  explicit AddingBackend(std::string vendor, bool accept = true)
+      : vendor_(std::move(vendor)), accept_(accept) {}
+  absl::string_view vendor() const override { return vendor_; }
+  absl::StatusOr<std::unique_ptr<DispatchExecutable>> Prepare(
+      const DispatchOpInfo& op) override {
+    ++prepared;
+    last_module = std::string(op.module.view());
+    last_entry_point = op.options->entry_point;
+    if (!accept_) return absl::UnimplementedError("entry point unsupported");
+    class Exec : public DispatchExecutable {
+     public:
+      explicit Exec(int* calls) : calls_(calls) {}
+      absl::Status Execute(absl::Span<const Tensor* const> in,
+                           absl::Span<Tensor* const> out) override {
+        ++*calls_;
+        const int64_t n = out[0]->num_elements();
+        for (int64_t i = 0; i < n; ++i) {
+          out[0]->data<float>()[i] =
+              in[0]->data<float>()[i] + in[1]->data<float>()[i];
+        }
+        return absl::OkStatus();
+      }
+
+     private:
+      int* calls_;
+    };
+    return std::make_unique<Exec>(&executed);
+  }
+  int prepared = 0;
+  int executed = 0;
+  std::string last_module, last_entry_point;
+
+ private:
+  std::string vendor_;
+  bool accept_;
+};
+
+// main: y = relu(dispatch(a, b)), where the dispatch op's fallback
+// subgraph 1 computes a + b on CPU. `with_fallback` false strips it.
+Model CompiledModel(bool with_fallback) {
+  ModelBuilder mb;
+  auto& g = mb.Subgraph("main");
+  TensorId a = g.Input("a", F32, {4});
+  TensorId b = g.Input("b", F32, {4});
+  DispatchOpOptions o;
+  o.vendor = "acme";
+  o.module_buffer = AddBuffer(mb.model(), Bytes::Copy("ADD a b"));
+  o.entry_point = "partition_0";
+  o.fallback_subgraph = with_fallback ? 1 : -1;
+  TensorId d = g.CustomOp(kDispatchCustomCode)
+                   .In(a, b)
+                   .CustomOptions(EncodeDispatchOpOptions(o))
+                   .Out("d", F32, {4});
+  g.Output(g.Op(tfl::BuiltinOperator_RELU).In(d).Out("y", F32, {4}));
+  auto& f = mb.Subgraph("partition_0");
+  TensorId fa = f.Input("a", F32, {4});
+  TensorId fb = f.Input("b", F32, {4});
+  f.Output(f.Op(tfl::BuiltinOperator_ADD).In(fa, fb).Out("s", F32, {4}));
+  return std::move(mb).BuildUnverified();
+}
+
+void ExpectRelusSum(Runtime& rt) {
+  SetInput<float>(rt, 0, {1, -5, 3, 0});
+  SetInput<float>(rt, 1, {1, 2, -4, 2});
+  ASSERT_TRUE(rt.Invoke().ok());
+  EXPECT_EQ(GetOutput<float>(rt, 0), (std::vector<float>{2, 0, 0, 2}));
+}
+
+TEST(DispatchTest, RunsDispatchOpsOnTheVendorBackend) {
+  auto backend = std::make_shared<AddingBackend>("acme");
+  RuntimeOptions options;
+  options.dispatch_backends = {backend};
+  auto rt = Runtime::LoadModel(CompiledModel(true), options);
+  ASSERT_TRUE(rt.ok()) << rt.status();
+  EXPECT_EQ(backend->prepared, 1);
+  EXPECT_EQ(backend->last_module, "ADD a b");
+  EXPECT_EQ(backend->last_entry_point, "partition_0");
+  ExpectRelusSum(**rt);
+  EXPECT_EQ(backend->executed, 1);
+  RuntimeReport report = (*rt)->Report();
+  EXPECT_EQ(report.CountOps(OpReport::Where::kVendor), 1);
+  EXPECT_THAT(report.ToString(), HasSubstr("vendor (acme)"));
+}
+
+TEST(DispatchTest, FallsBackToCpuWithoutABackend) {
+  auto rt = Runtime::LoadModel(CompiledModel(true));
+  ASSERT_TRUE(rt.ok()) << rt.status();
+  ExpectRelusSum(**rt);
+  RuntimeReport report = (*rt)->Report();
+  EXPECT_EQ(report.CountOps(OpReport::Where::kFallback), 1);
+  EXPECT_THAT(report.ToString(),
+              HasSubstr("no dispatch backend for vendor 'acme'"));
+}
+
+TEST(DispatchTest, FallsBackWhenTheBackendRefusesTheOp) {
+  auto backend = std::make_shared<AddingBackend>("acme", /*accept=*/false);
+  RuntimeOptions options;
+  options.dispatch_backends = {backend};
+  auto rt = Runtime::LoadModel(CompiledModel(true), options);
+  ASSERT_TRUE(rt.ok()) << rt.status();
+  ExpectRelusSum(**rt);
+  EXPECT_EQ(backend->executed, 0);
+  EXPECT_THAT((*rt)->Report().ToString(),
+              HasSubstr("could not prepare it: entry point unsupported"));
+}
+
+TEST(DispatchTest, RequireAcceleratorListsEveryCpuOp) {
+  RuntimeOptions options;
+  options.policy = AcceleratorPolicy::kRequireAccelerator;
+  auto rt = Runtime::LoadModel(CompiledModel(true), options);
+  ASSERT_FALSE(rt.ok());
+  EXPECT_TRUE(absl::IsFailedPrecondition(rt.status())) << rt.status();
+  const std::string msg(rt.status().message());
+  EXPECT_THAT(msg, HasSubstr("2 ops would run on CPU"));
+  EXPECT_THAT(msg, HasSubstr("op 0 (CUSTOM:GRAFT_DISPATCH): fallback "
+                             "subgraph 1 (no dispatch backend"));
+  EXPECT_THAT(msg, HasSubstr("op 1 (RELU): CPU kernel Relu"));
+}
+
+TEST(DispatchTest, RequireAcceleratorStillListsCpuOpsBesideVendorOps) {
+  RuntimeOptions options;
+  options.policy = AcceleratorPolicy::kRequireAccelerator;
+  options.dispatch_backends = {std::make_shared<AddingBackend>("acme")};
+  auto rt = Runtime::LoadModel(CompiledModel(true), options);
+  ASSERT_FALSE(rt.ok());
+  EXPECT_THAT(std::string(rt.status().message()),
+              HasSubstr("1 ops would run on CPU:\n  subgraph 0 op 1 (RELU)"));
+}
+
+TEST(DispatchTest, FailsWithoutBackendOrFallback) {
+  auto rt = Runtime::LoadModel(CompiledModel(false));
+  ASSERT_FALSE(rt.ok());
+  EXPECT_THAT(std::string(rt.status().message()),
+              HasSubstr("no dispatch backend for vendor 'acme', and the op "
+                        "has no fallback subgraph"));
+}
+
+TEST(DispatchTest, ManifestIsCheckedBeforeAnyOpIsPrepared) {
+  class Picky : public AddingBackend {
+   public:
+    Picky() : AddingBackend("acme") {}
+    absl::Status CheckCompatibility(const ManifestVendor& m) override {
+      ++checked;
+      return absl::FailedPreconditionError(
+          absl::StrCat("compiled for ", m.soc_model));
+    }
+    int checked = 0;
+  };
+  Model model = CompiledModel(true);
+  Manifest manifest;
+  ManifestVendor v;
+  v.vendor = "acme";
+  v.soc_model = "ACME-9000";
+  manifest.vendors.push_back(v);
+  WriteManifest(model, manifest);
+  auto backend = std::make_shared<Picky>();
+  RuntimeOptions options;
+  options.dispatch_backends = {backend};
+  auto rt = Runtime::LoadModel(std::move(model), options);
+  ASSERT_TRUE(rt.ok()) << rt.status();
+  EXPECT_EQ(backend->checked, 1);
+  EXPECT_EQ(backend->prepared, 0);
+  ExpectRelusSum(**rt);
+  EXPECT_THAT((*rt)->Report().ToString(),
+              HasSubstr("rejected the model: compiled for ACME-9000"));
+}
+
+TEST(DispatchTest, CompiledModelRoundTripsThroughAFile) {
+  testing::TempDir tmp;
+  const std::string path = tmp.Join("compiled.tflite");
+  ASSERT_TRUE(SaveModel(CompiledModel(true), path).ok());
+  auto backend = std::make_shared<AddingBackend>("acme");
+  RuntimeOptions options;
+  options.dispatch_backends = {backend};
+  auto rt = Runtime::Load(path, options);
+  ASSERT_TRUE(rt.ok()) << rt.status();
+  EXPECT_EQ(backend->last_module, "ADD a b");
+  ExpectRelusSum(**rt);
+}
+
+}  // namespace
+}  // namespace graft

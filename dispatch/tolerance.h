@@ -1,0 +1,61 @@
+// Numeric tolerances for comparing Graft's outputs with a reference (the
+// TFLite reference interpreter, a test's own reference implementation):
+// defined once here so every test agrees.
+//
+// Float32. Each output element is accepted when
+//     |got - want| <= atol + rtol * |want|,   with
+//     rtol = 1e-5 * sqrt(max(1, K)),
+//     atol = rtol * max|want| over the whole output tensor,
+// where K is the longest reduction behind one element (a matmul's K, a
+// conv's kh*kw*cin, a mean's count; RuntimeReport::MaxReductionLength for a
+// whole model). Why: float32 rounding is ~6e-8 per operation; summing K
+// terms in a different order (blocked GEMM vs. the reference's loops) moves
+// the result by ~eps * sqrt(K) relative to the magnitude of the summands,
+// not of the result, so the absolute part scales with the largest output
+// magnitude (a proxy for the summands), which also covers results that
+// cancel to near zero. The 1e-5 factor (~150 eps) leaves room for
+// transcendental functions implemented differently (exp, tanh, erf) and a
+// few ops in sequence. NaN matches NaN; infinities must match exactly.
+//
+// Integer and bool outputs: exact. Quantized (int8/int16 with quantization
+// parameters): up to kQuantizedLsb units in the last place, the rounding
+// freedom TFLite's own optimized kernels take against its reference kernels.
+#ifndef GRAFT_DISPATCH_TOLERANCE_H_
+#define GRAFT_DISPATCH_TOLERANCE_H_
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+namespace graft {
+
+inline constexpr double kFloat32RelativeTolerance = 1e-5;
+inline constexpr int kQuantizedLsb = 1;
+
+struct FloatTolerance {
+  double atol = 0;
+  double rtol = 0;
+  bool Accepts(double got, double want) const {
+    if (std::isnan(want) || std::isnan(got)) {
+      return std::isnan(want) && std::isnan(got);
+    }
+    if (std::isinf(want) || std::isinf(got)) return got == want;
+    return std::fabs(got - want) <= atol + rtol * std::fabs(want);
+  }
+};
+
+// The float32 tolerance for an output whose largest reference magnitude is
+// `max_abs_want` and whose elements each reduce over `reduction_length`
+// terms (0 or 1 for elementwise results).
+inline FloatTolerance Float32Tolerance(int64_t reduction_length,
+                                       double max_abs_want) {
+  FloatTolerance t;
+  t.rtol = kFloat32RelativeTolerance *
+           std::sqrt(static_cast<double>(std::max<int64_t>(1, reduction_length)));
+  t.atol = t.rtol * (std::isfinite(max_abs_want) ? max_abs_want : 0.0);
+  return t;
+}
+
+}  // namespace graft
+
+#endif  // GRAFT_DISPATCH_TOLERANCE_H_

@@ -1,0 +1,126 @@
+#include "dispatch/vendor_backend.h"
+
+#include "absl/strings/str_cat.h"
+#include "core/status.h"
+
+namespace graft {
+namespace {
+
+class VendorExecutable : public DispatchExecutable {
+ public:
+  explicit VendorExecutable(std::unique_ptr<Invocation> invocation)
+      : invocation_(std::move(invocation)) {}
+
+  absl::Status Execute(absl::Span<const Tensor* const> inputs,
+                       absl::Span<Tensor* const> outputs) override {
+    // Attaching an unchanged pointer costs a comparison (Invocation skips
+    // it), so binding every call keeps app-bound buffers correct for free.
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      GRAFT_RETURN_IF_ERROR(
+          invocation_->AttachInput(i, inputs[i]->raw_data, inputs[i]->bytes));
+    }
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      GRAFT_RETURN_IF_ERROR(
+          invocation_->AttachOutput(i, outputs[i]->raw_data, outputs[i]->bytes));
+    }
+    return invocation_->Invoke();
+  }
+
+ private:
+  std::unique_ptr<Invocation> invocation_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<VendorBackend>> VendorBackend::Create(
+    std::unique_ptr<DispatchLibrary> library) {
+  std::shared_ptr<VendorBackend> backend(new VendorBackend());
+  GRAFT_ASSIGN_OR_RETURN(backend->context_, library->CreateDeviceContext());
+  backend->library_ = std::move(library);
+  return backend;
+}
+
+absl::string_view VendorBackend::vendor() const {
+  return library_->info().vendor;
+}
+
+absl::Status VendorBackend::CheckCompatibility(const ManifestVendor& manifest) {
+  return library_->CheckStamp(manifest);
+}
+
+absl::StatusOr<std::unique_ptr<DispatchExecutable>> VendorBackend::Prepare(
+    const DispatchOpInfo& op) {
+  InvocationSpec spec;
+  spec.bytecode = op.module.span();
+  spec.entry_point = op.options->entry_point;
+  spec.num_inputs = op.inputs.size();
+  spec.num_outputs = op.outputs.size();
+  if (op.model != nullptr && op.model->file != nullptr) {
+    spec.model = op.model->file->span();
+    spec.model_fd = op.model->file->fd();
+    spec.keep_alive = op.model->file;
+  }
+  GRAFT_ASSIGN_OR_RETURN(std::unique_ptr<Invocation> invocation,
+                         context_->CreateInvocation(spec));
+  // The vendor's idea of each buffer must match the model's before any run.
+  auto check = [&](const char* what, size_t i, const Tensor& t,
+                   const BufferRequirements& r) -> absl::Status {
+    if (r.size != t.bytes ||
+        r.element_type != static_cast<int32_t>(t.type)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          library_->label(), ": entry point '", spec.entry_point, "' ", what,
+          " ", i, " wants ", r.size, " bytes of element type ", r.element_type,
+          ", the model has ", t.bytes, " bytes of type ",
+          static_cast<int>(t.type)));
+    }
+    return absl::OkStatus();
+  };
+  for (size_t i = 0; i < op.inputs.size(); ++i) {
+    GRAFT_RETURN_IF_ERROR(
+        check("input", i, *op.inputs[i], invocation->input_requirements(i)));
+  }
+  for (size_t i = 0; i < op.outputs.size(); ++i) {
+    GRAFT_RETURN_IF_ERROR(
+        check("output", i, *op.outputs[i], invocation->output_requirements(i)));
+  }
+  return std::unique_ptr<DispatchExecutable>(
+      new VendorExecutable(std::move(invocation)));
+}
+
+absl::StatusOr<std::vector<std::shared_ptr<DispatchBackend>>>
+LoadVendorBackends(const Manifest& manifest,
+                   absl::Span<const std::string> dirs,
+                   absl::Span<const std::string> paths,
+                   std::vector<std::string>* missing) {
+  std::vector<std::shared_ptr<DispatchBackend>> out;
+  std::vector<std::unique_ptr<DispatchLibrary>> explicit_libraries;
+  for (const std::string& path : paths) {
+    GRAFT_ASSIGN_OR_RETURN(auto library, DispatchLibrary::Load(path));
+    explicit_libraries.push_back(std::move(library));
+  }
+  for (const ManifestVendor& v : manifest.vendors) {
+    std::unique_ptr<DispatchLibrary> library;
+    for (auto& candidate : explicit_libraries) {
+      if (candidate != nullptr && candidate->info().vendor == v.vendor) {
+        library = std::move(candidate);
+        break;
+      }
+    }
+    if (library == nullptr) {
+      auto found = LoadDispatchLibraryForVendor(dirs, v.vendor);
+      if (!found.ok()) {
+        if (absl::IsNotFound(found.status())) {
+          if (missing) missing->push_back(std::string(found.status().message()));
+          continue;
+        }
+        return found.status();
+      }
+      library = std::move(*found);
+    }
+    GRAFT_ASSIGN_OR_RETURN(auto backend, VendorBackend::Create(std::move(library)));
+    out.push_back(std::move(backend));
+  }
+  return out;
+}
+
+}  // namespace graft

@@ -1,0 +1,50 @@
+// VendorBackend: a vendor dispatch library (vendor_dispatch.h) serving the
+// runtime as a DispatchBackend. One device context per backend; one
+// invocation per dispatch op, created at load; Execute attaches the op's
+// current buffers (a no-op when they did not move) and invokes.
+#ifndef GRAFT_DISPATCH_VENDOR_BACKEND_H_
+#define GRAFT_DISPATCH_VENDOR_BACKEND_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "core/compiled_format.h"
+#include "dispatch/dispatch_backend.h"
+#include "dispatch/vendor_dispatch.h"
+
+namespace graft {
+
+class VendorBackend : public DispatchBackend {
+ public:
+  // Wraps `library` with a fresh device context.
+  static absl::StatusOr<std::shared_ptr<VendorBackend>> Create(
+      std::unique_ptr<DispatchLibrary> library);
+
+  absl::string_view vendor() const override;
+  absl::Status CheckCompatibility(const ManifestVendor& manifest) override;
+  absl::StatusOr<std::unique_ptr<DispatchExecutable>> Prepare(
+      const DispatchOpInfo& op) override;
+
+ private:
+  VendorBackend() = default;
+  std::unique_ptr<DispatchLibrary> library_;
+  std::unique_ptr<DeviceContext> context_;
+};
+
+// Loads a backend for each vendor the model's manifest names, from `dirs`
+// (libgraft_dispatch_<vendor>.so) or `paths` (explicit libraries, matched by
+// the vendor they report). A vendor with no library is left out, so its ops
+// fall back to CPU (or fail under kRequireAccelerator); `missing` receives
+// one line per such vendor saying what to do.
+absl::StatusOr<std::vector<std::shared_ptr<DispatchBackend>>>
+LoadVendorBackends(const Manifest& manifest,
+                   absl::Span<const std::string> dirs,
+                   absl::Span<const std::string> paths,
+                   std::vector<std::string>* missing);
+
+}  // namespace graft
+
+#endif  // GRAFT_DISPATCH_VENDOR_BACKEND_H_

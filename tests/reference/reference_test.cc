@@ -1,0 +1,946 @@
+// Graft's CPU runtime against TFLite's reference interpreter.
+//
+// CorpusModelsMatchReference: every model of the third-party corpus is
+// loaded by the Runtime; those it can run (all their ops have kernels) get
+// seeded random inputs, run in the reference interpreter and in Graft, and
+// their outputs are compared under tolerance.h's rules. Models refused for
+// missing kernels are listed as "not yet runnable" with the reason.
+//
+// OpZooMatchesReference: a zoo of single-op models built here with
+// ModelBuilder (random shapes and options per kernel: padding, strides,
+// masks, broadcasting, ...) checked the same way, so each kernel's TFLite
+// semantics are pinned by the oracle itself.
+//
+// All models of a test go through ONE python process (a manifest), which
+// keeps the suite within seconds.
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "core/file_util.h"
+#include "core/model_builder.h"
+#include "core/model_io.h"
+#include "core/test_support.h"
+#include "dispatch/npy.h"
+#include "dispatch/runtime.h"
+#include "dispatch/tolerance.h"
+#include "gtest/gtest.h"
+
+namespace graft {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string ScriptPath() {
+  return testing::SourceDir() + "/tests/reference/run_reference.py";
+}
+
+bool OracleAvailable() {
+  return std::system(
+             "python3 -c 'import ai_edge_litert.interpreter, numpy' "
+             ">/dev/null 2>&1") == 0;
+}
+
+#define GRAFT_SKIP_IF_NO_ORACLE()                                        \
+  do {                                                                   \
+    if (!OracleAvailable()) {                                            \
+      GTEST_SKIP() << "python3 with ai_edge_litert and numpy not found " \
+                      "(pip install ai-edge-litert numpy)";              \
+    }                                                                    \
+  } while (0)
+
+std::string FirstLine(absl::string_view s) {
+  return std::string(s.substr(0, s.find('\n')));
+}
+
+std::string JsonString(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out.push_back('\\');
+    out.push_back(c);
+  }
+  return out + "\"";
+}
+
+struct Summary {
+  std::vector<std::string> compared;
+  std::vector<std::string> not_runnable;
+  std::vector<std::string> reference_failed;
+  std::vector<std::string> mismatches;
+};
+
+// Compares one output; returns "" when it matches, else what differs.
+std::string CompareOutput(const Tensor& got, const NpyArray& want,
+                          int64_t reduction_length) {
+  if (got.type != want.type) {
+    return absl::StrCat("dtype ", TensorTypeName(got.type), " vs reference ",
+                        TensorTypeName(want.type));
+  }
+  std::vector<int64_t> got_shape(got.shape.begin(), got.shape.end());
+  if (got_shape != want.shape) {
+    return absl::StrCat("shape ", ShapeToString(got.shape), " vs reference [",
+                        absl::StrJoin(want.shape, ", "), "]");
+  }
+  if (got.bytes != want.data.size()) return "size differs";
+  if (got.type == tfl::TensorType_FLOAT32) {
+    const float* g = got.data<float>();
+    const float* w = reinterpret_cast<const float*>(want.data.data());
+    const int64_t n = want.num_elements();
+    double max_abs = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      if (std::isfinite(w[i])) max_abs = std::max(max_abs, double(std::fabs(w[i])));
+    }
+    const FloatTolerance tol = Float32Tolerance(reduction_length, max_abs);
+    int bad = 0;
+    std::string first;
+    for (int64_t i = 0; i < n; ++i) {
+      if (!tol.Accepts(g[i], w[i])) {
+        if (bad++ == 0) {
+          first = absl::StrFormat("element %d: %.9g vs reference %.9g", i,
+                                  g[i], w[i]);
+        }
+      }
+    }
+    if (bad > 0) {
+      return absl::StrFormat("%d of %d elements off (atol %.3g, rtol %.3g); "
+                             "first %s",
+                             bad, n, tol.atol, tol.rtol, first);
+    }
+    return "";
+  }
+  if (got.type == tfl::TensorType_BOOL) {
+    for (size_t i = 0; i < got.bytes; ++i) {
+      if ((got.raw_data[i] != 0) != (want.data[i] != 0)) {
+        return absl::StrFormat("bool element %d differs", i);
+      }
+    }
+    return "";
+  }
+  if (std::memcmp(got.raw_data, want.data.data(), got.bytes) != 0) {
+    return "integer outputs differ";
+  }
+  return "";
+}
+
+// Loads each model in Graft; runs the runnable ones through the reference
+// interpreter (one python process) and compares.
+Summary RunDifferential(const std::vector<std::string>& paths,
+                        const std::string& work_dir, uint32_t seed,
+                        const std::string& label) {
+  Summary summary;
+  struct Entry {
+    std::string path;
+    std::string out_dir;
+    std::unique_ptr<Runtime> rt;
+  };
+  std::vector<Entry> entries;
+  std::string manifest = "[";
+  for (const std::string& path : paths) {
+    absl::StatusOr<std::unique_ptr<Runtime>> rt = Runtime::Load(path);
+    if (!rt.ok()) {
+      std::string msg(rt.status().message());
+      // Runtime::Load prefixes the path; keep the reason.
+      if (absl::StartsWith(msg, path + ": ")) msg = msg.substr(path.size() + 2);
+      summary.not_runnable.push_back(
+          absl::StrCat(label.empty() ? path : fs::path(path).filename().string(),
+                       ": ", FirstLine(msg)));
+      continue;
+    }
+    Entry e;
+    e.path = path;
+    e.out_dir = absl::StrCat(work_dir, "/", entries.size());
+    e.rt = *std::move(rt);
+    absl::StrAppend(&manifest, entries.empty() ? "" : ",\n", "{\"model\": ",
+                    JsonString(path), ", \"out_dir\": ", JsonString(e.out_dir),
+                    ", \"random_seed\": ", seed, "}");
+    entries.push_back(std::move(e));
+  }
+  manifest += "]\n";
+  const std::string manifest_path = work_dir + "/manifest.json";
+  { std::ofstream(manifest_path) << manifest; }
+  const std::string log = work_dir + "/reference.log";
+  const std::string cmd = absl::StrCat("python3 ", ScriptPath(),
+                                       " --manifest ", manifest_path, " > ",
+                                       log, " 2>&1");
+  const int rc = std::system(cmd.c_str());
+  if (rc != 0) {
+    ADD_FAILURE() << "reference interpreter run failed (" << rc << "): "
+                  << ReadFile(log).value_or("");
+    return summary;
+  }
+  for (Entry& e : entries) {
+    const std::string name = label.empty()
+                                 ? e.path
+                                 : fs::path(e.path).filename().string();
+    absl::StatusOr<std::string> status = ReadFile(e.out_dir + "/status.json");
+    if (!status.ok() ||
+        status->find("\"ok\": true") == std::string::npos) {
+      summary.reference_failed.push_back(
+          absl::StrCat(name, ": ", status.ok() ? *status : "no status"));
+      continue;
+    }
+    Runtime& rt = *e.rt;
+    std::string problem;
+    for (size_t i = 0; i < rt.num_inputs() && problem.empty(); ++i) {
+      absl::StatusOr<NpyArray> in =
+          ReadNpy(absl::StrCat(e.out_dir, "/input_", i, ".npy"));
+      Tensor* t = rt.input(i);
+      if (!in.ok()) {
+        problem = std::string(in.status().message());
+      } else if (in->type != t->type || in->data.size() != t->bytes) {
+        problem = absl::StrFormat("input %d: reference fed %s x %d bytes, "
+                                  "Graft expects %s x %d bytes",
+                                  i, TensorTypeName(in->type), in->data.size(),
+                                  TensorTypeName(t->type), t->bytes);
+      } else if (t->bytes > 0) {
+        std::memcpy(t->raw_data, in->data.data(), t->bytes);
+      }
+    }
+    if (problem.empty()) {
+      absl::Status st = rt.Invoke();
+      if (!st.ok()) problem = absl::StrCat("invoke failed: ", st.message());
+    }
+    const int64_t k = rt.Report().MaxReductionLength();
+    for (size_t i = 0; i < rt.num_outputs() && problem.empty(); ++i) {
+      absl::StatusOr<NpyArray> want =
+          ReadNpy(absl::StrCat(e.out_dir, "/output_", i, ".npy"));
+      if (!want.ok()) {
+        problem = std::string(want.status().message());
+        break;
+      }
+      std::string diff = CompareOutput(*rt.output(i), *want, k);
+      if (!diff.empty()) problem = absl::StrFormat("output %d: %s", i, diff);
+    }
+    if (problem.empty()) {
+      summary.compared.push_back(name);
+    } else {
+      summary.mismatches.push_back(absl::StrCat(name, ": ", problem));
+    }
+  }
+  return summary;
+}
+
+void PrintSummary(const std::string& what, const Summary& s) {
+  std::cout << "\n" << what << ": " << s.compared.size()
+            << " models compared, " << s.not_runnable.size()
+            << " not yet runnable";
+  if (!s.reference_failed.empty()) {
+    std::cout << ", " << s.reference_failed.size()
+              << " failed in the reference interpreter";
+  }
+  std::cout << ", " << s.mismatches.size() << " mismatched\n";
+  for (const auto& m : s.compared) std::cout << "  compared: " << m << "\n";
+  for (const auto& m : s.not_runnable) {
+    std::cout << "  not yet runnable: " << m << "\n";
+  }
+  for (const auto& m : s.reference_failed) {
+    std::cout << "  reference failed: " << m << "\n";
+  }
+  for (const auto& m : s.mismatches) std::cout << "  MISMATCH: " << m << "\n";
+  std::cout << std::flush;
+  ::testing::Test::RecordProperty("compared",
+                                  static_cast<int>(s.compared.size()));
+  ::testing::Test::RecordProperty("not_runnable",
+                                  static_cast<int>(s.not_runnable.size()));
+}
+
+uint32_t Seed() {
+  uint32_t seed = 20261122;
+  if (const char* env = std::getenv("GRAFT_TEST_SEED")) {
+    seed = static_cast<uint32_t>(std::strtoul(env, nullptr, 10));
+  }
+  std::cout << "[ seed     ] GRAFT_TEST_SEED=" << seed << "\n";
+  return seed;
+}
+
+TEST(ReferenceTest, CorpusModelsMatchReference) {
+  GRAFT_SKIP_IF_NO_CORPUS();
+  GRAFT_SKIP_IF_NO_ORACLE();
+  const uint32_t seed = Seed();
+  std::vector<std::string> paths;
+  for (const auto& entry :
+       fs::recursive_directory_iterator(testing::ThirdPartyModelsDir())) {
+    if (!entry.is_regular_file()) continue;
+    const std::string ext = entry.path().extension().string();
+    if (ext != ".tflite" && ext != ".bin") continue;
+    // Only real models: raw vendor bytecode, weight files and deliberately
+    // broken files are other suites' business.
+    if (!graft::LoadModel(entry.path().string()).ok()) continue;
+    paths.push_back(entry.path().string());
+  }
+  std::sort(paths.begin(), paths.end());
+  const std::string root = testing::ThirdPartyModelsDir() + "/";
+  testing::TempDir tmp;
+  Summary s = RunDifferential(paths, tmp.path(), seed, "");
+  for (auto* list : {&s.compared, &s.not_runnable, &s.reference_failed,
+                     &s.mismatches}) {
+    for (std::string& m : *list) {
+      if (absl::StartsWith(m, root)) m = m.substr(root.size());
+    }
+  }
+  PrintSummary("third-party corpus", s);
+  EXPECT_TRUE(s.mismatches.empty())
+      << absl::StrJoin(s.mismatches, "\n");
+}
+
+// ---------------------------------------------------------------------
+// The op zoo.
+
+class Zoo {
+ public:
+  Zoo(std::string dir, std::mt19937* rng) : dir_(std::move(dir)), rng_(rng) {}
+
+  int Rand(int lo, int hi) {
+    return std::uniform_int_distribution<int>(lo, hi)(*rng_);
+  }
+  std::vector<int32_t> RandShape(int rank, int lo = 1, int hi = 5) {
+    std::vector<int32_t> s;
+    for (int i = 0; i < rank; ++i) s.push_back(Rand(lo, hi));
+    return s;
+  }
+  std::vector<float> RandFloats(int64_t n) {
+    std::uniform_real_distribution<float> d(-1, 1);
+    std::vector<float> v(n);
+    for (float& x : v) x = d(*rng_);
+    return v;
+  }
+  static int64_t Count(const std::vector<int32_t>& s) {
+    int64_t n = 1;
+    for (int32_t d : s) n *= d;
+    return n;
+  }
+
+  // Builds one model with `build` and saves it as <name>.tflite.
+  void Add(const std::string& name,
+           const std::function<void(SubgraphBuilder&)>& build) {
+    ModelBuilder mb;
+    SubgraphBuilder& g = mb.Subgraph("main");
+    build(g);
+    absl::StatusOr<Model> model = std::move(mb).Build();
+    ASSERT_TRUE(model.ok()) << name << ": " << model.status();
+    const std::string path =
+        absl::StrFormat("%s/%03d_%s.tflite", dir_, paths_.size(), name);
+    absl::Status st = SaveModel(*model, path);
+    ASSERT_TRUE(st.ok()) << st;
+    paths_.push_back(path);
+  }
+
+  const std::vector<std::string>& paths() const { return paths_; }
+
+ private:
+  std::string dir_;
+  std::mt19937* rng_;
+  std::vector<std::string> paths_;
+};
+
+constexpr auto F32 = tfl::TensorType_FLOAT32;
+constexpr auto I32 = tfl::TensorType_INT32;
+
+// y = op(x) with one float input and the given options.
+template <typename Options>
+void Unary(Zoo& z, const std::string& name, tfl::BuiltinOperator code,
+           std::vector<int32_t> shape, const Options* options) {
+  z.Add(name, [&](SubgraphBuilder& g) {
+    TensorId x = g.Input("x", F32, shape);
+    OpBuilder op = g.Op(code).In(x);
+    if (options != nullptr) op.Options(*options);
+    g.Output(op.Out("y", F32, shape));
+  });
+}
+
+void BuildZoo(Zoo& z) {
+  using Op = tfl::BuiltinOperator;
+  const std::vector<tfl::ActivationFunctionType> acts = {
+      tfl::ActivationFunctionType_NONE, tfl::ActivationFunctionType_RELU,
+      tfl::ActivationFunctionType_RELU6,
+      tfl::ActivationFunctionType_RELU_N1_TO_1};
+
+  // Binary arithmetic with broadcasting and fused activations.
+  const std::vector<std::pair<const char*, Op>> binaries = {
+      {"add", tfl::BuiltinOperator_ADD}, {"sub", tfl::BuiltinOperator_SUB},
+      {"mul", tfl::BuiltinOperator_MUL}, {"div", tfl::BuiltinOperator_DIV},
+      {"squared_difference", tfl::BuiltinOperator_SQUARED_DIFFERENCE},
+      {"maximum", tfl::BuiltinOperator_MAXIMUM},
+      {"minimum", tfl::BuiltinOperator_MINIMUM},
+      {"floor_div", tfl::BuiltinOperator_FLOOR_DIV},
+      {"floor_mod", tfl::BuiltinOperator_FLOOR_MOD},
+      {"pow", tfl::BuiltinOperator_POW},
+      {"prelu", tfl::BuiltinOperator_PRELU},
+  };
+  for (const auto& [name, code] : binaries) {
+    for (int v = 0; v < 2; ++v) {
+      const int rank = z.Rand(1, 4);
+      std::vector<int32_t> a = z.RandShape(rank), b = a;
+      if (code == tfl::BuiltinOperator_PRELU) {
+        b.assign(a.begin() + z.Rand(0, rank - 1), a.end());
+        for (int32_t& d : b) d = z.Rand(0, 1) ? d : 1;
+      } else {
+        for (int32_t& d : b) d = z.Rand(0, 2) == 0 ? 1 : d;
+        if (v == 1) b.erase(b.begin(), b.begin() + z.Rand(0, rank - 1));
+      }
+      const auto act = acts[z.Rand(0, 3)];
+      z.Add(absl::StrCat(name, v), [&](SubgraphBuilder& g) {
+        TensorId ta = g.Input("a", F32, a);
+        TensorId tb = g.Input("b", F32, b);
+        OpBuilder op = g.Op(code).In(ta, tb);
+        if (code == tfl::BuiltinOperator_ADD) {
+          tfl::AddOptionsT o;
+          o.fused_activation_function = act;
+          op.Options(o);
+        } else if (code == tfl::BuiltinOperator_MUL) {
+          tfl::MulOptionsT o;
+          o.fused_activation_function = act;
+          op.Options(o);
+        } else if (code == tfl::BuiltinOperator_SUB) {
+          tfl::SubOptionsT o;
+          o.fused_activation_function = act;
+          op.Options(o);
+        }
+        g.Output(op.Out("y", F32, {}));
+      });
+    }
+  }
+  for (const auto& [name, code] :
+       std::vector<std::pair<const char*, Op>>{
+           {"add_i32", tfl::BuiltinOperator_ADD},
+           {"sub_i32", tfl::BuiltinOperator_SUB},
+           {"mul_i32", tfl::BuiltinOperator_MUL},
+           {"maximum_i32", tfl::BuiltinOperator_MAXIMUM}}) {
+    std::vector<int32_t> a = z.RandShape(3), b = {a[2]};
+    z.Add(name, [&](SubgraphBuilder& g) {
+      TensorId ta = g.Input("a", I32, a);
+      TensorId tb = g.Input("b", I32, b);
+      g.Output(g.Op(code).In(ta, tb).Out("y", I32, {}));
+    });
+  }
+  for (const auto& [name, code] :
+       std::vector<std::pair<const char*, Op>>{
+           {"less", tfl::BuiltinOperator_LESS},
+           {"greater_equal", tfl::BuiltinOperator_GREATER_EQUAL},
+           {"equal", tfl::BuiltinOperator_EQUAL}}) {
+    std::vector<int32_t> a = z.RandShape(3), b = {1, a[1], 1};
+    z.Add(name, [&](SubgraphBuilder& g) {
+      TensorId ta = g.Input("a", F32, a);
+      TensorId tb = g.Input("b", F32, b);
+      TensorId c = g.Op(code).In(ta, tb).Out("c", tfl::TensorType_BOOL, {});
+      TensorId y = g.Op(tfl::BuiltinOperator_SELECT_V2)
+                       .In(c, ta, tb)
+                       .Out("y", F32, {});
+      g.Output(c).Output(y);
+    });
+  }
+
+  // Unary ops.
+  const std::vector<std::pair<const char*, Op>> unaries = {
+      {"relu", tfl::BuiltinOperator_RELU},
+      {"relu6", tfl::BuiltinOperator_RELU6},
+      {"relu_n1_to_1", tfl::BuiltinOperator_RELU_N1_TO_1},
+      {"relu_0_to_1", tfl::BuiltinOperator_RELU_0_TO_1},
+      {"logistic", tfl::BuiltinOperator_LOGISTIC},
+      {"tanh", tfl::BuiltinOperator_TANH},
+      {"hard_swish", tfl::BuiltinOperator_HARD_SWISH},
+      {"elu", tfl::BuiltinOperator_ELU},
+      {"ceil", tfl::BuiltinOperator_CEIL},
+      {"round", tfl::BuiltinOperator_ROUND},
+      {"exp", tfl::BuiltinOperator_EXP},
+      {"log", tfl::BuiltinOperator_LOG},
+      {"sqrt", tfl::BuiltinOperator_SQRT},
+      {"rsqrt", tfl::BuiltinOperator_RSQRT},
+      {"sin", tfl::BuiltinOperator_SIN},
+      {"cos", tfl::BuiltinOperator_COS},
+      {"abs", tfl::BuiltinOperator_ABS},
+      {"neg", tfl::BuiltinOperator_NEG},
+      {"floor", tfl::BuiltinOperator_FLOOR},
+      {"sign", tfl::BuiltinOperator_SIGN},
+      {"square", tfl::BuiltinOperator_SQUARE},
+  };
+  for (const auto& [name, code] : unaries) {
+    Unary<tfl::AddOptionsT>(z, name, code, z.RandShape(3), nullptr);
+  }
+  {
+    tfl::LeakyReluOptionsT o;
+    o.alpha = 0.2f;
+    Unary(z, "leaky_relu", tfl::BuiltinOperator_LEAKY_RELU, z.RandShape(2),
+          &o);
+    tfl::GeluOptionsT exact, approx;
+    approx.approximate = true;
+    Unary(z, "gelu_exact", tfl::BuiltinOperator_GELU, z.RandShape(2), &exact);
+    Unary(z, "gelu_approximate", tfl::BuiltinOperator_GELU, z.RandShape(2),
+          &approx);
+    tfl::SoftmaxOptionsT sm;
+    sm.beta = 1.5f;
+    Unary(z, "softmax", tfl::BuiltinOperator_SOFTMAX, z.RandShape(3, 1, 9),
+          &sm);
+    tfl::LogSoftmaxOptionsT lsm;
+    Unary(z, "log_softmax", tfl::BuiltinOperator_LOG_SOFTMAX,
+          z.RandShape(2, 1, 9), &lsm);
+    tfl::L2NormOptionsT l2;
+    Unary(z, "l2_normalization", tfl::BuiltinOperator_L2_NORMALIZATION,
+          z.RandShape(3), &l2);
+  }
+  for (const auto& [name, from, to] :
+       std::vector<std::tuple<const char*, tfl::TensorType, tfl::TensorType>>{
+           {"cast_f32_i32", F32, I32},
+           {"cast_i32_f32", I32, F32},
+           {"cast_f32_bool", F32, tfl::TensorType_BOOL},
+           {"cast_bool_f32", tfl::TensorType_BOOL, F32},
+           {"cast_i32_i64", I32, tfl::TensorType_INT64}}) {
+    std::vector<int32_t> s = z.RandShape(2);
+    z.Add(name, [&](SubgraphBuilder& g) {
+      TensorId x = g.Input("x", from, s);
+      tfl::CastOptionsT o;
+      o.in_data_type = from;
+      o.out_data_type = to;
+      g.Output(g.Op(tfl::BuiltinOperator_CAST).In(x).Options(o).Out("y", to,
+                                                                      s));
+    });
+  }
+
+  // Convolutions.
+  for (int v = 0; v < 8; ++v) {
+    const int n = z.Rand(1, 2), h = z.Rand(3, 9), w = z.Rand(3, 9);
+    const int groups = v == 7 ? 2 : 1;
+    const int cin = z.Rand(1, 4) * groups, cout = z.Rand(1, 5) * groups;
+    const int kh = z.Rand(1, 3), kw = z.Rand(1, 3);
+    tfl::Conv2DOptionsT o;
+    o.padding = z.Rand(0, 1) ? tfl::Padding_SAME : tfl::Padding_VALID;
+    o.stride_h = z.Rand(1, 2), o.stride_w = z.Rand(1, 2);
+    o.dilation_h_factor = v == 5 ? 2 : 1;
+    o.dilation_w_factor = v == 5 ? 2 : 1;
+    if (o.padding == tfl::Padding_VALID) {
+      o.dilation_h_factor = o.dilation_w_factor = 1;
+    }
+    o.fused_activation_function = acts[z.Rand(0, 3)];
+    // TFLite's CONV_2D requires the bias; the unit test covers none.
+    const bool bias = true;
+    auto weights = z.RandFloats(int64_t{cout} * kh * kw * (cin / groups));
+    auto b = z.RandFloats(cout);
+    z.Add(absl::StrCat("conv_2d", v), [&](SubgraphBuilder& g) {
+      TensorId x = g.Input("x", F32, {n, h, w, cin});
+      TensorId f = g.Constant<float>("w", {cout, kh, kw, cin / groups}, weights);
+      TensorId tb = bias ? g.Constant<float>("b", {cout}, b) : kNoTensor;
+      g.Output(g.Op(tfl::BuiltinOperator_CONV_2D)
+                   .In(x, f, tb)
+                   .Options(o)
+                   .Out("y", F32, {}));
+    });
+  }
+  for (int v = 0; v < 5; ++v) {
+    const int h = z.Rand(3, 9), w = z.Rand(3, 9), cin = z.Rand(1, 5);
+    const int mult = v == 3 ? 2 : 1, kh = z.Rand(1, 3), kw = z.Rand(1, 3);
+    tfl::DepthwiseConv2DOptionsT o;
+    o.padding = v % 2 ? tfl::Padding_SAME : tfl::Padding_VALID;
+    o.stride_h = z.Rand(1, 2), o.stride_w = z.Rand(1, 2);
+    o.depth_multiplier = mult;
+    if (v == 4) o.dilation_h_factor = o.dilation_w_factor = 2;
+    o.fused_activation_function = acts[z.Rand(0, 3)];
+    auto weights = z.RandFloats(int64_t{kh} * kw * cin * mult);
+    auto b = z.RandFloats(cin * mult);
+    z.Add(absl::StrCat("depthwise_conv_2d", v), [&](SubgraphBuilder& g) {
+      TensorId x = g.Input("x", F32, {1, h, w, cin});
+      TensorId f = g.Constant<float>("w", {1, kh, kw, cin * mult}, weights);
+      TensorId tb = g.Constant<float>("b", {cin * mult}, b);
+      g.Output(g.Op(tfl::BuiltinOperator_DEPTHWISE_CONV_2D)
+                   .In(x, f, tb)
+                   .Options(o)
+                   .Out("y", F32, {}));
+    });
+  }
+  for (int v = 0; v < 4; ++v) {
+    const int h = z.Rand(2, 5), w = z.Rand(2, 5), cin = z.Rand(1, 3);
+    const int cout = z.Rand(1, 3), k = z.Rand(1, 3), s = z.Rand(1, 2);
+    tfl::TransposeConvOptionsT o;
+    o.padding = v % 2 ? tfl::Padding_SAME : tfl::Padding_VALID;
+    o.stride_h = o.stride_w = s;
+    const int oh = o.padding == tfl::Padding_SAME ? h * s : (h - 1) * s + k;
+    const int ow = o.padding == tfl::Padding_SAME ? w * s : (w - 1) * s + k;
+    auto weights = z.RandFloats(int64_t{cout} * k * k * cin);
+    auto b = z.RandFloats(cout);
+    z.Add(absl::StrCat("transpose_conv", v), [&](SubgraphBuilder& g) {
+      TensorId shape = g.Constant<int32_t>("shape", {4}, {1, oh, ow, cout});
+      TensorId f = g.Constant<float>("w", {cout, k, k, cin}, weights);
+      TensorId x = g.Input("x", F32, {1, h, w, cin});
+      TensorId tb = v >= 2 ? g.Constant<float>("b", {cout}, b) : kNoTensor;
+      OpBuilder op = g.Op(tfl::BuiltinOperator_TRANSPOSE_CONV, 3)
+                         .In(shape, f, x);
+      if (tb != kNoTensor) op.In(tb);
+      g.Output(op.Options(o).Out("y", F32, {1, oh, ow, cout}));
+    });
+  }
+
+  // Matrix multiplies.
+  for (int v = 0; v < 4; ++v) {
+    const int k = z.Rand(1, 40), n = z.Rand(1, 20);
+    tfl::FullyConnectedOptionsT o;
+    o.keep_num_dims = v % 2 == 1;
+    o.fused_activation_function = acts[z.Rand(0, 3)];
+    auto weights = z.RandFloats(int64_t{n} * k);
+    auto b = z.RandFloats(n);
+    std::vector<int32_t> in = {z.Rand(1, 3), z.Rand(1, 7), k};
+    z.Add(absl::StrCat("fully_connected", v), [&](SubgraphBuilder& g) {
+      TensorId x = g.Input("x", F32, in);
+      TensorId w = v == 3 ? g.Input("w", F32, {n, k})
+                          : g.Constant<float>("w", {n, k}, weights);
+      TensorId tb = v == 2 ? kNoTensor : g.Constant<float>("b", {n}, b);
+      g.Output(g.Op(tfl::BuiltinOperator_FULLY_CONNECTED)
+                   .In(x, w, tb)
+                   .Options(o)
+                   .Out("y", F32, {}));
+    });
+  }
+  for (int v = 0; v < 5; ++v) {
+    const int m = z.Rand(1, 9), k = z.Rand(1, 20), n = z.Rand(1, 11);
+    tfl::BatchMatMulOptionsT o;
+    o.adj_x = v == 1 || v == 3;
+    o.adj_y = v == 2 || v == 3;
+    std::vector<int32_t> lhs = {2, 3, o.adj_x ? k : m, o.adj_x ? m : k};
+    std::vector<int32_t> rhs = {v == 4 ? 1 : 2, 3, o.adj_y ? n : k,
+                                o.adj_y ? k : n};
+    if (v == 4) rhs.erase(rhs.begin());  // rank-3 rhs broadcast over batch
+    auto rhs_values = z.RandFloats(Zoo::Count(rhs));
+    z.Add(absl::StrCat("batch_matmul", v), [&](SubgraphBuilder& g) {
+      TensorId a = g.Input("a", F32, lhs);
+      TensorId b = v == 4 ? g.Constant<float>("b", rhs, rhs_values)
+                          : g.Input("b", F32, rhs);
+      g.Output(g.Op(tfl::BuiltinOperator_BATCH_MATMUL)
+                   .In(a, b)
+                   .Options(o)
+                   .Out("y", F32, {}));
+    });
+  }
+
+  // Pooling.
+  for (int v = 0; v < 6; ++v) {
+    tfl::Pool2DOptionsT o;
+    o.padding = v % 2 ? tfl::Padding_SAME : tfl::Padding_VALID;
+    o.filter_height = z.Rand(1, 3), o.filter_width = z.Rand(1, 3);
+    o.stride_h = z.Rand(1, 2), o.stride_w = z.Rand(1, 2);
+    o.fused_activation_function = acts[z.Rand(0, 3)];
+    const int h = z.Rand(3, 8), w = z.Rand(3, 8), c = z.Rand(1, 4);
+    z.Add(absl::StrCat(v < 3 ? "average_pool_2d" : "max_pool_2d", v),
+          [&](SubgraphBuilder& g) {
+            TensorId x = g.Input("x", F32, {1, h, w, c});
+            g.Output(g.Op(v < 3 ? tfl::BuiltinOperator_AVERAGE_POOL_2D
+                                : tfl::BuiltinOperator_MAX_POOL_2D)
+                         .In(x)
+                         .Options(o)
+                         .Out("y", F32, {}));
+          });
+  }
+
+  // Reductions.
+  const std::vector<std::pair<const char*, Op>> reducers = {
+      {"mean", tfl::BuiltinOperator_MEAN},
+      {"sum", tfl::BuiltinOperator_SUM},
+      {"reduce_max", tfl::BuiltinOperator_REDUCE_MAX},
+      {"reduce_min", tfl::BuiltinOperator_REDUCE_MIN},
+      {"reduce_prod", tfl::BuiltinOperator_REDUCE_PROD}};
+  for (const auto& [name, code] : reducers) {
+    for (int v = 0; v < 2; ++v) {
+      std::vector<int32_t> s = z.RandShape(4);
+      std::vector<int32_t> axes = {z.Rand(-4, 3)};
+      if (v == 1) axes.push_back(z.Rand(0, 3));
+      if (v == 1 && axes[0] % 4 == axes[1] % 4) axes.pop_back();
+      tfl::ReducerOptionsT o;
+      o.keep_dims = v == 0;
+      z.Add(absl::StrCat(name, v), [&](SubgraphBuilder& g) {
+        TensorId x = g.Input("x", F32, s);
+        TensorId a = g.Constant<int32_t>("axes", {int32_t(axes.size())}, axes);
+        g.Output(g.Op(code).In(x, a).Options(o).Out("y", F32, {}));
+      });
+    }
+  }
+  {
+    std::vector<int32_t> s = z.RandShape(3, 2, 6);
+    z.Add("arg_max", [&](SubgraphBuilder& g) {
+      TensorId x = g.Input("x", F32, s);
+      TensorId a = g.Constant<int32_t>("axis", {1}, {1});
+      tfl::ArgMaxOptionsT o;
+      o.output_type = I32;
+      g.Output(g.Op(tfl::BuiltinOperator_ARG_MAX).In(x, a).Options(o).Out(
+          "y", I32, {}));
+    });
+  }
+
+  // Shape and data movement.
+  {
+    std::vector<int32_t> s = {2, 3, 4};
+    z.Add("reshape", [&](SubgraphBuilder& g) {
+      TensorId x = g.Input("x", F32, s);
+      TensorId shape = g.Constant<int32_t>("shape", {3}, {4, -1, 2});
+      g.Output(g.Op(tfl::BuiltinOperator_RESHAPE).In(x, shape).Out(
+          "y", F32, {4, 3, 2}));
+    });
+    z.Add("squeeze_expand_dims", [&](SubgraphBuilder& g) {
+      TensorId x = g.Input("x", F32, {1, 3, 1, 4});
+      tfl::SqueezeOptionsT o;
+      o.squeeze_dims = {-2};
+      TensorId y = g.Op(tfl::BuiltinOperator_SQUEEZE).In(x).Options(o).Out(
+          "sq", F32, {1, 3, 4});
+      TensorId axis = g.Constant<int32_t>("axis", {1}, {-1});
+      g.Output(g.Op(tfl::BuiltinOperator_EXPAND_DIMS).In(y, axis).Out(
+          "y", F32, {1, 3, 4, 1}));
+    });
+  }
+  for (int v = 0; v < 4; ++v) {
+    const int rank = v + 2;
+    std::vector<int32_t> s = z.RandShape(rank, 1, 4), perm(rank);
+    for (int i = 0; i < rank; ++i) perm[i] = i;
+    std::shuffle(perm.begin(), perm.end(), std::mt19937(v + 7));
+    z.Add(absl::StrCat("transpose", v), [&](SubgraphBuilder& g) {
+      TensorId x = g.Input("x", F32, s);
+      TensorId p = g.Constant<int32_t>("perm", {rank}, perm);
+      g.Output(g.Op(tfl::BuiltinOperator_TRANSPOSE).In(x, p).Out("y", F32, {}));
+    });
+  }
+  for (int v = 0; v < 3; ++v) {
+    std::vector<int32_t> a = z.RandShape(3), b = a;
+    const int axis = z.Rand(-3, 2);
+    b[(axis + 3) % 3] = z.Rand(1, 4);
+    tfl::ConcatenationOptionsT o;
+    o.axis = axis;
+    z.Add(absl::StrCat("concatenation", v), [&](SubgraphBuilder& g) {
+      TensorId ta = g.Input("a", F32, a);
+      TensorId tb = g.Input("b", F32, b);
+      g.Output(g.Op(tfl::BuiltinOperator_CONCATENATION)
+                   .In(ta, tb, ta)
+                   .Options(o)
+                   .Out("y", F32, {}));
+    });
+  }
+  z.Add("split", [&](SubgraphBuilder& g) {
+    TensorId axis = g.Constant<int32_t>("axis", {}, {1});
+    TensorId x = g.Input("x", F32, {2, 6, 3});
+    tfl::SplitOptionsT o;
+    o.num_splits = 3;
+    auto outs = g.Op(tfl::BuiltinOperator_SPLIT).In(axis, x).Options(o).Outs(
+        {{"a", F32, {2, 2, 3}}, {"b", F32, {2, 2, 3}}, {"c", F32, {2, 2, 3}}});
+    for (TensorId t : outs) g.Output(t);
+  });
+  z.Add("split_v", [&](SubgraphBuilder& g) {
+    TensorId x = g.Input("x", F32, {2, 7, 3});
+    TensorId sizes = g.Constant<int32_t>("sizes", {3}, {2, -1, 1});
+    TensorId axis = g.Constant<int32_t>("axis", {}, {-2});
+    tfl::SplitVOptionsT o;
+    o.num_splits = 3;
+    auto outs = g.Op(tfl::BuiltinOperator_SPLIT_V)
+                    .In(x, sizes, axis)
+                    .Options(o)
+                    .Outs({{"a", F32, {2, 2, 3}},
+                           {"b", F32, {2, 4, 3}},
+                           {"c", F32, {2, 1, 3}}});
+    for (TensorId t : outs) g.Output(t);
+  });
+  z.Add("pack_unpack", [&](SubgraphBuilder& g) {
+    TensorId a = g.Input("a", F32, {3, 2});
+    TensorId b = g.Input("b", F32, {3, 2});
+    tfl::PackOptionsT po;
+    po.values_count = 2;
+    po.axis = 1;
+    TensorId p = g.Op(tfl::BuiltinOperator_PACK).In(a, b).Options(po).Out(
+        "p", F32, {3, 2, 2});
+    tfl::UnpackOptionsT uo;
+    uo.num = 2;
+    uo.axis = -1;
+    auto outs = g.Op(tfl::BuiltinOperator_UNPACK).In(p).Options(uo).Outs(
+        {{"u0", F32, {3, 2}}, {"u1", F32, {3, 2}}});
+    g.Output(p);
+    for (TensorId t : outs) g.Output(t);
+  });
+  z.Add("slice", [&](SubgraphBuilder& g) {
+    TensorId x = g.Input("x", F32, {3, 5, 4});
+    TensorId begin = g.Constant<int32_t>("begin", {3}, {1, 0, 2});
+    TensorId size = g.Constant<int32_t>("size", {3}, {2, -1, 2});
+    g.Output(g.Op(tfl::BuiltinOperator_SLICE).In(x, begin, size).Out(
+        "y", F32, {}));
+  });
+  // Strided slices: random begin/end/strides and masks over a rank-3 input,
+  // plus hand-made ellipsis / new-axis / shrink cases.
+  struct SS {
+    std::vector<int32_t> begin, end, strides;
+    int begin_mask, end_mask, ellipsis, new_axis, shrink;
+  };
+  std::vector<SS> specs = {
+      {{0, 1}, {0, 3}, {1, 1}, 0, 0, 1, 0, 0},        // [..., 1:3]
+      {{1, 0, 0}, {2, 0, 0}, {1, 1, 1}, 0, 6, 0, 2, 1},  // [1, newaxis, :]
+      {{-1, 0, 0}, {0, 0, 0}, {-1, 1, 2}, 1, 6, 0, 0, 0},
+      {{0, -2, 1}, {0, -1, 3}, {1, 1, 1}, 1, 1, 0, 0, 2},  // shrink dim 1
+  };
+  for (int v = 0; v < 8; ++v) {
+    SS s;
+    for (int d = 0; d < 3; ++d) {
+      s.begin.push_back(z.Rand(-5, 5));
+      s.end.push_back(z.Rand(-5, 5));
+      int st = z.Rand(1, 2) * (z.Rand(0, 1) ? 1 : -1);
+      s.strides.push_back(st);
+    }
+    s.begin_mask = z.Rand(0, 7), s.end_mask = z.Rand(0, 7);
+    s.ellipsis = s.new_axis = s.shrink = 0;
+    specs.push_back(s);
+  }
+  for (size_t v = 0; v < specs.size(); ++v) {
+    const SS& s = specs[v];
+    const int n = static_cast<int>(s.begin.size());
+    z.Add(absl::StrCat("strided_slice", v), [&](SubgraphBuilder& g) {
+      TensorId x = g.Input("x", F32, {4, 5, 3});
+      TensorId b = g.Constant<int32_t>("begin", {n}, s.begin);
+      TensorId e = g.Constant<int32_t>("end", {n}, s.end);
+      TensorId st = g.Constant<int32_t>("strides", {n}, s.strides);
+      tfl::StridedSliceOptionsT o;
+      o.begin_mask = s.begin_mask, o.end_mask = s.end_mask;
+      o.ellipsis_mask = s.ellipsis, o.new_axis_mask = s.new_axis;
+      o.shrink_axis_mask = s.shrink;
+      g.Output(g.Op(tfl::BuiltinOperator_STRIDED_SLICE)
+                   .In(x, b, e, st)
+                   .Options(o)
+                   .Out("y", F32, {}));
+    });
+  }
+  for (int v = 0; v < 4; ++v) {
+    std::vector<int32_t> s = z.RandShape(3, 2, 4), pads;
+    for (int d = 0; d < 3; ++d) {
+      pads.push_back(z.Rand(0, v >= 2 ? 1 : 2));
+      pads.push_back(z.Rand(0, v >= 2 ? 1 : 2));
+    }
+    z.Add(absl::StrCat(v < 2 ? "pad" : "mirror_pad", v),
+          [&](SubgraphBuilder& g) {
+            TensorId x = g.Input("x", F32, s);
+            TensorId p = g.Constant<int32_t>("pads", {3, 2}, pads);
+            if (v == 0) {
+              g.Output(g.Op(tfl::BuiltinOperator_PAD).In(x, p).Out("y", F32,
+                                                                   {}));
+            } else if (v == 1) {
+              TensorId c = g.Constant<float>("c", {}, {0.5f});
+              g.Output(g.Op(tfl::BuiltinOperator_PADV2).In(x, p, c).Out(
+                  "y", F32, {}));
+            } else {
+              tfl::MirrorPadOptionsT o;
+              o.mode = v == 2 ? tfl::MirrorPadMode_REFLECT
+                              : tfl::MirrorPadMode_SYMMETRIC;
+              g.Output(g.Op(tfl::BuiltinOperator_MIRROR_PAD)
+                           .In(x, p)
+                           .Options(o)
+                           .Out("y", F32, {}));
+            }
+          });
+  }
+  for (int v = 0; v < 3; ++v) {
+    z.Add(absl::StrCat("gather", v), [&](SubgraphBuilder& g) {
+      TensorId x = g.Input("x", F32, {2, 5, 3});
+      tfl::GatherOptionsT o;
+      TensorId idx;
+      if (v == 0) {
+        o.axis = 1;
+        idx = g.Constant<int32_t>("idx", {2, 2}, {4, 0, 2, 2});
+      } else if (v == 1) {
+        o.axis = -1;
+        idx = g.Constant<int64_t>("idx", {3}, {2, 1, 2});
+      } else {
+        o.axis = 1, o.batch_dims = 1;
+        idx = g.Constant<int32_t>("idx", {2, 2}, {1, 3, 4, 0});
+      }
+      g.Output(g.Op(tfl::BuiltinOperator_GATHER).In(x, idx).Options(o).Out(
+          "y", F32, {}));
+    });
+  }
+  z.Add("gather_nd", [&](SubgraphBuilder& g) {
+    TensorId x = g.Input("x", F32, {3, 4, 2});
+    TensorId idx = g.Constant<int32_t>("idx", {2, 2}, {2, 3, 0, 1});
+    g.Output(g.Op(tfl::BuiltinOperator_GATHER_ND).In(x, idx).Out("y", F32,
+                                                                 {}));
+  });
+  for (int v = 0; v < 6; ++v) {
+    const bool bilinear = v < 3;
+    const bool align = v % 3 == 1, half = v % 3 == 2;
+    const int h = z.Rand(2, 5), w = z.Rand(2, 5);
+    const int nh = z.Rand(1, 9), nw = z.Rand(1, 9);
+    z.Add(absl::StrCat(bilinear ? "resize_bilinear" : "resize_nearest", v),
+          [&](SubgraphBuilder& g) {
+            TensorId x = g.Input("x", F32, {1, h, w, 2});
+            TensorId size = g.Constant<int32_t>("size", {2}, {nh, nw});
+            OpBuilder op = g.Op(bilinear
+                                    ? tfl::BuiltinOperator_RESIZE_BILINEAR
+                                    : tfl::BuiltinOperator_RESIZE_NEAREST_NEIGHBOR,
+                                3)
+                               .In(x, size);
+            if (bilinear) {
+              tfl::ResizeBilinearOptionsT o;
+              o.align_corners = align, o.half_pixel_centers = half;
+              op.Options(o);
+            } else {
+              tfl::ResizeNearestNeighborOptionsT o;
+              o.align_corners = align, o.half_pixel_centers = half;
+              op.Options(o);
+            }
+            g.Output(op.Out("y", F32, {1, nh, nw, 2}));
+          });
+  }
+  z.Add("tile", [&](SubgraphBuilder& g) {
+    TensorId x = g.Input("x", F32, {2, 1, 3});
+    TensorId m = g.Constant<int32_t>("m", {3}, {2, 3, 1});
+    g.Output(g.Op(tfl::BuiltinOperator_TILE).In(x, m).Out("y", F32, {}));
+  });
+  z.Add("broadcast_to", [&](SubgraphBuilder& g) {
+    TensorId x = g.Input("x", F32, {3, 1});
+    TensorId s = g.Constant<int32_t>("s", {3}, {2, 3, 4});
+    g.Output(g.Op(tfl::BuiltinOperator_BROADCAST_TO, 2).In(x, s).Out(
+        "y", F32, {2, 3, 4}));
+  });
+  z.Add("space_to_depth_depth_to_space", [&](SubgraphBuilder& g) {
+    TensorId x = g.Input("x", F32, {1, 4, 6, 3});
+    tfl::SpaceToDepthOptionsT o;
+    o.block_size = 2;
+    TensorId y = g.Op(tfl::BuiltinOperator_SPACE_TO_DEPTH).In(x).Options(o).Out(
+        "s2d", F32, {1, 2, 3, 12});
+    tfl::DepthToSpaceOptionsT d;
+    d.block_size = 2;
+    TensorId back = g.Op(tfl::BuiltinOperator_DEPTH_TO_SPACE)
+                        .In(y)
+                        .Options(d)
+                        .Out("d2s", F32, {1, 4, 6, 3});
+    g.Output(y).Output(back);
+  });
+  z.Add("shape_folded", [&](SubgraphBuilder& g) {
+    TensorId x = g.Input("x", F32, {2, 3});
+    tfl::ShapeOptionsT o;
+    o.out_type = I32;
+    TensorId s = g.Op(tfl::BuiltinOperator_SHAPE).In(x).Options(o).Out(
+        "s", I32, {2});
+    TensorId y = g.Op(tfl::BuiltinOperator_RESHAPE).In(x, s).Out("y", F32,
+                                                                   {2, 3});
+    g.Output(y).Output(s);
+  });
+}
+
+TEST(ReferenceTest, OpZooMatchesReference) {
+  GRAFT_SKIP_IF_NO_ORACLE();
+  std::mt19937 rng(Seed());
+  testing::TempDir tmp;
+  fs::create_directories(tmp.Join("models"));
+  fs::create_directories(tmp.Join("out"));
+  Zoo zoo(tmp.Join("models"), &rng);
+  BuildZoo(zoo);
+  if (HasFatalFailure()) return;
+  Summary s = RunDifferential(zoo.paths(), tmp.Join("out"), rng(), "zoo");
+  PrintSummary("op zoo", s);
+  EXPECT_TRUE(s.mismatches.empty()) << absl::StrJoin(s.mismatches, "\n");
+  EXPECT_TRUE(s.not_runnable.empty()) << absl::StrJoin(s.not_runnable, "\n");
+  EXPECT_TRUE(s.reference_failed.empty())
+      << absl::StrJoin(s.reference_failed, "\n");
+}
+
+}  // namespace
+}  // namespace graft

@@ -1,0 +1,255 @@
+#include "tools/run_cmd.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <random>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "core/status.h"
+#include "dispatch/npy.h"
+#include "dispatch/runtime.h"
+#include "plugins/on_device.h"
+#include "tools/apply_cmd.h"
+#include "tools/flags.h"
+
+namespace graft::tools {
+namespace {
+
+constexpr char kUsage[] =
+    "graft run MODEL [--input=NAME_OR_INDEX=FILE.npy,...] [--seed=N]\n"
+    "          [--output-dir=DIR] [--iterations=N] [--threads=N]\n"
+    "          [--dispatch-dir=DIR] [--plugin-dir=DIR [--cache-dir=DIR]]\n"
+    "          [--require-accelerator] [--signature=KEY]";
+
+constexpr char kDescription[] =
+    "Loads MODEL in Graft's dispatch runtime: dispatch ops run on the "
+    "dispatch library of the vendor the model's manifest names (found in "
+    "--dispatch-dir), every other op on Graft's CPU kernels. With "
+    "--plugin-dir an uncompiled model is first compiled on the device by the "
+    "plugins there (cached in --cache-dir). Inputs are .npy files or seeded "
+    "random values; outputs are summarized or written as .npy files. "
+    "--iterations N times N runs and prints min, median and p90 latency.";
+
+// Seeded values in a range that suits the element type.
+void FillRandom(Tensor* t, std::mt19937& rng) {
+  const int64_t n = t->num_elements();
+  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+  switch (t->type) {
+    case tfl::TensorType_FLOAT32:
+      for (int64_t i = 0; i < n; ++i) t->data<float>()[i] = unit(rng);
+      break;
+    case tfl::TensorType_INT8:
+      for (int64_t i = 0; i < n; ++i) t->data<int8_t>()[i] = static_cast<int8_t>(rng() % 256 - 128);
+      break;
+    case tfl::TensorType_UINT8:
+      for (int64_t i = 0; i < n; ++i) t->data<uint8_t>()[i] = static_cast<uint8_t>(rng() % 256);
+      break;
+    case tfl::TensorType_INT16:
+      for (int64_t i = 0; i < n; ++i) t->data<int16_t>()[i] = static_cast<int16_t>(rng() % 2001 - 1000);
+      break;
+    case tfl::TensorType_INT32:
+      for (int64_t i = 0; i < n; ++i) t->data<int32_t>()[i] = static_cast<int32_t>(rng() % 10);
+      break;
+    case tfl::TensorType_INT64:
+      for (int64_t i = 0; i < n; ++i) t->data<int64_t>()[i] = static_cast<int64_t>(rng() % 10);
+      break;
+    case tfl::TensorType_BOOL:
+      for (int64_t i = 0; i < n; ++i) t->data<uint8_t>()[i] = rng() % 2;
+      break;
+    default:
+      std::fill(t->raw_data, t->raw_data + t->bytes, 0);
+  }
+}
+
+// "1x16 FLOAT32  min -0.41 max 0.93 mean 0.06  [0.12, -0.41, ...]"
+std::string Summarize(const Tensor& t) {
+  std::string shape;
+  for (int i = 0; i < t.rank(); ++i) absl::StrAppend(&shape, i ? "x" : "", t.dim(i));
+  if (shape.empty()) shape = "scalar";
+  std::string out = absl::StrCat(shape, " ", TensorTypeName(t.type));
+  const int64_t n = t.num_elements();
+  auto value = [&](int64_t i) -> double {
+    switch (t.type) {
+      case tfl::TensorType_FLOAT32: return t.data<float>()[i];
+      case tfl::TensorType_INT8: return t.data<int8_t>()[i];
+      case tfl::TensorType_UINT8: return t.data<uint8_t>()[i];
+      case tfl::TensorType_INT16: return t.data<int16_t>()[i];
+      case tfl::TensorType_INT32: return t.data<int32_t>()[i];
+      case tfl::TensorType_INT64: return static_cast<double>(t.data<int64_t>()[i]);
+      case tfl::TensorType_BOOL: return t.data<uint8_t>()[i];
+      default: return NAN;
+    }
+  };
+  if (n <= 0 || std::isnan(value(0))) return out;
+  double lo = value(0), hi = value(0), sum = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    double v = value(i);
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+    sum += v;
+  }
+  absl::StrAppendFormat(&out, "  min %.6g max %.6g mean %.6g  [", lo, hi, sum / n);
+  for (int64_t i = 0; i < std::min<int64_t>(n, 6); ++i) {
+    absl::StrAppendFormat(&out, "%s%.6g", i ? ", " : "", value(i));
+  }
+  absl::StrAppend(&out, n > 6 ? ", ...]" : "]");
+  return out;
+}
+
+double Percentile(std::vector<double> v, double p) {
+  std::sort(v.begin(), v.end());
+  size_t i = static_cast<size_t>(p * (v.size() - 1) + 0.5);
+  return v[std::min(i, v.size() - 1)];
+}
+
+}  // namespace
+
+int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
+                  std::ostream& err) {
+  std::string inputs_flag, output_dir, dispatch_dir = DefaultPluginDir(),
+      plugin_dir, cache_dir, signature_key;
+  int64_t seed = 1, iterations = 1, threads = 1;
+  bool require_accelerator = false;
+  FlagParser flags(kUsage, kDescription);
+  flags.AddString("input", &inputs_flag,
+                  "comma-separated NAME_OR_INDEX=FILE.npy; others are random");
+  flags.AddInt("seed", &seed, "seed of the random inputs");
+  flags.AddString("output-dir", &output_dir, "write each output as NAME.npy here");
+  flags.AddInt("iterations", &iterations, "timed runs (after one warm-up run)");
+  flags.AddInt("threads", &threads, "CPU kernel threads");
+  flags.AddString("dispatch-dir", &dispatch_dir,
+                  "directory of libgraft_dispatch_<vendor>.so");
+  flags.AddString("plugin-dir", &plugin_dir,
+                  "compile on the device with the compiler plugins here");
+  flags.AddString("cache-dir", &cache_dir, "on-device compile cache");
+  flags.AddString("signature", &signature_key, "signature to run (default: subgraph 0)");
+  flags.AddBool("require-accelerator", &require_accelerator,
+                "fail, listing them, if any op would run on CPU");
+  auto positional = flags.Parse(args);
+  if (flags.help_requested()) {
+    out << flags.Help();
+    return 0;
+  }
+  auto fail = [&](const absl::Status& s, int code) {
+    err << "graft run: error: " << s.message() << "\n";
+    return code;
+  };
+  if (!positional.ok()) return fail(positional.status(), 2);
+  if (positional->size() != 1 || iterations < 1 || threads < 1) {
+    err << "graft run: error: expected one MODEL, --iterations >= 1 and "
+           "--threads >= 1\n\n" << flags.Help();
+    return 2;
+  }
+  const std::string& path = positional->front();
+
+  RuntimeOptions options;
+  options.num_threads = static_cast<int>(threads);
+  options.policy = require_accelerator ? AcceleratorPolicy::kRequireAccelerator
+                                       : AcceleratorPolicy::kAllowCpuFallback;
+  if (!dispatch_dir.empty()) options.dispatch_dirs.push_back(dispatch_dir);
+  auto load_start = std::chrono::steady_clock::now();
+  absl::StatusOr<std::unique_ptr<Runtime>> runtime;
+  if (!plugin_dir.empty()) {
+    OnDeviceOptions od;
+    od.plugin_dir = plugin_dir;
+    od.cache_dir = cache_dir;
+    auto compiled = CompileOnDevice(path, od);
+    if (!compiled.ok()) return fail(compiled.status(), 1);
+    out << (compiled->cache_hit ? "on-device compile: cache hit " : "on-device compile: ")
+        << compiled->cache_path << "\n";
+    if (!compiled->summary.empty()) out << "  " << compiled->summary;
+    runtime = Runtime::LoadModel(std::move(compiled->model), options);
+  } else {
+    runtime = Runtime::Load(path, options);
+  }
+  if (!runtime.ok()) return fail(runtime.status(), 1);
+  double load_ms = std::chrono::duration<double, std::milli>(
+                       std::chrono::steady_clock::now() - load_start).count();
+  Signature* sig = (*runtime)->main();
+  if (!signature_key.empty()) {
+    auto s = (*runtime)->signature(signature_key);
+    if (!s.ok()) return fail(s.status(), 1);
+    sig = *s;
+  }
+
+  std::mt19937 rng(static_cast<uint32_t>(seed));
+  std::vector<std::string> given(sig->num_inputs());
+  for (absl::string_view item : absl::StrSplit(inputs_flag, ',', absl::SkipEmpty())) {
+    std::pair<std::string, std::string> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
+    size_t index = sig->num_inputs();
+    for (size_t i = 0; i < sig->num_inputs(); ++i) {
+      if (sig->input_name(i) == kv.first || std::to_string(i) == kv.first) index = i;
+    }
+    if (index == sig->num_inputs()) {
+      return fail(absl::InvalidArgumentError(absl::StrCat(
+                      "--input: the model has no input '", kv.first, "'")), 2);
+    }
+    given[index] = kv.second;
+  }
+  for (size_t i = 0; i < sig->num_inputs(); ++i) {
+    Tensor* t = sig->input(i);
+    if (given[i].empty()) {
+      FillRandom(t, rng);
+      continue;
+    }
+    auto npy = ReadNpy(given[i]);
+    if (!npy.ok()) return fail(npy.status(), 1);
+    if (npy->type != t->type || npy->data.size() != t->bytes) {
+      return fail(absl::InvalidArgumentError(absl::StrCat(
+                      given[i], ": ", TensorTypeName(npy->type), " with ",
+                      npy->data.size(), " bytes, but input '", sig->input_name(i),
+                      "' is ", TensorTypeName(t->type), " with ", t->bytes,
+                      " bytes")), 1);
+    }
+    std::copy(npy->data.begin(), npy->data.end(), t->raw_data);
+  }
+
+  std::vector<double> ms;
+  for (int64_t it = 0; it <= iterations; ++it) {
+    auto start = std::chrono::steady_clock::now();
+    absl::Status s = sig->Invoke();
+    if (!s.ok()) return fail(s, 1);
+    double elapsed = std::chrono::duration<double, std::milli>(
+                         std::chrono::steady_clock::now() - start).count();
+    if (it > 0 || iterations == 0) ms.push_back(elapsed);  // First is warm-up.
+  }
+
+  out << "model: " << path << "  (loaded in " << absl::StrFormat("%.2f", load_ms)
+      << " ms)\n";
+  for (size_t i = 0; i < sig->num_inputs(); ++i) {
+    out << "  input  " << sig->input_name(i) << ": " << Summarize(*sig->input(i))
+        << (given[i].empty() ? absl::StrCat("  (random, seed ", seed, ")")
+                             : absl::StrCat("  (", given[i], ")"))
+        << "\n";
+  }
+  for (size_t i = 0; i < sig->num_outputs(); ++i) {
+    const Tensor* t = sig->output(i);
+    out << "  output " << sig->output_name(i) << ": " << Summarize(*t) << "\n";
+    if (!output_dir.empty()) {
+      std::error_code ec;
+      std::filesystem::create_directories(output_dir, ec);
+      std::string name = sig->output_name(i);
+      std::replace(name.begin(), name.end(), '/', '_');
+      std::string file = (std::filesystem::path(output_dir) / (name + ".npy")).string();
+      std::vector<int64_t> shape(t->shape.begin(), t->shape.end());
+      absl::Status s = WriteNpy(file, t->type, shape,
+                                absl::Span<const uint8_t>(t->raw_data, t->bytes));
+      if (!s.ok()) return fail(s, 1);
+    }
+  }
+  out << (*runtime)->Report().ToString();
+  if (!ms.empty()) {
+    out << absl::StrFormat("latency over %d run%s: min %.3f ms, median %.3f ms, p90 %.3f ms\n",
+                           ms.size(), ms.size() == 1 ? "" : "s",
+                           *std::min_element(ms.begin(), ms.end()),
+                           Percentile(ms, 0.5), Percentile(ms, 0.9));
+  }
+  return 0;
+}
+
+}  // namespace graft::tools
