@@ -100,7 +100,7 @@ extern "C" {
  * layout or contract changes incompatibly (never, we hope); MINOR when
  * members or optional functions are appended. */
 #define GRAFT_ABI_VERSION_MAJOR 1
-#define GRAFT_ABI_VERSION_MINOR 0
+#define GRAFT_ABI_VERSION_MINOR 1
 
 /* A packed version: MAJOR in the high 16 bits, MINOR in the low 16 bits, so
  * packed versions compare with < and >. */

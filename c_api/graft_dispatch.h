@@ -204,6 +204,16 @@ typedef struct graft_dispatch_invocation_desc_t {
   int32_t model_fd;
   /* GRAFT_DISPATCH_INVOCATION_FLAG_* bits. */
   graft_dispatch_invocation_flags_t flags;
+  /* Since ABI 1.1 (check with GRAFT_STRUCT_HAS_MEMBER). The model's buffers
+   * (the .tflite Model.buffers table), indexed by buffer id:
+   * model_buffers[i] is the data of buffer i, {NULL, 0} when it is empty.
+   * These are the ids the compiler plugin saw as graft_tensor_t.buffer_id
+   * (the host keeps buffer ids when it writes a compiled model), so
+   * bytecode may name a weight by buffer id and use it in place, also when
+   * the model was compiled at load time into memory. Same LIFETIME as
+   * `bytecode`. */
+  const graft_byte_span_t* model_buffers;
+  size_t num_model_buffers;
 } graft_dispatch_invocation_desc_t;
 
 /* Selects an input or an output of an invocation. */

@@ -124,7 +124,10 @@ typedef struct graft_tensor_t {
   graft_byte_span_t data;
   /* Identifies the storage of `data`: the .tflite buffer index. Two tensors
    * with the same buffer_id (in the same or in different views of one
-   * model) share their bytes. -1 when the tensor has no constant data. */
+   * model) share their bytes. -1 when the tensor has no constant data.
+   * The compiled model keeps these ids, and dispatch libraries receive the
+   * buffers by id (graft_dispatch_invocation_desc_t.model_buffers), so
+   * bytecode can refer to a weight by buffer_id instead of copying it. */
   int64_t buffer_id;
 } graft_tensor_t;
 

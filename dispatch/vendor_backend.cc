@@ -60,6 +60,18 @@ absl::StatusOr<std::unique_ptr<DispatchExecutable>> VendorBackend::Prepare(
     spec.model_fd = op.model->file->fd();
     spec.keep_alive = op.model->file;
   }
+  if (op.model != nullptr) {
+    if (buffers_model_ != op.model) {
+      auto spans = std::make_shared<std::vector<graft_byte_span_t>>();
+      spans->reserve(op.model->buffers.size());
+      for (const Buffer& b : op.model->buffers) {
+        spans->push_back({b.data.empty() ? nullptr : b.data.data(), b.data.size()});
+      }
+      buffers_model_ = op.model;
+      model_buffers_ = std::move(spans);
+    }
+    spec.model_buffers = model_buffers_;
+  }
   GRAFT_ASSIGN_OR_RETURN(std::unique_ptr<Invocation> invocation,
                          context_->CreateInvocation(spec));
   // The vendor's idea of each buffer must match the model's before any run.

@@ -32,6 +32,10 @@ class VendorBackend : public DispatchBackend {
   VendorBackend() = default;
   std::unique_ptr<DispatchLibrary> library_;
   std::unique_ptr<DeviceContext> context_;
+  // The buffers of the model last prepared, by buffer id (InvocationSpec::
+  // model_buffers), built once per model and shared by its invocations.
+  const Model* buffers_model_ = nullptr;
+  std::shared_ptr<const std::vector<graft_byte_span_t>> model_buffers_;
 };
 
 // Loads a backend for each vendor the model's manifest names, from `dirs`

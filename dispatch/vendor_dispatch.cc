@@ -346,6 +346,10 @@ absl::StatusOr<std::unique_ptr<Invocation>> DeviceContext::CreateInvocation(
   desc.model = {spec.model.empty() ? nullptr : spec.model.data(),
                 spec.model.size()};
   desc.model_fd = spec.model_fd;
+  if (spec.model_buffers != nullptr) {
+    desc.model_buffers = spec.model_buffers->data();
+    desc.num_model_buffers = spec.model_buffers->size();
+  }
   const bool profiling =
       spec.profiling && library.api.get_profile != nullptr;
   desc.flags = profiling ? GRAFT_DISPATCH_INVOCATION_FLAG_PROFILING : 0;
@@ -372,6 +376,7 @@ absl::StatusOr<std::unique_ptr<Invocation>> DeviceContext::CreateInvocation(
   invocation->get_profile_ = library.api.get_profile;
   invocation->profiling_ = profiling;
   invocation->keep_alive_ = spec.keep_alive;
+  invocation->model_buffers_ = spec.model_buffers;
   invocation->label_ = label;
   invocation->inputs_.resize(spec.num_inputs);
   invocation->outputs_.resize(spec.num_outputs);

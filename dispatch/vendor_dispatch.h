@@ -96,6 +96,10 @@ struct InvocationSpec {
   // when both are given.
   absl::Span<const uint8_t> model;
   int model_fd = -1;
+  // The model's buffers by buffer id (graft_dispatch_invocation_desc_t::
+  // model_buffers); null when there is no model. Shared by the model's
+  // invocations and kept alive by each.
+  std::shared_ptr<const std::vector<graft_byte_span_t>> model_buffers;
   // Record per-run timings (only if the library has the PROFILING
   // capability; ignored otherwise).
   bool profiling = false;
@@ -243,6 +247,7 @@ class Invocation {
   // The result of a synchronous stand-in for an async run.
   absl::Status emulated_result_;
   std::shared_ptr<const void> keep_alive_;
+  std::shared_ptr<const std::vector<graft_byte_span_t>> model_buffers_;
   std::string label_;
 };
 

@@ -12,12 +12,15 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "core/status.h"
 #include "dispatch/vendor_dispatch_test_config.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -612,6 +615,77 @@ TEST_F(ExampleDispatchTest, UsesBytecodeInPlaceInsideTheMappedModel) {
   ASSERT_FALSE(outside.ok());
   EXPECT_THAT(std::string(outside.status().message()),
               HasSubstr("the bytecode does not lie inside the model mapping"));
+}
+
+TEST_F(ExampleDispatchTest, ReadsBufferConstantsInPlaceFromTheModelBuffers) {
+  // "const t1 f32[4] buffer 2": the values are the model's buffer 2, which
+  // the host passes by id (graft_dispatch_invocation_desc_t.model_buffers).
+  const std::string bytecode = absl::StrCat(kHeader,
+                                            "entry partition_0\n"
+                                            "  input t0 f32[4]\n"
+                                            "  const t1 f32[4] buffer 2\n"
+                                            "  tensor t2 f32[4]\n"
+                                            "  mul t2 = t0, t1 act=none\n"
+                                            "  output t2\n"
+                                            "end\n");
+  alignas(16) float weights[5] = {2, -3, 0.5f, 10, 99};
+  auto text = std::make_shared<const std::string>(bytecode);
+  // Creates an invocation whose buffer `buffer_id` of 3 is `values`; then
+  // calls `before_run` and runs it on {1, 2, 3, 4}.
+  auto run = [&](const std::string& code, const float* values, size_t bytes,
+                 const std::function<void()>& before_run =
+                     [] {}) -> absl::StatusOr<std::vector<float>> {
+    auto buffers = std::make_shared<std::vector<graft_byte_span_t>>(3);
+    (*buffers)[2] = {reinterpret_cast<const uint8_t*>(values), bytes};
+    InvocationSpec spec;
+    spec.bytecode = {reinterpret_cast<const uint8_t*>(code.data()),
+                     code.size()};
+    spec.entry_point = "partition_0";
+    spec.num_inputs = spec.num_outputs = 1;
+    spec.model_buffers = buffers;
+    GRAFT_ASSIGN_OR_RETURN(std::unique_ptr<Invocation> inv,
+                           context_->CreateInvocation(spec));
+    before_run();
+    float in[4] = {1, 2, 3, 4};
+    std::vector<float> out(4, NAN);
+    GRAFT_RETURN_IF_ERROR(inv->AttachInput(0, in, sizeof(in)));
+    GRAFT_RETURN_IF_ERROR(inv->AttachOutput(0, out.data(), 16));
+    GRAFT_RETURN_IF_ERROR(inv->Invoke());
+    return out;
+  };
+  auto result = run(bytecode, weights, 16);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(*result, (std::vector<float>{2, -6, 1.5f, 40}));
+  // In place: a change to the buffer after create shows in the run.
+  result = run(bytecode, weights, 16, [&] { weights[0] = 5; });
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(*result, (std::vector<float>{5, -6, 1.5f, 40}));
+  weights[0] = 2;
+
+  // A misaligned buffer is copied at create, with the same result.
+  alignas(16) uint8_t shifted[17];
+  std::memcpy(shifted + 1, weights, 16);
+  result = run(bytecode, reinterpret_cast<const float*>(shifted + 1), 16,
+               [&] { shifted[1] ^= 0xff; });
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(*result, (std::vector<float>{2, -6, 1.5f, 40}));
+
+  result = run(bytecode, weights, 20);
+  ASSERT_FALSE(result.ok());
+  EXPECT_THAT(std::string(result.status().message()),
+              HasSubstr("model buffer 2 holds 20 bytes, the constant needs 16"));
+  result = run(absl::StrReplaceAll(bytecode, {{"buffer 2", "buffer 7"}}),
+               weights, 16);
+  ASSERT_FALSE(result.ok());
+  EXPECT_THAT(std::string(result.status().message()),
+              HasSubstr("refers to model buffer 7, but the model has 3"));
+
+  // A host that passes no buffers (before ABI 1.1) gets a clear refusal.
+  auto missing = Create(bytecode, 1, 1);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(missing.status().message()),
+              HasSubstr("passed no model buffers"));
 }
 
 TEST_F(ExampleDispatchTest, RunPathCostsLittleBeyondTheVendorsWork) {

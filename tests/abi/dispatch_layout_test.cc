@@ -38,7 +38,7 @@ GRAFT_FREEZE_OFFSET(graft_dispatch_info_t, reserved0, 60);
 GRAFT_FREEZE_OFFSET(graft_dispatch_info_t, options, 64);
 GRAFT_FREEZE_OFFSET(graft_dispatch_info_t, num_options, 72);
 
-GRAFT_FREEZE_SIZE(graft_dispatch_invocation_desc_t, 72);
+GRAFT_FREEZE_SIZE(graft_dispatch_invocation_desc_t, 88);
 GRAFT_FREEZE_OFFSET(graft_dispatch_invocation_desc_t, struct_size, 0);
 GRAFT_FREEZE_OFFSET(graft_dispatch_invocation_desc_t, bytecode, 8);
 GRAFT_FREEZE_OFFSET(graft_dispatch_invocation_desc_t, entry_point, 24);
@@ -47,6 +47,9 @@ GRAFT_FREEZE_OFFSET(graft_dispatch_invocation_desc_t, num_outputs, 40);
 GRAFT_FREEZE_OFFSET(graft_dispatch_invocation_desc_t, model, 48);
 GRAFT_FREEZE_OFFSET(graft_dispatch_invocation_desc_t, model_fd, 64);
 GRAFT_FREEZE_OFFSET(graft_dispatch_invocation_desc_t, flags, 68);
+// Appended in ABI 1.1.
+GRAFT_FREEZE_OFFSET(graft_dispatch_invocation_desc_t, model_buffers, 72);
+GRAFT_FREEZE_OFFSET(graft_dispatch_invocation_desc_t, num_model_buffers, 80);
 
 GRAFT_FREEZE_SIZE(graft_dispatch_buffer_requirements_t, 32);
 GRAFT_FREEZE_OFFSET(graft_dispatch_buffer_requirements_t, struct_size, 0);

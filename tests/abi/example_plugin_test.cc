@@ -207,9 +207,11 @@ TEST_F(ExamplePluginTest, InfoDescribesTheExampleVendor) {
   EXPECT_EQ(info->hardware_kinds, GRAFT_HARDWARE_KIND_CPU);
   EXPECT_EQ(info->bytecode_format_version, 1u);
   EXPECT_EQ(info->flags, 0u);
-  ASSERT_EQ(info->num_options, 1u);
+  ASSERT_EQ(info->num_options, 2u);
   EXPECT_STREQ(info->options[0].name, "single_module");
   EXPECT_STREQ(info->options[0].default_value, "0");
+  EXPECT_STREQ(info->options[1].name, "weights_in_place");
+  EXPECT_STREQ(info->options[1].default_value, "0");
 }
 
 TEST_F(ExamplePluginTest, ChecksCompatibilityOfSocModels) {
@@ -545,7 +547,7 @@ TEST_F(ExamplePluginTest, CreateRejectsUnknownOptionsAndBadValues) {
   EXPECT_EQ(status.code, GRAFT_STATUS_INVALID_ARGUMENT);
   EXPECT_EQ(status.message,
             "example vendor: unknown option 'singel_module' (known: "
-            "single_module)");
+            "single_module, weights_in_place)");
   graft_key_value_t bad_value = {"single_module", "yes"};
   status = Take(library_->create(host_.api(), &bad_value, 1, &plugin));
   EXPECT_EQ(status.code, GRAFT_STATUS_INVALID_ARGUMENT);

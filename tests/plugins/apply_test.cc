@@ -479,8 +479,14 @@ TEST(OnDeviceTest, CompilesOnceThenLoadsFromCache) {
   std::string model = dir.Join("mlp.tflite");
   std::filesystem::copy_file(SourceDir() + "/test_models/residual_mlp.tflite",
                              model);
+  // A plugin dir holding only the example plugin (vendor_libs/ has others).
+  const std::string plugin_dir = dir.Join("plugins");
+  std::filesystem::create_directory(plugin_dir);
+  std::filesystem::create_symlink(
+      ExamplePlugin(), plugin_dir + "/" +
+                           std::filesystem::path(ExamplePlugin()).filename().string());
   OnDeviceOptions options;
-  options.plugin_dir = BinaryDir() + "/vendor_libs";
+  options.plugin_dir = plugin_dir;
   options.cache_dir = dir.Join("cache");
   auto first = CompileOnDevice(model, options);
   ASSERT_TRUE(first.ok()) << first.status();
@@ -519,14 +525,35 @@ TEST(OnDeviceTest, MissingPluginDirSaysSo) {
 
 // End to end: the bundled model compiled by the example plugin runs its
 // dispatch op on the example dispatch library, with the CPU's outputs.
-TEST(EndToEndTest, CompiledModelRunsOnExampleDispatchWithCpuOutputs) {
+// With weights_in_place=1 the bytecode names weights by model buffer id and
+// the dispatch library reads them from the compiled file in place.
+class EndToEndTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(EndToEndTest, CompiledModelRunsOnExampleDispatchWithCpuOutputs) {
   testing::TempDir dir;
   const std::string model = SourceDir() + "/test_models/residual_mlp.tflite";
   const std::string compiled = dir.Join("compiled.tflite");
+  const std::string plugin_options = GetParam();
   std::string text;
   ASSERT_EQ(RunGraft(absl::StrCat("apply ", model, " -o ", compiled,
-                                  " --plugin=", ExamplePlugin()), &text), 0)
+                                  " --plugin=", ExamplePlugin(),
+                                  plugin_options.empty() ? "" : " --plugin-option=",
+                                  plugin_options),
+                     &text),
+            0)
       << text;
+  {
+    auto written = LoadModel(compiled);
+    ASSERT_TRUE(written.ok()) << written.status();
+    bool refers_to_buffers = false;
+    for (const Buffer& b : written->buffers) {
+      const std::string bytes(b.data.span().begin(), b.data.span().end());
+      if (bytes.rfind("example-bytecode", 0) == 0) {
+        refers_to_buffers = bytes.find(" buffer ") != std::string::npos;
+      }
+    }
+    EXPECT_EQ(refers_to_buffers, !plugin_options.empty());
+  }
   auto cpu = Runtime::Load(model);
   ASSERT_TRUE(cpu.ok()) << cpu.status();
   RuntimeOptions options;
@@ -560,6 +587,14 @@ TEST(EndToEndTest, CompiledModelRunsOnExampleDispatchWithCpuOutputs) {
   ASSERT_TRUE(fallback.ok()) << fallback.status();
   EXPECT_EQ((*fallback)->Report().CountOps(OpReport::Where::kFallback), 1);
 }
+
+INSTANTIATE_TEST_SUITE_P(Weights, EndToEndTest,
+                         ::testing::Values("", "weights_in_place=1"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           return std::string(info.param[0] == '\0'
+                                                  ? "CopiedIntoBytecode"
+                                                  : "InPlace");
+                         });
 
 // Every loadable model of the corpus goes through apply with the example
 // plugin; the result reloads and verifies.

@@ -69,6 +69,10 @@ static const graft_option_info_t k_options[] = {
     {"single_module", "0",
      "1: put every partition's entry point into one shared module; "
      "0: one module per partition"},
+    {"weights_in_place", "0",
+     "1: refer to constants by model buffer id ('const ... buffer N'), so "
+     "the dispatch library uses them in place in the model file; "
+     "0: copy their values into the bytecode as data lines"},
 };
 
 /* Statuses for the paths where no host table is reachable. */
@@ -88,6 +92,7 @@ struct graft_compiler_plugin_t {
   /* Borrowed from create; valid until destroy. */
   const graft_host_api_t* host;
   int single_module;
+  int weights_in_place;
   graft_compiler_plugin_info_t info;
   /* Reason strings of the last partition call (graft_op_decision_t.reason
    * lives until the next partition call or destroy). */
@@ -682,6 +687,7 @@ GRAFT_EXPORT graft_status_t* graft_compiler_plugin_create(
     size_t num_options, graft_compiler_plugin_t** out_plugin) {
   graft_compiler_plugin_t* plugin;
   int single_module = 0;
+  int weights_in_place = 0;
   size_t i;
   if (host == NULL) return &k_null_host_status;
   if (GRAFT_ABI_VERSION_GET_MAJOR(host->abi_version) !=
@@ -700,18 +706,23 @@ GRAFT_EXPORT graft_status_t* graft_compiler_plugin_create(
           host, GRAFT_STATUS_INVALID_ARGUMENT,
           "example vendor: option %zu has a NULL key or value", i);
     }
-    if (strcmp(key, "single_module") == 0) {
-      if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0) {
-        return host->status_create_formatted(
-            host, GRAFT_STATUS_INVALID_ARGUMENT,
-            "example vendor: option single_module must be 0 or 1, got '%s'",
-            value);
-      }
-      single_module = value[0] == '1';
-    } else {
+    if (strcmp(key, "single_module") != 0 &&
+        strcmp(key, "weights_in_place") != 0) {
       return host->status_create_formatted(
           host, GRAFT_STATUS_INVALID_ARGUMENT,
-          "example vendor: unknown option '%s' (known: single_module)", key);
+          "example vendor: unknown option '%s' (known: single_module, "
+          "weights_in_place)",
+          key);
+    }
+    if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0) {
+      return host->status_create_formatted(
+          host, GRAFT_STATUS_INVALID_ARGUMENT,
+          "example vendor: option %s must be 0 or 1, got '%s'", key, value);
+    }
+    if (strcmp(key, "single_module") == 0) {
+      single_module = value[0] == '1';
+    } else {
+      weights_in_place = value[0] == '1';
     }
   }
   plugin = (graft_compiler_plugin_t*)ex_alloc(host, sizeof(*plugin));
@@ -722,6 +733,7 @@ GRAFT_EXPORT graft_status_t* graft_compiler_plugin_create(
   memset(plugin, 0, sizeof(*plugin));
   plugin->host = host;
   plugin->single_module = single_module;
+  plugin->weights_in_place = weights_in_place;
   plugin->info.struct_size = sizeof(plugin->info);
   plugin->info.abi_version = GRAFT_ABI_VERSION;
   plugin->info.flags = 0;
@@ -878,7 +890,7 @@ static void ex_emit_type(ex_text_t* text, const graft_tensor_t* tensor) {
   for (i = 0; i < tensor->rank; ++i) {
     ex_text_append(text, "%s%" PRId64, i == 0 ? "" : ",", tensor->dims[i]);
   }
-  ex_text_append(text, "]\n");
+  ex_text_append(text, "]");
 }
 
 /* Constant values as the hex IEEE-754 bit patterns of little-endian float32,
@@ -1000,17 +1012,25 @@ static graft_status_t* ex_emit_entry(graft_compiler_plugin_t* plugin,
   for (i = 0; i < graph->num_inputs; ++i) {
     ex_text_append(text, "  input t%" PRId32, graph->inputs[i]);
     ex_emit_type(text, graph->tensors[graph->inputs[i]]);
+    ex_text_append(text, "\n");
   }
   for (i = 0; i < graph->num_tensors; ++i) {
     if (roles[i] != EX_ROLE_CONST) continue;
     ex_text_append(text, "  const t%zu", i);
     ex_emit_type(text, graph->tensors[i]);
-    ex_emit_data(text, graph->tensors[i]);
+    if (plugin->weights_in_place && graph->tensors[i]->buffer_id >= 0) {
+      ex_text_append(text, " buffer %" PRId64 "\n",
+                     graph->tensors[i]->buffer_id);
+    } else {
+      ex_text_append(text, "\n");
+      ex_emit_data(text, graph->tensors[i]);
+    }
   }
   for (i = 0; i < graph->num_tensors; ++i) {
     if (roles[i] != EX_ROLE_PRODUCED) continue;
     ex_text_append(text, "  tensor t%zu", i);
     ex_emit_type(text, graph->tensors[i]);
+    ex_text_append(text, "\n");
   }
   ex_free(host, roles);
 

@@ -144,6 +144,9 @@ typedef struct {
   /* Constants: their values (owned) and how many data words were read. */
   float* values;
   size_t num_values;
+  /* Constants declared "buffer N": their values in the model's buffer N,
+   * used in place (not owned). NULL otherwise. */
+  const float* in_place;
   /* Intermediates: byte offset in the arena. */
   size_t arena_offset;
   /* Written straight into an attached output buffer instead. */
@@ -368,6 +371,10 @@ typedef struct {
   int overflow;
   /* The entry point asked for, sanitized for messages. */
   char entry[72];
+  /* The model's buffers by id (desc->model_buffers); NULL when the host
+   * passed none. */
+  const graft_byte_span_t* model_buffers;
+  size_t num_model_buffers;
 } exd_reader_t;
 
 /* Moves to the next line that is neither blank nor a comment. Returns 0 at
@@ -424,18 +431,26 @@ static graft_status_t* exd_error_at(const exd_reader_t* reader,
                (reader)->text_length, __VA_ARGS__)
 
 /* Parses "t<digits>" into *out_id. */
-static int exd_parse_id(exd_token_t token, uint32_t* out_id) {
+/* Parses 1 to 9 decimal digits. */
+static int exd_parse_number(const char* text, size_t length,
+                            uint32_t* out_value) {
   uint32_t value = 0;
   size_t i;
-  if (token.length < 2 || token.length > 10 || token.text[0] != 't') return 0;
-  for (i = 1; i < token.length; ++i) {
-    char c = token.text[i];
+  if (length < 1 || length > 9) return 0;
+  for (i = 0; i < length; ++i) {
+    char c = text[i];
     if (c < '0' || c > '9') return 0;
     value = value * 10u + (uint32_t)(c - '0');
   }
-  *out_id = value;
+  *out_value = value;
   return 1;
 }
+
+static int exd_parse_id(exd_token_t token, uint32_t* out_id) {
+  return token.length >= 2 && token.text[0] == 't' &&
+         exd_parse_number(token.text + 1, token.length - 1, out_id);
+}
+
 
 /* Parses a type such as "f32[1,4]" or "f32[]" into the tensor's rank, dims
  * and element count. Returns NULL or a status about the current line. */
@@ -886,6 +901,52 @@ static graft_status_t* exd_parse_instruction(exd_reader_t* reader,
   return NULL;
 }
 
+/* Points `constant` at the model buffer a "const tN type buffer B" line
+ * names, in place (copied only when misaligned for float). */
+static graft_status_t* exd_bind_buffer(const exd_reader_t* reader,
+                                       exd_tensor_t* constant,
+                                       exd_token_t token) {
+  uint32_t id;
+  const graft_byte_span_t* buffer;
+  char text[72];
+  if (!exd_parse_number(token.text, token.length, &id)) {
+    exd_excerpt(token.text, token.length, text, sizeof(text));
+    return EXD_LINE_ERROR(reader, GRAFT_STATUS_INVALID_ARGUMENT,
+                          "'%s' is not a buffer id", text);
+  }
+  if (reader->model_buffers == NULL) {
+    return EXD_LINE_ERROR(reader, GRAFT_STATUS_FAILED_PRECONDITION,
+                          "refers to model buffer %u, but the host passed "
+                          "no model buffers (it needs ABI 1.1 or later); "
+                          "compile without weights_in_place=1",
+                          (unsigned)id);
+  }
+  if (id >= reader->num_model_buffers) {
+    return EXD_LINE_ERROR(reader, GRAFT_STATUS_INVALID_ARGUMENT,
+                          "refers to model buffer %u, but the model has %zu",
+                          (unsigned)id, reader->num_model_buffers);
+  }
+  buffer = &reader->model_buffers[id];
+  if (buffer->size != constant->numel * sizeof(float) ||
+      (buffer->data == NULL && buffer->size != 0)) {
+    return EXD_LINE_ERROR(reader, GRAFT_STATUS_INVALID_ARGUMENT,
+                          "model buffer %u holds %zu bytes, the constant "
+                          "needs %zu",
+                          (unsigned)id, buffer->size,
+                          constant->numel * sizeof(float));
+  }
+  constant->num_values = constant->numel;
+  if (((uintptr_t)buffer->data % sizeof(float)) == 0) {
+    constant->in_place = (const float*)(const void*)buffer->data;
+    return NULL;
+  }
+  constant->values =
+      (float*)exd_alloc(reader->host, constant->numel * sizeof(float), 0);
+  if (constant->values == NULL) return exd_out_of_memory(reader->host);
+  memcpy(constant->values, buffer->data, buffer->size);
+  return NULL;
+}
+
 /* Parses an input/const/tensor declaration on the current line. */
 static graft_status_t* exd_parse_declaration(exd_reader_t* reader,
                                              graft_dispatch_invocation_t* inv,
@@ -896,9 +957,14 @@ static graft_status_t* exd_parse_declaration(exd_reader_t* reader,
   exd_tensor_t tensor;
   void* grown;
   char name[72];
-  if (reader->num_tokens != 3 || reader->overflow) {
+  const int from_buffer = role == EXD_ROLE_CONST && reader->num_tokens == 5 &&
+                          exd_token_is(reader->tokens[3], "buffer");
+  if ((reader->num_tokens != 3 && !from_buffer) || reader->overflow) {
     return EXD_LINE_ERROR(reader, GRAFT_STATUS_INVALID_ARGUMENT,
-                          "expected '%s tN f32[dims]'", keyword);
+                          "expected '%s tN f32[dims]'%s", keyword,
+                          role == EXD_ROLE_CONST
+                              ? " or 'const tN f32[dims] buffer B'"
+                              : "");
   }
   memset(&tensor, 0, sizeof(tensor));
   if (!exd_parse_id(reader->tokens[1], &tensor.id)) {
@@ -913,7 +979,10 @@ static graft_status_t* exd_parse_declaration(exd_reader_t* reader,
   tensor.line = reader->line;
   tensor.text = reader->text;
   tensor.text_length = reader->text_length;
-  if (role == EXD_ROLE_CONST && tensor.numel > 0) {
+  if (from_buffer) {
+    status = exd_bind_buffer(reader, &tensor, reader->tokens[4]);
+    if (status != NULL) return status;
+  } else if (role == EXD_ROLE_CONST && tensor.numel > 0) {
     /* Each value takes at least 9 bytes of text (" 3f800000"): refuse a
      * count the rest of the module cannot hold before allocating it. */
     size_t left = (size_t)(reader->end - reader->next);
@@ -1044,7 +1113,10 @@ static graft_status_t* exd_parse_entry(exd_reader_t* reader,
           role == EXD_ROLE_INPUT ? "input"
                                  : (role == EXD_ROLE_CONST ? "const" : "tensor"));
       if (status != NULL) return status;
-      if (role == EXD_ROLE_CONST) filling = (uint32_t)(inv->num_tensors - 1);
+      if (role == EXD_ROLE_CONST &&
+          inv->tensors[inv->num_tensors - 1].num_values == 0) {
+        filling = (uint32_t)(inv->num_tensors - 1);
+      }
       continue;
     }
     /* Everything below refers to declared tensors. */
@@ -1162,7 +1234,9 @@ static graft_status_t* exd_plan(graft_dispatch_invocation_t* inv) {
     exd_tensor_t* tensor = &inv->tensors[i];
     size_t bytes;
     if (tensor->role == EXD_ROLE_CONST) {
-      inv->slots[i] = tensor->values;
+      /* Constants are never written (only 'tensor's are destinations). */
+      inv->slots[i] = tensor->in_place != NULL ? (float*)tensor->in_place
+                                               : tensor->values;
       continue;
     }
     if (tensor->role != EXD_ROLE_TENSOR || tensor->written_line == 0 ||
@@ -1703,6 +1777,12 @@ GRAFT_EXPORT graft_status_t* graft_dispatch_invocation_create(
   reader.dispatch = context->dispatch;
   reader.next = (const char*)desc->bytecode.data;
   reader.end = reader.next + desc->bytecode.size;
+  if (GRAFT_STRUCT_HAS_MEMBER(desc, graft_dispatch_invocation_desc_t,
+                              num_model_buffers) &&
+      desc->model_buffers != NULL) {
+    reader.model_buffers = desc->model_buffers;
+    reader.num_model_buffers = desc->num_model_buffers;
+  }
   exd_excerpt(desc->entry_point, strlen(desc->entry_point), reader.entry,
               sizeof(reader.entry));
   status = exd_parse_module(&reader, inv, desc->entry_point);
