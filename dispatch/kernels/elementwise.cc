@@ -1,6 +1,7 @@
 // Binary elementwise ops with NumPy/TFLite broadcasting: arithmetic (ADD,
 // SUB, MUL, DIV, SQUARED_DIFFERENCE, MAXIMUM, MINIMUM, POW, FLOOR_DIV,
-// FLOOR_MOD, PRELU), comparisons, logical AND/OR, and SELECT/SELECT_V2.
+// FLOOR_MOD, PRELU, ATAN2), comparisons, logical AND/OR, and
+// SELECT/SELECT_V2.
 //
 // Every op shares one evaluator templated on the element op: the broadcast is
 // collapsed at prepare time (kernel_util.h) so eval walks contiguous inner
@@ -72,6 +73,12 @@ struct PowOp {
     } else {
       return std::pow(a, b);
     }
+  }
+};
+struct Atan2Op {  // atan2(y, x) of inputs (y, x)
+  template <typename T>
+  static T Apply(T y, T x) {
+    return static_cast<T>(std::atan2(y, x));
   }
 };
 struct FloorDivOp {
@@ -295,6 +302,7 @@ GRAFT_BINARY_PREPARE(Minimum, MinimumOp, kNumeric, false)
 GRAFT_BINARY_PREPARE(Pow, PowOp, kFloat | kInt32, false)
 GRAFT_BINARY_PREPARE(FloorDiv, FloorDivOp, kNumeric, false)
 GRAFT_BINARY_PREPARE(FloorMod, FloorModOp, kNumeric, false)
+GRAFT_BINARY_PREPARE(Atan2, Atan2Op, kFloat, false)
 GRAFT_BINARY_PREPARE(Prelu, PreluOp, kFloat, false)
 GRAFT_BINARY_PREPARE(Less, LessOp, kNumeric, true)
 GRAFT_BINARY_PREPARE(LessEqual, LessEqualOp, kNumeric, true)
@@ -385,6 +393,7 @@ GRAFT_DEFINE_KERNEL(Minimum);
 GRAFT_DEFINE_KERNEL(Pow);
 GRAFT_DEFINE_KERNEL(FloorDiv);
 GRAFT_DEFINE_KERNEL(FloorMod);
+GRAFT_DEFINE_KERNEL(Atan2);
 GRAFT_DEFINE_KERNEL(Prelu);
 GRAFT_DEFINE_KERNEL(Less);
 GRAFT_DEFINE_KERNEL(LessEqual);

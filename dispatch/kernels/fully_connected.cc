@@ -176,52 +176,20 @@ absl::Status PrepareBatchMatMul(PrepareContext& ctx) {
                                            TensorTypeName(lhs->type),
                                            TensorTypeName(rhs->type)));
   }
-  GRAFT_KERNEL_CHECK(lhs->rank() >= 2 && rhs->rank() >= 2,
-                     "operands must be at least 2-D, got %s and %s",
-                     ShapeToString(lhs->shape), ShapeToString(rhs->shape));
-  const auto* o = ctx.op().builtin_options.AsBatchMatMulOptions();
-  const bool adj_x = o && o->adj_x, adj_y = o && o->adj_y;
+  GRAFT_ASSIGN_OR_RETURN(MatMulGeometry g, ResolveBatchMatMul(ctx, *lhs, *rhs));
   auto* s = MakeState<BatchMatMulState>(ctx);
-  const int lr = lhs->rank(), rr = rhs->rank();
-  s->adj_x = adj_x;
-  s->m = adj_x ? lhs->dim(lr - 1) : lhs->dim(lr - 2);
-  s->k = adj_x ? lhs->dim(lr - 2) : lhs->dim(lr - 1);
-  const int64_t rk = adj_y ? rhs->dim(rr - 1) : rhs->dim(rr - 2);
-  s->n = adj_y ? rhs->dim(rr - 2) : rhs->dim(rr - 1);
-  GRAFT_KERNEL_CHECK(rk == s->k,
-                     "contracting dims differ: lhs %s, rhs %s (adj_x %d, "
-                     "adj_y %d)",
-                     ShapeToString(lhs->shape), ShapeToString(rhs->shape),
-                     adj_x, adj_y);
-  s->rhs_stride_k = adj_y ? 1 : s->n;
-  s->rhs_stride_n = adj_y ? s->k : 1;
-  s->lhs_batch_elems = s->m * s->k;
-  s->rhs_batch_elems = s->k * s->n;
-
-  Shape lb(lhs->shape.begin(), lhs->shape.end() - 2);
-  Shape rb(rhs->shape.begin(), rhs->shape.end() - 2);
-  GRAFT_ASSIGN_OR_RETURN(Shape ob, BroadcastShapes(lb, rb));
-  const int br = static_cast<int>(ob.size());
-  lb.insert(lb.begin(), br - lb.size(), 1);
-  rb.insert(rb.begin(), br - rb.size(), 1);
-  const int64_t nb = NumElements(ob);
-  s->batches.resize(nb);
-  for (int64_t b = 0; b < nb; ++b) {
-    int64_t rem = b, li = 0, ri = 0, lstride = 1, rstride = 1;
-    for (int d = br - 1; d >= 0; --d) {
-      int64_t idx = rem % ob[d];
-      rem /= ob[d];
-      li += (lb[d] == 1 ? 0 : idx) * lstride;
-      ri += (rb[d] == 1 ? 0 : idx) * rstride;
-      lstride *= lb[d];
-      rstride *= rb[d];
-    }
-    s->batches[b] = {li, ri};
-  }
+  s->adj_x = g.adj_x;
+  s->m = g.m, s->k = g.k, s->n = g.n;
+  s->rhs_stride_k = g.rhs_stride_k;
+  s->rhs_stride_n = g.rhs_stride_n;
+  s->lhs_batch_elems = g.lhs_batch_elems;
+  s->rhs_batch_elems = g.rhs_batch_elems;
+  s->batches = std::move(g.batches);
+  const int64_t nb = static_cast<int64_t>(s->batches.size());
   s->packed_floats = PackedRhsSize(s->k, s->n);
-  s->scratch_per_thread = adj_x ? static_cast<size_t>(s->m * s->k) : 0;
+  s->scratch_per_thread = s->adj_x ? static_cast<size_t>(s->m * s->k) : 0;
   if (rhs->constant) {
-    const int64_t rhs_batches = NumElements(rb);
+    const int64_t rhs_batches = g.rhs_batches;
     s->packed.resize(s->packed_floats * rhs_batches);
     for (int64_t i = 0; i < rhs_batches; ++i) {
       PackRhs(rhs->data<float>() + i * s->rhs_batch_elems, s->k, s->n,
@@ -234,12 +202,9 @@ absl::Status PrepareBatchMatMul(PrepareContext& ctx) {
   const int threads =
       ctx.thread_pool() && nb > 1 ? ctx.thread_pool()->num_threads() : 1;
   ctx.RequestScratch(s->scratch_per_thread * threads * sizeof(float));
-  Shape out = ob;
-  out.push_back(static_cast<int32_t>(s->m));
-  out.push_back(static_cast<int32_t>(s->n));
   ctx.SetEval(EvalBatchMatMul);
   ctx.SetReductionLength(s->k);
-  return ctx.SetOutputShape(0, std::move(out));
+  return ctx.SetOutputShape(0, std::move(g.out));
 }
 
 }  // namespace

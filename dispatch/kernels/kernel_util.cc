@@ -163,4 +163,56 @@ absl::StatusOr<BroadcastPlan> MakeBroadcastPlan(
   return p;
 }
 
+absl::StatusOr<MatMulGeometry> ResolveBatchMatMul(const PrepareContext& ctx,
+                                                  const Tensor& lhs,
+                                                  const Tensor& rhs) {
+  GRAFT_KERNEL_CHECK(lhs.rank() >= 2 && rhs.rank() >= 2,
+                     "operands must be at least 2-D, got %s and %s",
+                     ShapeToString(lhs.shape), ShapeToString(rhs.shape));
+  const auto* o = ctx.op().builtin_options.AsBatchMatMulOptions();
+  MatMulGeometry g;
+  g.adj_x = o && o->adj_x, g.adj_y = o && o->adj_y;
+  const int lr = lhs.rank(), rr = rhs.rank();
+  g.m = g.adj_x ? lhs.dim(lr - 1) : lhs.dim(lr - 2);
+  g.k = g.adj_x ? lhs.dim(lr - 2) : lhs.dim(lr - 1);
+  const int64_t rk = g.adj_y ? rhs.dim(rr - 1) : rhs.dim(rr - 2);
+  g.n = g.adj_y ? rhs.dim(rr - 2) : rhs.dim(rr - 1);
+  GRAFT_KERNEL_CHECK(rk == g.k,
+                     "contracting dims differ: lhs %s, rhs %s (adj_x %d, "
+                     "adj_y %d)",
+                     ShapeToString(lhs.shape), ShapeToString(rhs.shape),
+                     g.adj_x, g.adj_y);
+  g.lhs_stride_m = g.adj_x ? 1 : g.k;
+  g.lhs_stride_k = g.adj_x ? g.m : 1;
+  g.rhs_stride_k = g.adj_y ? 1 : g.n;
+  g.rhs_stride_n = g.adj_y ? g.k : 1;
+  g.lhs_batch_elems = g.m * g.k;
+  g.rhs_batch_elems = g.k * g.n;
+  Shape lb(lhs.shape.begin(), lhs.shape.end() - 2);
+  Shape rb(rhs.shape.begin(), rhs.shape.end() - 2);
+  GRAFT_ASSIGN_OR_RETURN(Shape ob, BroadcastShapes(lb, rb));
+  const int br = static_cast<int>(ob.size());
+  lb.insert(lb.begin(), br - lb.size(), 1);
+  rb.insert(rb.begin(), br - rb.size(), 1);
+  g.rhs_batches = NumElements(rb);
+  const int64_t nb = NumElements(ob);
+  g.batches.resize(nb);
+  for (int64_t b = 0; b < nb; ++b) {
+    int64_t rem = b, li = 0, ri = 0, lstride = 1, rstride = 1;
+    for (int d = br - 1; d >= 0; --d) {
+      const int64_t idx = rem % ob[d];
+      rem /= ob[d];
+      li += (lb[d] == 1 ? 0 : idx) * lstride;
+      ri += (rb[d] == 1 ? 0 : idx) * rstride;
+      lstride *= lb[d];
+      rstride *= rb[d];
+    }
+    g.batches[b] = {li, ri};
+  }
+  g.out = ob;
+  g.out.push_back(static_cast<int32_t>(g.m));
+  g.out.push_back(static_cast<int32_t>(g.n));
+  return g;
+}
+
 }  // namespace graft::kernels

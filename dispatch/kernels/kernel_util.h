@@ -135,6 +135,25 @@ void ForEachBroadcastRun(const BroadcastPlan& p, Fn&& fn) {
   }
 }
 
+// BATCH_MATMUL's geometry: lhs [..., M, K] ([..., K, M] with adj_x) times
+// rhs [..., K, N] ([..., N, K] with adj_y), batch dims broadcast as NumPy.
+// Element (i, k) of lhs matrix b is at b * lhs_batch_elems + i *
+// lhs_stride_m + k * lhs_stride_k; element (k, j) of rhs likewise.
+struct MatMulGeometry {
+  int64_t m = 0, k = 0, n = 0;
+  bool adj_x = false, adj_y = false;
+  int64_t lhs_stride_m = 0, lhs_stride_k = 0;
+  int64_t rhs_stride_k = 0, rhs_stride_n = 0;
+  int64_t lhs_batch_elems = 0, rhs_batch_elems = 0;
+  int64_t rhs_batches = 0;  // distinct rhs matrices
+  // Per output batch: the lhs and rhs matrix it reads.
+  std::vector<std::pair<int64_t, int64_t>> batches;
+  Shape out;  // [batch..., M, N]
+};
+absl::StatusOr<MatMulGeometry> ResolveBatchMatMul(const PrepareContext& ctx,
+                                                  const Tensor& lhs,
+                                                  const Tensor& rhs);
+
 // Row-major strides of a shape, in elements.
 inline std::vector<int64_t> Strides(const Shape& shape) {
   std::vector<int64_t> s(shape.size(), 1);

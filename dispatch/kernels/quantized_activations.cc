@@ -9,7 +9,15 @@
 //   TFLite Micro) evaluates gemmlowp's fixed-point logistic/tanh instead and
 //   may differ from the table by 1 LSB.
 // - HARD_SWISH INT8/UINT8: reference_ops::HardSwish's 16-bit fixed point.
-// - SOFTMAX INT8 -> INT8 and UINT8 -> UINT8: reference_ops::Softmax, gemmlowp
+// - GELU INT8/UINT8: TFLite's 256-entry table of its float GELU (erfc form,
+//   or the tanh approximation).
+// - RSQRT INT8: TFLite's RsqrtEvalQuantizedInt8, gemmlowp's fixed-point
+//   inverse square root (GetInvSqrtQuantizedMultiplierExp) of x - zero
+//   point, rescaled by 1 / (sqrt(input_scale) * output_scale), tabulated
+//   at prepare; RSQRT INT16: TFLite's 513-entry interpolated table
+//   (LUTPopulate<int16_t>, LUTLookup). Inputs below the zero point fail at
+//   invoke, as in TFLite.
+// - SOFTMAX INT8 -> INT8, INT8 -> INT16 and UINT8 -> UINT8: reference_ops::Softmax, gemmlowp
 //   fixed-point exp with a 12-integer-bit accumulator (TFLite's kReference
 //   path and TFLite Micro). TFLite's default kernel uses a float exp table
 //   and may differ by 1 LSB.
@@ -334,18 +342,18 @@ struct SoftmaxQState : KernelState {
   int64_t outer = 0, depth = 0;
 };
 
-template <typename T>
+template <typename T, typename Out = T>
 absl::Status EvalSoftmaxQ(EvalContext& ctx) {
   const auto& s = *ctx.state<SoftmaxQState>();
   const T* in = ctx.input(0)->data<T>();
-  T* out = ctx.output(0)->data<T>();
+  Out* out = ctx.output(0)->data<Out>();
   constexpr int kAccumulationIntegerBits = 12;
-  constexpr int32_t kMin = std::numeric_limits<T>::min();
-  constexpr int32_t kMax = std::numeric_limits<T>::max();
+  constexpr int32_t kMin = std::numeric_limits<Out>::min();
+  constexpr int32_t kMax = std::numeric_limits<Out>::max();
   for (int64_t r = 0; r < s.outer; ++r) {
     const T* x = in + r * s.depth;
-    T* y = out + r * s.depth;
-    int32_t max_in_row = kMin;
+    Out* y = out + r * s.depth;
+    int32_t max_in_row = std::numeric_limits<T>::min();
     for (int64_t c = 0; c < s.depth; ++c) max_in_row = std::max<int32_t>(max_in_row, x[c]);
     auto scaled_exp = [&](int32_t diff) {
       const int32_t rescaled = SaturatingRoundingDoublingHighMul(
@@ -374,11 +382,11 @@ absl::Status EvalSoftmaxQ(EvalContext& ctx) {
         const int32_t e = scaled_exp(diff);
         const int32_t unsat = RoundingDivideByPOT(
             SaturatingRoundingDoublingHighMul(shifted_scale, e),
-            num_bits_over_unit + 31 - static_cast<int>(sizeof(T) * 8));
+            num_bits_over_unit + 31 - static_cast<int>(sizeof(Out) * 8));
         const int32_t shifted = unsat + kMin;
-        y[c] = static_cast<T>(std::max(std::min(shifted, kMax), kMin));
+        y[c] = static_cast<Out>(std::max(std::min(shifted, kMax), kMin));
       } else {
-        y[c] = static_cast<T>(kMin);
+        y[c] = static_cast<Out>(kMin);
       }
     }
   }
@@ -387,7 +395,20 @@ absl::Status EvalSoftmaxQ(EvalContext& ctx) {
 
 absl::Status PrepareSoftmaxQuantized(PrepareContext& ctx) {
   const Tensor* in = nullptr;
-  GRAFT_RETURN_IF_ERROR(CheckUnary(ctx, false, &in));
+  // INT8 -> INT16 (TFLite's int16 output variant) or same-type 8-bit.
+  const bool to16 = ctx.num_inputs() == 1 && ctx.input(0) != nullptr &&
+                    ctx.input(0)->type == tfl::TensorType_INT8 &&
+                    ctx.output(0)->type == tfl::TensorType_INT16;
+  if (to16) {
+    GRAFT_RETURN_IF_ERROR(CheckArity(ctx, 1, 1, 1));
+    in = ctx.input(0);
+    if (!IsQuantized(*in) || !IsQuantized(*ctx.output(0))) {
+      return ctx.Unsupported();
+    }
+    GRAFT_RETURN_IF_ERROR(ctx.SetOutputShape(0, in->shape));
+  } else {
+    GRAFT_RETURN_IF_ERROR(CheckUnary(ctx, false, &in));
+  }
   GRAFT_KERNEL_CHECK(in->rank() >= 1, "SOFTMAX needs a rank >= 1 input");
   const auto* o = ctx.op().builtin_options.AsSoftmaxOptions();
   const double beta = o ? o->beta : 1.0;
@@ -409,12 +430,170 @@ absl::Status PrepareSoftmaxQuantized(PrepareContext& ctx) {
   s->diff_min = -static_cast<int32_t>(std::floor(max_input_rescaled));
   s->depth = in->shape.back();
   s->outer = s->depth == 0 ? 0 : in->num_elements() / s->depth;
-  if (in->type == tfl::TensorType_INT8) {
+  if (to16) {
+    ctx.SetEval(EvalSoftmaxQ<int8_t, int16_t>);
+  } else if (in->type == tfl::TensorType_INT8) {
     ctx.SetEval(EvalSoftmaxQ<int8_t>);
   } else {
     ctx.SetEval(EvalSoftmaxQ<uint8_t>);
   }
   ctx.SetReductionLength(s->depth);
+  return absl::OkStatus();
+}
+
+// ---- GELU ----
+
+float GeluF(float x) {
+  constexpr double kSqrtHalf = 0.70710678118654752440;
+  return 0.5f * x * std::erfc(x * static_cast<float>(-kSqrtHalf));
+}
+float GeluApproximateF(float x) {
+  constexpr float kSqrt2OverPi = 1.12837916709551257390 * 0.70710678118654752440;
+  return 0.5f * x * (1.f + std::tanh(kSqrt2OverPi * (x + 0.044715f * x * x * x)));
+}
+
+absl::Status PrepareGeluQuantized(PrepareContext& ctx) {
+  const auto* o = ctx.op().builtin_options.AsGeluOptions();
+  return PrepareLut(ctx, o && o->approximate ? GeluApproximateF : GeluF);
+}
+
+// ---- RSQRT ----
+
+// TFLite's GetInvSqrtQuantizedMultiplierExp(input, kReverseShift): 1/sqrt
+// of input > 1 as a Q31 multiplier and a left shift, by five Newton steps in
+// gemmlowp's Q3.28 fixed point.
+QuantizedMultiplier InvSqrtMultiplier(int32_t input) {
+  if (input <= 1) return {std::numeric_limits<int32_t>::max(), 0};
+  int shift = 11;
+  while (input >= (1 << 29)) {
+    input /= 4;
+    ++shift;
+  }
+  const int pairs = (CountLeadingZeros32(static_cast<uint32_t>(input)) - 1) / 2 - 1;
+  shift -= pairs;
+  input <<= 2 * pairs;
+  const int32_t x_in = input >> 1;  // Q3.28
+  const int32_t half_in = RoundingDivideByPOT(x_in, 1);
+  constexpr int32_t kHalfThree = (1 << 28) + (1 << 27);  // 1.5 in Q3.28
+  int32_t x = 1 << 28;                                   // 1.0
+  for (int i = 0; i < 5; ++i) {
+    // x3 = x^3 (Q9.22 -> Q3.28); x = 1.5 x - (input / 2) x3 (Q6.25 -> Q3.28).
+    const int32_t x3 = SaturatingShiftLeft(
+        SaturatingRoundingDoublingHighMul(SaturatingRoundingDoublingHighMul(x, x), x),
+        6);
+    x = SaturatingShiftLeft(SaturatingRoundingDoublingHighMul(kHalfThree, x) -
+                                SaturatingRoundingDoublingHighMul(half_in, x3),
+                            3);
+  }
+  x = SaturatingRoundingDoublingHighMul(x, 1518500250);  // * sqrt(2) / 2
+  if (shift < 0) {
+    x = static_cast<int32_t>(static_cast<uint32_t>(x) << -shift);
+    shift = 0;
+  }
+  return {x, -shift};
+}
+
+struct RsqrtState : KernelState {
+  int32_t in_zp = 0;
+  int16_t table[513];  // INT8: 256 outputs by input byte; INT16: LUTPopulate
+};
+
+absl::Status EvalRsqrtInt8(EvalContext& ctx) {
+  const auto& s = *ctx.state<RsqrtState>();
+  const int8_t* in = ctx.input(0)->data<int8_t>();
+  int8_t* out = ctx.output(0)->data<int8_t>();
+  const int64_t n = ctx.input(0)->num_elements();
+  for (int64_t i = 0; i < n; ++i) {
+    if (in[i] < s.in_zp) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "RSQRT input %d is below the zero point %d (a negative value)",
+          in[i], s.in_zp));
+    }
+    out[i] = static_cast<int8_t>(s.table[static_cast<uint8_t>(in[i])]);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status EvalRsqrtInt16(EvalContext& ctx) {
+  const auto& s = *ctx.state<RsqrtState>();
+  const int16_t* in = ctx.input(0)->data<int16_t>();
+  int16_t* out = ctx.output(0)->data<int16_t>();
+  const int64_t n = ctx.input(0)->num_elements();
+  for (int64_t i = 0; i < n; ++i) {
+    const int16_t v = in[i];
+    if (v < 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "RSQRT input %d is negative", v));
+    }
+    // LUTLookup: 512 segments of 128 inputs, linear in between.
+    const int index = 256 + (v >> 7);
+    const int offset = v & 0x7f;
+    const int base = s.table[index];
+    const int slope = s.table[index + 1] - s.table[index];
+    out[i] = static_cast<int16_t>(base + ((slope * offset + 64) >> 7));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PrepareRsqrtQuantized(PrepareContext& ctx) {
+  const Tensor* in = nullptr;
+  GRAFT_RETURN_IF_ERROR(CheckUnary(ctx, true, &in));
+  const Tensor& out = *ctx.output(0);
+  const float in_scale = Scale(*in), out_scale = Scale(out);
+  auto* s = MakeState<RsqrtState>(ctx);
+  s->in_zp = ZeroPoint(*in);
+  if (in->type == tfl::TensorType_INT8) {
+    const QuantizedMultiplier m =
+        QuantizeMultiplier(1. / (std::sqrt(in_scale) * out_scale));
+    const int32_t out_zp = ZeroPoint(out);
+    constexpr int kShift = 20;
+    for (int v = -128; v <= 127; ++v) {
+      const int32_t value = v - s->in_zp;
+      int32_t q = 127;  // 0 (and below, refused at invoke) maps to the max
+      if (value > 0) {
+        const QuantizedMultiplier inv = InvSqrtMultiplier(value);
+        const int32_t data =
+            MultiplyByQuantizedMultiplier(1, inv.multiplier, inv.shift + kShift);
+        q = MultiplyByQuantizedMultiplier(data, m.multiplier, m.shift - kShift) +
+            out_zp;
+      }
+      s->table[static_cast<uint8_t>(v)] =
+          static_cast<int16_t>(std::min(127, std::max(-128, q)));
+    }
+    ctx.SetEval(EvalRsqrtInt8);
+    return absl::OkStatus();
+  }
+  if (in->type != tfl::TensorType_INT16) return ctx.Unsupported();
+  GRAFT_KERNEL_CHECK(s->in_zp == 0 && ZeroPoint(out) == 0,
+                     "INT16 input and output need zero points of 0");
+  // LUTPopulate<int16_t> of 1/sqrt(x) (x <= 0: the largest output), in
+  // float as TFLite computes it.
+  auto f = [&](float x) {
+    return x <= 0.0f ? 32767 * out_scale : 1.0f / std::sqrt(x);
+  };
+  const float in_min = in_scale * (-32768 - s->in_zp);
+  const float in_max = in_scale * (32767 - s->in_zp);
+  const float out_min = out_scale * (-32768 - ZeroPoint(out));
+  const float out_max = out_scale * (32767 - ZeroPoint(out));
+  constexpr int kSteps = 512;
+  const float step = (in_max - in_min) / kSteps;
+  const float half_step = step / 2;
+  const float inv = 65536.0f / (out_max - out_min);
+  auto clamp = [](float v) {
+    return static_cast<int16_t>(std::min(32767.0f, std::max(-32768.0f, v)));
+  };
+  for (int i = 0; i < kSteps; ++i) {
+    const float val = f(in_min + i * step);
+    const float val_mid = f(in_min + i * step + half_step);
+    const float val_next = f(in_min + (i + 1) * step);
+    const float sample = std::round(val * inv);
+    const float mid_interp = std::round((val_next * inv + std::round(val * inv)) / 2);
+    const float mid = std::round(val_mid * inv);
+    const float bias = std::round((mid_interp - mid) / 2);
+    s->table[i] = clamp(sample - bias);
+  }
+  s->table[kSteps] = clamp(std::round(f(in_max) * inv));
+  ctx.SetEval(EvalRsqrtInt16);
   return absl::OkStatus();
 }
 
@@ -426,5 +605,7 @@ GRAFT_DEFINE_KERNEL(LogisticQuantized);
 GRAFT_DEFINE_KERNEL(TanhQuantized);
 GRAFT_DEFINE_KERNEL(HardSwishQuantized);
 GRAFT_DEFINE_KERNEL(SoftmaxQuantized);
+GRAFT_DEFINE_KERNEL(GeluQuantized);
+GRAFT_DEFINE_KERNEL(RsqrtQuantized);
 
 }  // namespace graft

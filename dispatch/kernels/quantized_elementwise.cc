@@ -1,5 +1,7 @@
-// Quantized ADD, SUB and MUL (INT8, UINT8, INT16) with TFLite's integer
-// semantics (reference_ops::Add/Sub general path, reference_integer_ops::Mul):
+// Quantized ADD, SUB and MUL (INT8, UINT8, INT16) and SQUARED_DIFFERENCE
+// (INT8) with TFLite's integer semantics (reference_ops::Add/Sub general
+// path, reference_integer_ops::Mul, squared_difference.cc: both inputs
+// rescaled with a left shift of 7, the difference squared, rescaled):
 // ADD and SUB rescale both inputs to a common fixed-point scale with a
 // left shift of 20 bits (15 for INT16, as TFLite and TFLite Micro do for the
 // general-scale INT16 path), add, then rescale to the output.
@@ -17,7 +19,7 @@ namespace graft {
 namespace kernels {
 namespace {
 
-enum class QOp { kAdd, kSub, kMul };
+enum class QOp { kAdd, kSub, kMul, kSquaredDifference };
 
 struct QBinaryState : KernelState {
   BroadcastPlan plan;
@@ -40,7 +42,8 @@ inline T Compute(const QBinaryState& s, int32_t x, int32_t y) {
     const int32_t sb =
         MultiplyByQuantizedMultiplier(b * (1 << s.left_shift), s.in2_mult);
     const int32_t sum = kOp == QOp::kAdd ? sa + sb : sa - sb;
-    raw = s.out_offset + MultiplyByQuantizedMultiplier(sum, s.out_mult);
+    const int32_t v = kOp == QOp::kSquaredDifference ? sum * sum : sum;
+    raw = s.out_offset + MultiplyByQuantizedMultiplier(v, s.out_mult);
   }
   return static_cast<T>(std::min(s.act_max, std::max(s.act_min, raw)));
 }
@@ -81,7 +84,8 @@ absl::Status PrepareQBinary(PrepareContext& ctx) {
   if (b->type != t || out->type != t || !IsQuantized(*a) ||
       !IsQuantized(*b) || !IsQuantized(*out) ||
       (t != tfl::TensorType_INT8 && t != tfl::TensorType_UINT8 &&
-       t != tfl::TensorType_INT16)) {
+       t != tfl::TensorType_INT16) ||
+      (kOp == QOp::kSquaredDifference && t != tfl::TensorType_INT8)) {
     return ctx.Unsupported();
   }
   GRAFT_ASSIGN_OR_RETURN(Shape shape, BroadcastShapes(a->shape, b->shape));
@@ -98,6 +102,15 @@ absl::Status PrepareQBinary(PrepareContext& ctx) {
     s->out_mult = QuantizeMultiplier(static_cast<double>(sa) *
                                      static_cast<double>(sb) /
                                      static_cast<double>(so));
+  } else if constexpr (kOp == QOp::kSquaredDifference) {
+    // 7: the largest squared shifted difference, 255^2 * 2^14, fits int32.
+    s->left_shift = 7;
+    const double twice_max = 2 * std::max(sa, sb);
+    s->in1_mult = QuantizeMultiplier(sa / twice_max);
+    s->in2_mult = QuantizeMultiplier(sb / twice_max);
+    s->out_mult = QuantizeMultiplier(
+        twice_max * twice_max /
+        static_cast<double>((1 << (2 * s->left_shift)) * so));
   } else {
     s->left_shift = t == tfl::TensorType_INT16 ? 15 : 20;
     // As TFLite: 2 * max(float, float) is a float, widened to double.
@@ -127,6 +140,9 @@ absl::Status PrepareSubQuantized(PrepareContext& ctx) {
 absl::Status PrepareMulQuantized(PrepareContext& ctx) {
   return PrepareQBinary<QOp::kMul>(ctx);
 }
+absl::Status PrepareSquaredDifferenceQuantized(PrepareContext& ctx) {
+  return PrepareQBinary<QOp::kSquaredDifference>(ctx);
+}
 
 }  // namespace
 }  // namespace kernels
@@ -134,5 +150,6 @@ absl::Status PrepareMulQuantized(PrepareContext& ctx) {
 GRAFT_DEFINE_KERNEL(AddQuantized);
 GRAFT_DEFINE_KERNEL(SubQuantized);
 GRAFT_DEFINE_KERNEL(MulQuantized);
+GRAFT_DEFINE_KERNEL(SquaredDifferenceQuantized);
 
 }  // namespace graft

@@ -11,6 +11,15 @@
 // The multipliers are input_scale * filter_scale / output_scale in double
 // (TFLite's GetQuantizedConvolutionMultipler per tensor,
 // PopulateConvolutionQuantizationParams per channel).
+//
+// Quantized BATCH_MATMUL (reference_ops::BatchMatMul): INT8 x INT8 -> INT8
+// with int32 sums of (lhs - lhs_zero_point) * (rhs - rhs_zero_point); INT16
+// x INT16 and INT16 x INT8 -> INT16 (zero points 0) with int64 sums and the
+// int64 MultiplyByQuantizedMultiplier; one multiplier lhs_scale * rhs_scale
+// / output_scale, no activation. Per-channel rhs scales are refused: TFLite
+// reads a per-tensor scale there (0 for per-channel tensors, so its output
+// would be all zero points).
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -147,9 +156,97 @@ absl::Status PrepareFullyConnectedQuantized(PrepareContext& ctx) {
   return ctx.SetOutputShape(0, std::move(shape));
 }
 
+struct QBatchMatMulState : KernelState {
+  MatMulGeometry g;
+  int32_t lhs_offset = 0, rhs_offset = 0, output_offset = 0;
+  QuantizedMultiplier mult;
+  int32_t out_min = 0, out_max = 0;
+};
+
+template <typename L, typename R, typename Acc>
+absl::Status EvalQBatchMatMul(EvalContext& ctx) {
+  const auto& s = *ctx.state<QBatchMatMulState>();
+  const MatMulGeometry& g = s.g;
+  const L* lhs = ctx.input(0)->data<L>();
+  const R* rhs = ctx.input(1)->data<R>();
+  L* out = ctx.output(0)->data<L>();
+  auto body = [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) {
+      const L* a = lhs + g.batches[b].first * g.lhs_batch_elems;
+      const R* w = rhs + g.batches[b].second * g.rhs_batch_elems;
+      L* o = out + b * g.m * g.n;
+      for (int64_t i = 0; i < g.m; ++i) {
+        for (int64_t j = 0; j < g.n; ++j) {
+          Acc acc = 0;
+          for (int64_t k = 0; k < g.k; ++k) {
+            acc += static_cast<Acc>(a[i * g.lhs_stride_m + k * g.lhs_stride_k] +
+                                    s.lhs_offset) *
+                   static_cast<Acc>(w[k * g.rhs_stride_k + j * g.rhs_stride_n] +
+                                    s.rhs_offset);
+          }
+          const int32_t v = MultiplyByQuantizedMultiplier(
+                                acc, s.mult.multiplier, s.mult.shift) +
+                            s.output_offset;
+          o[i * g.n + j] =
+              static_cast<L>(std::min(s.out_max, std::max(s.out_min, v)));
+        }
+      }
+    }
+  };
+  const int64_t nb = static_cast<int64_t>(g.batches.size());
+  if (ctx.thread_pool() != nullptr) {
+    ctx.thread_pool()->ParallelFor(nb, 1, body);
+  } else {
+    body(0, nb);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PrepareBatchMatMulQuantized(PrepareContext& ctx) {
+  GRAFT_RETURN_IF_ERROR(CheckArity(ctx, 2, 2, 1));
+  GRAFT_ASSIGN_OR_RETURN(const Tensor* lhs, RequiredInput(ctx, 0));
+  GRAFT_ASSIGN_OR_RETURN(const Tensor* rhs, RequiredInput(ctx, 1));
+  const Tensor& out = *ctx.output(0);
+  const tfl::TensorType t = lhs->type;
+  const bool i8 = t == tfl::TensorType_INT8 && rhs->type == t;
+  const bool i16 = t == tfl::TensorType_INT16 && rhs->type == t;
+  const bool i16x8 =
+      t == tfl::TensorType_INT16 && rhs->type == tfl::TensorType_INT8;
+  if (!(i8 || i16 || i16x8) || out.type != t || !IsQuantized(*lhs) ||
+      !IsQuantized(*rhs) || !IsQuantized(out)) {
+    return ctx.Unsupported(absl::StrFormat("%s lhs with %s rhs",
+                                           TensorTypeName(t),
+                                           TensorTypeName(rhs->type)));
+  }
+  if (rhs->quantization->scale.size() > 1) {
+    return ctx.Unsupported(
+        "per-channel quantized rhs (TFLite's BATCH_MATMUL reads one scale)");
+  }
+  if (t == tfl::TensorType_INT16) {
+    GRAFT_KERNEL_CHECK(ZeroPoint(*lhs) == 0 && ZeroPoint(*rhs) == 0 &&
+                           ZeroPoint(out) == 0,
+                       "INT16 operands and output need zero points of 0");
+  }
+  auto* s = MakeState<QBatchMatMulState>(ctx);
+  GRAFT_ASSIGN_OR_RETURN(s->g, ResolveBatchMatMul(ctx, *lhs, *rhs));
+  s->lhs_offset = -ZeroPoint(*lhs);
+  s->rhs_offset = -ZeroPoint(*rhs);
+  s->output_offset = ZeroPoint(out);
+  s->mult = QuantizeMultiplier(static_cast<double>(Scale(*lhs)) *
+                               static_cast<double>(Scale(*rhs)) /
+                               static_cast<double>(Scale(out)));
+  TypeRange(t, &s->out_min, &s->out_max);
+  if (i8) ctx.SetEval(EvalQBatchMatMul<int8_t, int8_t, int32_t>);
+  if (i16) ctx.SetEval(EvalQBatchMatMul<int16_t, int16_t, int64_t>);
+  if (i16x8) ctx.SetEval(EvalQBatchMatMul<int16_t, int8_t, int64_t>);
+  ctx.SetReductionLength(s->g.k);
+  return ctx.SetOutputShape(0, s->g.out);
+}
+
 }  // namespace
 }  // namespace kernels
 
 GRAFT_DEFINE_KERNEL(FullyConnectedQuantized);
+GRAFT_DEFINE_KERNEL(BatchMatMulQuantized);
 
 }  // namespace graft

@@ -2,6 +2,14 @@
 // REDUCE_MIN (float32, int32, int64), REDUCE_ANY, REDUCE_ALL (bool), with
 // keep_dims, negative and repeated axes as TFLite; and ARG_MAX / ARG_MIN.
 //
+// Quantized (INT8, UINT8, INT16), the *Quantized kernels: MEAN and SUM with
+// TFLite's reference QuantizedMeanOrSum (an int32 sum of the raw values,
+// minus zero_point * count, rescaled by input_scale / output_scale, for MEAN
+// with 1/count folded into that multiplier exactly as TFLite folds it), for
+// any pair of input/output scales; REDUCE_MAX / REDUCE_MIN on the integers
+// when input and output share their quantization (TFLite requires it; other
+// models are refused as invalid).
+//
 // The reduction walks the input once in memory order; the output is
 // "broadcast" over the reduced dims (kernel_util.h's plan with stride 0), so
 // both a reduced innermost dim (a horizontal sum) and a kept one (a vector
@@ -12,6 +20,7 @@
 #include <vector>
 
 #include "dispatch/kernels/kernel_util.h"
+#include "dispatch/kernels/quantization_util.h"
 
 namespace graft {
 namespace kernels {
@@ -93,6 +102,34 @@ absl::StatusOr<std::vector<bool>> ReducedDims(const PrepareContext& ctx,
   return reduced;
 }
 
+// Sets the output shape of a reduction of `in` over the constant `axes`
+// (keep_dims from the op's options) and fills the plan and count.
+absl::Status PrepareReduction(PrepareContext& ctx, const Tensor& in,
+                              const Tensor& axes, ReduceState* s) {
+  const int rank = in.rank();
+  GRAFT_ASSIGN_OR_RETURN(std::vector<bool> reduced,
+                         ReducedDims(ctx, axes, rank));
+  const auto* o = ctx.op().builtin_options.AsReducerOptions();
+  const bool keep_dims = o && o->keep_dims;
+  Shape kept_shape, out_shape;
+  int64_t count = 1;
+  for (int d = 0; d < rank; ++d) {
+    if (reduced[d]) {
+      count *= in.dim(d);
+      kept_shape.push_back(1);
+      if (keep_dims) out_shape.push_back(1);
+    } else {
+      kept_shape.push_back(in.dim(d));
+      out_shape.push_back(in.dim(d));
+    }
+  }
+  s->count = count;
+  const Shape* operands[] = {&in.shape, &kept_shape};
+  GRAFT_ASSIGN_OR_RETURN(s->plan, MakeBroadcastPlan(in.shape, operands));
+  ctx.SetReductionLength(count);
+  return ctx.SetOutputShape(0, std::move(out_shape));
+}
+
 template <ReduceKind kKind>
 absl::Status PrepareReduce(PrepareContext& ctx) {
   GRAFT_RETURN_IF_ERROR(CheckArity(ctx, 2, 2, 1));
@@ -119,29 +156,142 @@ absl::Status PrepareReduce(PrepareContext& ctx) {
       return ctx.Unsupported();
     }
   }
-  const int rank = in->rank();
-  GRAFT_ASSIGN_OR_RETURN(std::vector<bool> reduced,
-                         ReducedDims(ctx, *axes, rank));
-  const auto* o = ctx.op().builtin_options.AsReducerOptions();
-  const bool keep_dims = o && o->keep_dims;
-  Shape kept_shape, out_shape;
-  int64_t count = 1;
-  for (int d = 0; d < rank; ++d) {
-    if (reduced[d]) {
-      count *= in->dim(d);
-      kept_shape.push_back(1);
-      if (keep_dims) out_shape.push_back(1);
-    } else {
-      kept_shape.push_back(in->dim(d));
-      out_shape.push_back(in->dim(d));
-    }
+  return PrepareReduction(ctx, *in, *axes, MakeState<ReduceState>(ctx));
+}
+
+// Quantized MEAN / SUM.
+struct QuantizedSumState : ReduceState {
+  int32_t in_zero_point = 0, out_zero_point = 0;
+  QuantizedMultiplier multiplier;
+  int32_t out_min = 0, out_max = 0;
+};
+
+template <typename T>
+absl::Status EvalQuantizedMeanOrSum(EvalContext& ctx) {
+  const QuantizedSumState& s = *ctx.state<QuantizedSumState>();
+  const T* in = ctx.input(0)->data<T>();
+  T* out = ctx.output(0)->data<T>();
+  const int64_t out_n = ctx.output(0)->num_elements();
+  if (s.count == 0) {  // an empty reduction: TFLite writes zeros
+    std::fill(out, out + out_n, T{0});
+    return absl::OkStatus();
   }
-  auto* s = MakeState<ReduceState>(ctx);
-  s->count = count;
-  const Shape* operands[] = {&in->shape, &kept_shape};
-  GRAFT_ASSIGN_OR_RETURN(s->plan, MakeBroadcastPlan(in->shape, operands));
-  ctx.SetReductionLength(count);
-  return ctx.SetOutputShape(0, std::move(out_shape));
+  // TFLite accumulates in int32 with wrap-around: uint32 arithmetic.
+  uint32_t* acc = ctx.scratch_as<uint32_t>();
+  std::fill(acc, acc + out_n, 0u);
+  ForEachBroadcastRun(s.plan, [&](int64_t, const int64_t* off, int64_t n,
+                                  const int64_t* st) {
+    const T* src = in + off[0];
+    uint32_t* dst = acc + off[1];
+    if (st[1] == 0) {
+      uint32_t sum = *dst;
+      for (int64_t i = 0; i < n; ++i) sum += static_cast<uint32_t>(src[i]);
+      *dst = sum;
+    } else {
+      for (int64_t i = 0; i < n; ++i) dst[i] += static_cast<uint32_t>(src[i]);
+    }
+  });
+  const uint32_t zero_sum = static_cast<uint32_t>(
+      static_cast<int64_t>(s.in_zero_point) * s.count);
+  for (int64_t i = 0; i < out_n; ++i) {
+    const int32_t shifted = static_cast<int32_t>(acc[i] - zero_sum);
+    const int32_t v =
+        MultiplyByQuantizedMultiplier(shifted, s.multiplier) +
+        s.out_zero_point;
+    out[i] = static_cast<T>(std::min(s.out_max, std::max(s.out_min, v)));
+  }
+  return absl::OkStatus();
+}
+
+template <ReduceKind kKind>
+absl::Status PrepareQuantizedMeanOrSum(PrepareContext& ctx) {
+  GRAFT_RETURN_IF_ERROR(CheckArity(ctx, 2, 2, 1));
+  GRAFT_ASSIGN_OR_RETURN(const Tensor* in, RequiredInput(ctx, 0));
+  GRAFT_ASSIGN_OR_RETURN(const Tensor* axes, RequiredInput(ctx, 1));
+  const Tensor& out = *ctx.output(0);
+  if (!IsQuantized(*in) || !IsQuantized(out) || out.type != in->type) {
+    return ctx.Unsupported();
+  }
+  switch (in->type) {
+    case tfl::TensorType_INT8:
+      ctx.SetEval(EvalQuantizedMeanOrSum<int8_t>);
+      break;
+    case tfl::TensorType_UINT8:
+      ctx.SetEval(EvalQuantizedMeanOrSum<uint8_t>);
+      break;
+    case tfl::TensorType_INT16:
+      GRAFT_KERNEL_CHECK(ZeroPoint(*in) == 0 && ZeroPoint(out) == 0,
+                         "INT16 input and output need zero points of 0");
+      ctx.SetEval(EvalQuantizedMeanOrSum<int16_t>);
+      break;
+    default:
+      return ctx.Unsupported();
+  }
+  auto* s = MakeState<QuantizedSumState>(ctx);
+  GRAFT_RETURN_IF_ERROR(PrepareReduction(ctx, *in, *axes, s));
+  s->in_zero_point = ZeroPoint(*in);
+  s->out_zero_point = ZeroPoint(out);
+  TypeRange(out.type, &s->out_min, &s->out_max);
+  s->multiplier = QuantizeMultiplier(static_cast<double>(Scale(*in)) /
+                                     static_cast<double>(Scale(out)));
+  if (kKind == ReduceKind::kMean && s->count > 0) {
+    // TFLite folds 1/count into the multiplier: shift it left by
+    // floor(log2(count)) bits (at most 32, and keeping the total shift
+    // >= -31), then divide by count in integers.
+    int shift = 0;
+    while ((s->count >> (shift + 1)) != 0) ++shift;
+    shift = std::min(shift, 32);
+    shift = std::min(shift, 31 + s->multiplier.shift);
+    s->multiplier.multiplier = static_cast<int32_t>(
+        (static_cast<int64_t>(s->multiplier.multiplier) << shift) /
+        s->count);
+    s->multiplier.shift -= shift;
+  }
+  ctx.RequestScratch(sizeof(uint32_t) *
+                     static_cast<size_t>(ctx.output(0)->num_elements()));
+  return absl::OkStatus();
+}
+
+// Quantized REDUCE_MAX / REDUCE_MIN: the integers themselves, when the
+// output reads them as the input does.
+template <ReduceKind kKind>
+absl::Status PrepareQuantizedExtreme(PrepareContext& ctx) {
+  GRAFT_RETURN_IF_ERROR(CheckArity(ctx, 2, 2, 1));
+  GRAFT_ASSIGN_OR_RETURN(const Tensor* in, RequiredInput(ctx, 0));
+  GRAFT_ASSIGN_OR_RETURN(const Tensor* axes, RequiredInput(ctx, 1));
+  const Tensor& out = *ctx.output(0);
+  if (!IsQuantized(*in) || out.type != in->type) return ctx.Unsupported();
+  // TFLite fails such a model; say why at load.
+  GRAFT_KERNEL_CHECK(SameQuantization(*in, out),
+                     "a quantized max/min needs the output's scale and zero "
+                     "point equal to the input's");
+  switch (in->type) {
+    case tfl::TensorType_INT8:
+      ctx.SetEval(EvalReduce<int8_t, kKind>);
+      break;
+    case tfl::TensorType_UINT8:
+      ctx.SetEval(EvalReduce<uint8_t, kKind>);
+      break;
+    case tfl::TensorType_INT16:
+      ctx.SetEval(EvalReduce<int16_t, kKind>);
+      break;
+    default:
+      return ctx.Unsupported();
+  }
+  return PrepareReduction(ctx, *in, *axes, MakeState<ReduceState>(ctx));
+}
+
+absl::Status PrepareMeanQuantized(PrepareContext& ctx) {
+  return PrepareQuantizedMeanOrSum<ReduceKind::kMean>(ctx);
+}
+absl::Status PrepareSumQuantized(PrepareContext& ctx) {
+  return PrepareQuantizedMeanOrSum<ReduceKind::kSum>(ctx);
+}
+absl::Status PrepareReduceMaxQuantized(PrepareContext& ctx) {
+  return PrepareQuantizedExtreme<ReduceKind::kMax>(ctx);
+}
+absl::Status PrepareReduceMinQuantized(PrepareContext& ctx) {
+  return PrepareQuantizedExtreme<ReduceKind::kMin>(ctx);
 }
 
 absl::Status PrepareMean(PrepareContext& ctx) {
@@ -251,5 +401,9 @@ GRAFT_DEFINE_KERNEL(ReduceAny);
 GRAFT_DEFINE_KERNEL(ReduceAll);
 GRAFT_DEFINE_KERNEL(ArgMax);
 GRAFT_DEFINE_KERNEL(ArgMin);
+GRAFT_DEFINE_KERNEL(MeanQuantized);
+GRAFT_DEFINE_KERNEL(SumQuantized);
+GRAFT_DEFINE_KERNEL(ReduceMaxQuantized);
+GRAFT_DEFINE_KERNEL(ReduceMinQuantized);
 
 }  // namespace graft

@@ -180,5 +180,56 @@ TEST(SoftmaxTest, SoftmaxLogSoftmaxAndL2NormMatchReference) {
   }
 }
 
+// Quantized MEAN folds 1/count into its integer multiplier (TFLite's
+// QuantizedMeanOrSum): the result stays within 1 LSB of the real mean,
+// requantized, for any pair of scales.
+TEST(ReduceTest, QuantizedMeanIsWithin1LsbOfTheRealMean) {
+  std::mt19937 rng = testing::SeededRng(3);
+  for (int iter = 0; iter < 40; ++iter) {
+    const int rows = RandomInt(rng, 1, 4), cols = RandomInt(rng, 1, 300);
+    const float si = 0.01f * RandomInt(rng, 1, 50);
+    const float so = 0.01f * RandomInt(rng, 1, 50);
+    const int zi = RandomInt(rng, -30, 30), zo = RandomInt(rng, -30, 30);
+    ModelBuilder mb;
+    auto& g = mb.Subgraph("main");
+    TensorId x = g.Input("x", tfl::TensorType_INT8, {rows, cols});
+    TensorId axes = g.Constant<int32_t>("axes", {1}, {1});
+    tfl::ReducerOptionsT o;
+    TensorId y = g.Op(tfl::BuiltinOperator_MEAN).In(x, axes).Options(o).Out(
+        "y", tfl::TensorType_INT8, {rows});
+    g.Quantize(x, si, zi).Quantize(y, so, zo).Output(y);
+    auto rt = testing::LoadBuilt(mb);
+    ASSERT_TRUE(rt.ok()) << rt.status();
+    std::vector<int8_t> v(rows * cols);
+    for (auto& e : v) e = static_cast<int8_t>(RandomInt(rng, -128, 127));
+    testing::SetInput(**rt, 0, v);
+    ASSERT_TRUE((*rt)->Invoke().ok());
+    const std::vector<int8_t> got = testing::GetOutput<int8_t>(**rt, 0);
+    for (int r = 0; r < rows; ++r) {
+      double sum = 0;
+      for (int c = 0; c < cols; ++c) sum += si * (v[r * cols + c] - zi);
+      const double q = std::min(127.0, std::max(-128.0, std::round(sum / cols / so) + zo));
+      ASSERT_LE(std::abs(got[r] - q), 1.0) << "iteration " << iter << " row " << r;
+    }
+  }
+}
+
+TEST(ReduceTest, QuantizedMaxRefusesAnOutputScaleOfItsOwnAtLoad) {
+  ModelBuilder mb;
+  auto& g = mb.Subgraph("main");
+  TensorId x = g.Input("x", tfl::TensorType_INT8, {2, 3});
+  TensorId axes = g.Constant<int32_t>("axes", {1}, {1});
+  tfl::ReducerOptionsT o;
+  TensorId y = g.Op(tfl::BuiltinOperator_REDUCE_MAX).In(x, axes).Options(o).Out(
+      "y", tfl::TensorType_INT8, {2});
+  g.Quantize(x, 0.5f, 0).Quantize(y, 0.25f, 0).Output(y);
+  auto rt = testing::LoadBuilt(mb);
+  ASSERT_FALSE(rt.ok());
+  EXPECT_NE(rt.status().message().find("REDUCE_MAX"), std::string::npos)
+      << rt.status();
+  EXPECT_NE(rt.status().message().find("scale"), std::string::npos)
+      << rt.status();
+}
+
 }  // namespace
 }  // namespace graft

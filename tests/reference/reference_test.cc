@@ -24,12 +24,14 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "core/file_util.h"
 #include "core/model_builder.h"
 #include "core/model_io.h"
@@ -62,8 +64,10 @@ bool OracleAvailable() {
     }                                                                    \
   } while (0)
 
-std::string FirstLine(absl::string_view s) {
-  return std::string(s.substr(0, s.find('\n')));
+// A multi-line load error ("2 ops cannot run:\n  op 1 ...\n  op 4 ...") as
+// one line.
+std::string OneLine(absl::string_view s) {
+  return absl::StrReplaceAll(s, {{":\n  ", ": "}, {"\n  ", "; "}});
 }
 
 std::string JsonString(const std::string& s) {
@@ -81,59 +85,6 @@ struct Summary {
   std::vector<std::string> reference_failed;
   std::vector<std::string> mismatches;
 };
-
-// Compares one output; returns "" when it matches, else what differs.
-std::string CompareOutput(const Tensor& got, const NpyArray& want,
-                          int64_t reduction_length) {
-  if (got.type != want.type) {
-    return absl::StrCat("dtype ", TensorTypeName(got.type), " vs reference ",
-                        TensorTypeName(want.type));
-  }
-  std::vector<int64_t> got_shape(got.shape.begin(), got.shape.end());
-  if (got_shape != want.shape) {
-    return absl::StrCat("shape ", ShapeToString(got.shape), " vs reference [",
-                        absl::StrJoin(want.shape, ", "), "]");
-  }
-  if (got.bytes != want.data.size()) return "size differs";
-  if (got.type == tfl::TensorType_FLOAT32) {
-    const float* g = got.data<float>();
-    const float* w = reinterpret_cast<const float*>(want.data.data());
-    const int64_t n = want.num_elements();
-    double max_abs = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      if (std::isfinite(w[i])) max_abs = std::max(max_abs, double(std::fabs(w[i])));
-    }
-    const FloatTolerance tol = Float32Tolerance(reduction_length, max_abs);
-    int bad = 0;
-    std::string first;
-    for (int64_t i = 0; i < n; ++i) {
-      if (!tol.Accepts(g[i], w[i])) {
-        if (bad++ == 0) {
-          first = absl::StrFormat("element %d: %.9g vs reference %.9g", i,
-                                  g[i], w[i]);
-        }
-      }
-    }
-    if (bad > 0) {
-      return absl::StrFormat("%d of %d elements off (atol %.3g, rtol %.3g); "
-                             "first %s",
-                             bad, n, tol.atol, tol.rtol, first);
-    }
-    return "";
-  }
-  if (got.type == tfl::TensorType_BOOL) {
-    for (size_t i = 0; i < got.bytes; ++i) {
-      if ((got.raw_data[i] != 0) != (want.data[i] != 0)) {
-        return absl::StrFormat("bool element %d differs", i);
-      }
-    }
-    return "";
-  }
-  if (std::memcmp(got.raw_data, want.data.data(), got.bytes) != 0) {
-    return "integer outputs differ";
-  }
-  return "";
-}
 
 // Loads each model in Graft; runs the runnable ones through the reference
 // interpreter (one python process) and compares.
@@ -156,7 +107,7 @@ Summary RunDifferential(const std::vector<std::string>& paths,
       if (absl::StartsWith(msg, path + ": ")) msg = msg.substr(path.size() + 2);
       summary.not_runnable.push_back(
           absl::StrCat(label.empty() ? path : fs::path(path).filename().string(),
-                       ": ", FirstLine(msg)));
+                       ": ", OneLine(msg)));
       continue;
     }
     Entry e;
@@ -213,7 +164,14 @@ Summary RunDifferential(const std::vector<std::string>& paths,
       absl::Status st = rt.Invoke();
       if (!st.ok()) problem = absl::StrCat("invoke failed: ", st.message());
     }
-    const int64_t k = rt.Report().MaxReductionLength();
+    const RuntimeReport report = rt.Report();
+    const int64_t k = report.MaxReductionLength();
+    int lsb = 0;
+    for (const SubgraphReport& sg : report.subgraphs) {
+      for (const OpReport& op : sg.ops) {
+        lsb = std::max(lsb, QuantizedLsbTolerance(op.detail));
+      }
+    }
     for (size_t i = 0; i < rt.num_outputs() && problem.empty(); ++i) {
       absl::StatusOr<NpyArray> want =
           ReadNpy(absl::StrCat(e.out_dir, "/output_", i, ".npy"));
@@ -221,7 +179,7 @@ Summary RunDifferential(const std::vector<std::string>& paths,
         problem = std::string(want.status().message());
         break;
       }
-      std::string diff = CompareOutput(*rt.output(i), *want, k);
+      std::string diff = CompareToReference(*rt.output(i), *want, k, lsb);
       if (!diff.empty()) problem = absl::StrFormat("output %d: %s", i, diff);
     }
     if (problem.empty()) {
@@ -255,6 +213,20 @@ void PrintSummary(const std::string& what, const Summary& s) {
                                   static_cast<int>(s.compared.size()));
   ::testing::Test::RecordProperty("not_runnable",
                                   static_cast<int>(s.not_runnable.size()));
+}
+
+// With $GRAFT_REFERENCE_KEEP=DIR, copies a test's models, inputs and
+// reference outputs to DIR/<what> for inspection (the temp dir is removed).
+void KeepForInspection(const testing::TempDir& tmp, const std::string& what) {
+  const char* keep = std::getenv("GRAFT_REFERENCE_KEEP");
+  if (keep == nullptr || *keep == '\0') return;
+  const fs::path dest = fs::path(keep) / what;
+  std::error_code ec;
+  fs::remove_all(dest, ec);
+  fs::create_directories(dest, ec);
+  fs::copy(tmp.path(), dest, fs::copy_options::recursive, ec);
+  std::cout << "kept in " << dest.string()
+            << (ec ? " (copy failed: " + ec.message() + ")" : "") << "\n";
 }
 
 uint32_t Seed() {
@@ -292,6 +264,7 @@ TEST(ReferenceTest, CorpusModelsMatchReference) {
     }
   }
   PrintSummary("third-party corpus", s);
+  KeepForInspection(tmp, "corpus");
   EXPECT_TRUE(s.mismatches.empty())
       << absl::StrJoin(s.mismatches, "\n");
 }
@@ -348,6 +321,28 @@ class Zoo {
 
 constexpr auto F32 = tfl::TensorType_FLOAT32;
 constexpr auto I32 = tfl::TensorType_INT32;
+
+constexpr auto I8 = tfl::TensorType_INT8;
+constexpr auto U8 = tfl::TensorType_UINT8;
+constexpr auto I16 = tfl::TensorType_INT16;
+
+const char* TypeTag(tfl::TensorType t) {
+  return t == I8 ? "i8" : t == U8 ? "u8" : t == I16 ? "i16" : "f32";
+}
+
+// Random per-tensor quantization for `type` (INT16: zero point 0, as TFLite
+// requires of its int16 kernels).
+struct QParams {
+  float scale;
+  int64_t zero_point;
+};
+QParams RandQParams(Zoo& z, tfl::TensorType type) {
+  QParams q;
+  q.scale = (type == I16 ? 1.0f / 4096 : 1.0f / 64) * z.Rand(16, 64) / 32;
+  q.zero_point = type == I8 ? z.Rand(-20, 20) : type == U8 ? z.Rand(108, 148)
+                                                           : 0;
+  return q;
+}
 
 // y = op(x) with one float input and the given options.
 template <typename Options>
@@ -491,6 +486,105 @@ void BuildZoo(Zoo& z) {
     Unary(z, "l2_normalization", tfl::BuiltinOperator_L2_NORMALIZATION,
           z.RandShape(3), &l2);
   }
+  // Quantized unary ops: GELU's table (INT8, UINT8), RSQRT's fixed point
+  // (INT8, inputs at or above the zero point) and table (INT16), LOGISTIC
+  // and TANH (INT8, the output scales TFLite requires).
+  for (const auto& [name, code, type, approximate] :
+       std::vector<std::tuple<const char*, Op, tfl::TensorType, bool>>{
+           {"gelu_i8", tfl::BuiltinOperator_GELU, I8, false},
+           {"gelu_approximate_u8", tfl::BuiltinOperator_GELU, U8, true},
+           {"rsqrt_i8", tfl::BuiltinOperator_RSQRT, I8, false},
+           {"rsqrt_i16", tfl::BuiltinOperator_RSQRT, I16, false},
+           {"logistic_i8", tfl::BuiltinOperator_LOGISTIC, I8, false},
+           {"tanh_i8", tfl::BuiltinOperator_TANH, I8, false}}) {
+    std::vector<int32_t> shape = z.RandShape(3);
+    QParams qi = RandQParams(z, type), qo = RandQParams(z, type);
+    if (code == tfl::BuiltinOperator_RSQRT && type == I8) {
+      qi.zero_point = -128;
+      qo.zero_point = z.Rand(-128, -100);
+    }
+    if (code == tfl::BuiltinOperator_LOGISTIC) {  // TFLite's fixed output
+      qo.scale = 1.0f / 256, qo.zero_point = -128;
+    }
+    if (code == tfl::BuiltinOperator_TANH) qo.scale = 1.0f / 128, qo.zero_point = 0;
+    if (code == tfl::BuiltinOperator_RSQRT && type == I16) {
+      qi.scale = z.Rand(1, 8) * 1e-3f;  // the inputs are 1..3
+      qo.scale = 1.0f / 16384 * z.Rand(1, 4);
+    }
+    z.Add(name, [&](SubgraphBuilder& g) {
+      TensorId x = g.Input("x", type, shape);
+      OpBuilder op = g.Op(code, 2).In(x);
+      if (code == tfl::BuiltinOperator_GELU) {
+        tfl::GeluOptionsT o;
+        o.approximate = approximate;
+        op.Options(o);
+      }
+      TensorId y = op.Out("y", type, shape);
+      g.Quantize(x, qi.scale, qi.zero_point);
+      g.Quantize(y, qo.scale, qo.zero_point).Output(y);
+    });
+  }
+
+  // Quantized binary ops with broadcasting.
+  for (const auto& [name, code, type] :
+       std::vector<std::tuple<const char*, Op, tfl::TensorType>>{
+           {"squared_difference_i8", tfl::BuiltinOperator_SQUARED_DIFFERENCE, I8},
+           {"squared_difference_i8_broadcast",
+            tfl::BuiltinOperator_SQUARED_DIFFERENCE, I8},
+           {"add_i8", tfl::BuiltinOperator_ADD, I8},
+           {"mul_i16", tfl::BuiltinOperator_MUL, I16}}) {
+    std::vector<int32_t> a = z.RandShape(3), b = a;
+    if (absl::StrContains(name, "broadcast")) b = {a[2]};
+    const QParams qa = RandQParams(z, type), qb = RandQParams(z, type);
+    QParams qo = RandQParams(z, type);
+    if (code == tfl::BuiltinOperator_SQUARED_DIFFERENCE) qo.scale *= 8;
+    z.Add(name, [&](SubgraphBuilder& g) {
+      TensorId ta = g.Input("a", type, a);
+      TensorId tb = g.Input("b", type, b);
+      TensorId y = g.Op(code).In(ta, tb).Out("y", type, {});
+      g.Quantize(ta, qa.scale, qa.zero_point).Quantize(tb, qb.scale, qb.zero_point);
+      g.Quantize(y, qo.scale, qo.zero_point).Output(y);
+    });
+  }
+
+  // Data movement on quantized tensors (the bytes move, the scale stays).
+  z.Add("transpose_i8", [&](SubgraphBuilder& g) {
+    TensorId x = g.Input("x", I8, {2, 3, 4});
+    TensorId p = g.Constant<int32_t>("perm", {3}, {2, 0, 1});
+    TensorId y = g.Op(tfl::BuiltinOperator_TRANSPOSE).In(x, p).Out("y", I8, {});
+    g.Quantize(x, 0.05f, 3).Quantize(y, 0.05f, 3).Output(y);
+  });
+  z.Add("gather_reshape_i16", [&](SubgraphBuilder& g) {
+    TensorId x = g.Input("x", I16, {5, 4});
+    TensorId idx = g.Constant<int32_t>("idx", {3}, {4, 0, 2});
+    tfl::GatherOptionsT o;
+    TensorId y = g.Op(tfl::BuiltinOperator_GATHER).In(x, idx).Options(o).Out(
+        "y", I16, {3, 4});
+    TensorId shape = g.Constant<int32_t>("shape", {2}, {6, 2});
+    TensorId r = g.Op(tfl::BuiltinOperator_RESHAPE).In(y, shape).Out(
+        "r", I16, {6, 2});
+    g.Quantize(x, 1e-3f, 0).Quantize(y, 1e-3f, 0).Quantize(r, 1e-3f, 0);
+    g.Output(r);
+  });
+  z.Add("strided_slice_split_i8", [&](SubgraphBuilder& g) {
+    TensorId x = g.Input("x", I8, {4, 6});
+    TensorId b = g.Constant<int32_t>("begin", {2}, {1, 0});
+    TensorId e = g.Constant<int32_t>("end", {2}, {4, 6});
+    TensorId st = g.Constant<int32_t>("strides", {2}, {2, 1});
+    tfl::StridedSliceOptionsT so;
+    TensorId y = g.Op(tfl::BuiltinOperator_STRIDED_SLICE)
+                     .In(x, b, e, st)
+                     .Options(so)
+                     .Out("y", I8, {2, 6});
+    TensorId axis = g.Constant<int32_t>("axis", {}, {1});
+    tfl::SplitOptionsT sp;
+    sp.num_splits = 2;
+    auto outs = g.Op(tfl::BuiltinOperator_SPLIT).In(axis, y).Options(sp).Outs(
+        {{"a", I8, {2, 3}}, {"c", I8, {2, 3}}});
+    g.Quantize(x, 0.1f, -5).Quantize(y, 0.1f, -5);
+    for (TensorId t : outs) g.Quantize(t, 0.1f, -5).Output(t);
+  });
+
   for (const auto& [name, from, to] :
        std::vector<std::tuple<const char*, tfl::TensorType, tfl::TensorType>>{
            {"cast_f32_i32", F32, I32},
@@ -545,7 +639,11 @@ void BuildZoo(Zoo& z) {
     o.padding = v % 2 ? tfl::Padding_SAME : tfl::Padding_VALID;
     o.stride_h = z.Rand(1, 2), o.stride_w = z.Rand(1, 2);
     o.depth_multiplier = mult;
-    if (v == 4) o.dilation_h_factor = o.dilation_w_factor = 2;
+    if (v == 4) {
+      // Dilated, SAME so that a small image keeps a positive output size.
+      o.dilation_h_factor = o.dilation_w_factor = 2;
+      o.padding = tfl::Padding_SAME;
+    }
     o.fused_activation_function = acts[z.Rand(0, 3)];
     auto weights = z.RandFloats(int64_t{kh} * kw * cin * mult);
     auto b = z.RandFloats(cin * mult);
@@ -622,6 +720,40 @@ void BuildZoo(Zoo& z) {
     });
   }
 
+  // Quantized BATCH_MATMUL: INT8 (any zero points), INT16, INT16 x INT8
+  // (zero points 0), with adjoints and a broadcast constant rhs.
+  for (int v = 0; v < 6; ++v) {
+    const tfl::TensorType lt = v < 3 ? I8 : I16;
+    const tfl::TensorType rt = v == 5 ? I8 : lt;
+    const int m = z.Rand(1, 7), k = z.Rand(1, 24), n = z.Rand(1, 9);
+    tfl::BatchMatMulOptionsT o;
+    o.adj_x = v == 1 || v == 4;
+    o.adj_y = v == 2 || v == 4;
+    std::vector<int32_t> lhs = {2, o.adj_x ? k : m, o.adj_x ? m : k};
+    std::vector<int32_t> rhs = {o.adj_y ? n : k, o.adj_y ? k : n};
+    if (v != 2) rhs.insert(rhs.begin(), 2);
+    const QParams ql = RandQParams(z, lt);
+    QParams qr = RandQParams(z, rt);
+    if (lt == I16) qr.zero_point = 0;  // TFLite's 16-bit matmuls need it
+    QParams qo = RandQParams(z, lt);
+    qo.scale = ql.scale * qr.scale * (lt == I8 ? 64 : 2048) * z.Rand(1, 4);
+    std::vector<int8_t> rhs8(Zoo::Count(rhs));
+    for (int8_t& x : rhs8) x = static_cast<int8_t>(z.Rand(-128, 127));
+    z.Add(absl::StrCat("batch_matmul_", TypeTag(lt), TypeTag(rt), v),
+          [&](SubgraphBuilder& g) {
+            TensorId a = g.Input("a", lt, lhs);
+            TensorId b = rt == I8 && v != 0 ? g.Constant<int8_t>("b", rhs, rhs8)
+                                            : g.Input("b", rt, rhs);
+            TensorId y = g.Op(tfl::BuiltinOperator_BATCH_MATMUL, 4)
+                             .In(a, b)
+                             .Options(o)
+                             .Out("y", lt, {});
+            g.Quantize(a, ql.scale, ql.zero_point);
+            g.Quantize(b, qr.scale, qr.zero_point);
+            g.Quantize(y, qo.scale, qo.zero_point).Output(y);
+          });
+  }
+
   // Pooling.
   for (int v = 0; v < 6; ++v) {
     tfl::Pool2DOptionsT o;
@@ -663,6 +795,57 @@ void BuildZoo(Zoo& z) {
       });
     }
   }
+  // Quantized reductions: the same and different input/output scales, the
+  // 4-D spatial mean (axes 1 and 2, keep_dims) of pooling heads, and
+  // MAX/MIN on the integers.
+  for (const auto& [name, code] : std::vector<std::pair<const char*, Op>>{
+           {"mean", tfl::BuiltinOperator_MEAN},
+           {"sum", tfl::BuiltinOperator_SUM}}) {
+    for (tfl::TensorType type : {I8, U8, I16}) {
+      for (int v = 0; v < 3; ++v) {
+        std::vector<int32_t> s = z.RandShape(4, 1, 6);
+        std::vector<int32_t> axes = {z.Rand(-4, 3)};
+        if (v == 1) axes.push_back((axes[0] + z.Rand(1, 3) + 4) % 4);
+        if (v == 2) axes = {1, 2};
+        const QParams in = RandQParams(z, type);
+        QParams out = in;
+        if (v > 0) {
+          int64_t count = 1;
+          for (int32_t a : axes) count *= s[(a + 4) % 4];
+          out = RandQParams(z, type);
+          if (code == tfl::BuiltinOperator_SUM) {
+            out.scale *= static_cast<float>(count) / 2;
+          }
+        }
+        tfl::ReducerOptionsT o;
+        o.keep_dims = v != 1;
+        z.Add(absl::StrCat(name, "_", TypeTag(type), v),
+              [&](SubgraphBuilder& g) {
+                TensorId x = g.Input("x", type, s);
+                TensorId a =
+                    g.Constant<int32_t>("axes", {int32_t(axes.size())}, axes);
+                TensorId y = g.Op(code).In(x, a).Options(o).Out("y", type, {});
+                g.Quantize(x, in.scale, in.zero_point);
+                g.Quantize(y, out.scale, out.zero_point).Output(y);
+              });
+      }
+    }
+  }
+  for (const auto& [name, code, type] :
+       std::vector<std::tuple<const char*, Op, tfl::TensorType>>{
+           {"reduce_max_i8", tfl::BuiltinOperator_REDUCE_MAX, I8},
+           {"reduce_min_i16", tfl::BuiltinOperator_REDUCE_MIN, I16}}) {
+    std::vector<int32_t> s = z.RandShape(3, 1, 6);
+    const QParams q = RandQParams(z, type);
+    z.Add(name, [&](SubgraphBuilder& g) {
+      TensorId x = g.Input("x", type, s);
+      TensorId a = g.Constant<int32_t>("axes", {1}, {z.Rand(0, 2)});
+      tfl::ReducerOptionsT o;
+      TensorId y = g.Op(code).In(x, a).Options(o).Out("y", type, {});
+      g.Quantize(x, q.scale, q.zero_point);
+      g.Quantize(y, q.scale, q.zero_point).Output(y);
+    });
+  }
   {
     std::vector<int32_t> s = z.RandShape(3, 2, 6);
     z.Add("arg_max", [&](SubgraphBuilder& g) {
@@ -672,6 +855,183 @@ void BuildZoo(Zoo& z) {
       o.output_type = I32;
       g.Output(g.Op(tfl::BuiltinOperator_ARG_MAX).In(x, a).Options(o).Out(
           "y", I32, {}));
+    });
+  }
+
+  // LSTM and UNIDIRECTIONAL_SEQUENCE_LSTM: every optional part on and off
+  // (CIFG, peepholes, projection with and without bias, layer norm, clips),
+  // time-major and batch-major sequences, the 20- and 24-input forms.
+  struct LstmSpec {
+    bool sequence, time_major, cifg, peephole, projection, proj_bias,
+        layer_norm, twenty_inputs;
+    float cell_clip, proj_clip;
+    tfl::ActivationFunctionType act;
+  };
+  const auto kTanh = tfl::ActivationFunctionType_TANH;
+  const std::vector<LstmSpec> lstms = {
+      {false, false, false, false, false, false, false, false, 0, 0, kTanh},
+      {false, false, false, true, true, true, false, true, 0.5f, 0.3f, kTanh},
+      {false, false, true, true, false, false, true, false, 0, 0, kTanh},
+      {true, false, false, false, false, false, false, false, 0, 0, kTanh},
+      {true, true, true, false, true, true, false, true, 0.4f, 0, kTanh},
+      {true, false, false, true, true, false, true, false, 0.6f, 0,
+       tfl::ActivationFunctionType_RELU},
+      {true, true, false, false, false, false, true, false, 0, 0, kTanh},
+  };
+  for (size_t v = 0; v < lstms.size(); ++v) {
+    const LstmSpec& l = lstms[v];
+    const int batch = z.Rand(1, 3), steps = l.sequence ? z.Rand(2, 5) : 1;
+    const int ni = z.Rand(1, 6), nc = z.Rand(2, 7);
+    const int no = l.projection ? z.Rand(1, 5) : nc;
+    z.Add(absl::StrCat(l.sequence ? "sequence_lstm" : "lstm", v),
+          [&](SubgraphBuilder& g) {
+            std::vector<int32_t> in_shape = {batch, ni};
+            if (l.sequence) {
+              in_shape = l.time_major ? std::vector<int32_t>{steps, batch, ni}
+                                      : std::vector<int32_t>{batch, steps, ni};
+            }
+            std::vector<TensorId> ins(l.twenty_inputs ? 20 : 24, kNoTensor);
+            ins[0] = g.Input("x", F32, in_shape);
+            auto weights = [&](const char* name, std::vector<int32_t> shape) {
+              return g.Constant<float>(name, shape,
+                                       z.RandFloats(Zoo::Count(shape)));
+            };
+            for (int gate = l.cifg ? 1 : 0; gate < 4; ++gate) {
+              ins[1 + gate] = weights("w", {nc, ni});
+              ins[5 + gate] = weights("r", {nc, no});
+              ins[12 + gate] = weights("b", {nc});
+              if (l.layer_norm) ins[20 + gate] = weights("ln", {nc});
+            }
+            if (l.peephole) {
+              for (int p = l.cifg ? 1 : 0; p < 3; ++p) {
+                ins[9 + p] = weights("peephole", {nc});
+              }
+            }
+            if (l.projection) {
+              ins[16] = weights("proj", {no, nc});
+              if (l.proj_bias) ins[17] = weights("proj_bias", {no});
+            }
+            ins[18] = g.Variable("h", F32, {batch, no});
+            ins[19] = g.Variable("c", F32, {batch, nc});
+            std::vector<int32_t> out_shape = in_shape;
+            out_shape.back() = no;
+            if (l.sequence) {
+              tfl::UnidirectionalSequenceLSTMOptionsT o;
+              o.fused_activation_function = l.act;
+              o.cell_clip = l.cell_clip, o.proj_clip = l.proj_clip;
+              o.time_major = l.time_major;
+              OpBuilder op = g.Op(tfl::BuiltinOperator_UNIDIRECTIONAL_SEQUENCE_LSTM);
+              op.Inputs(ins);
+              g.Output(op.Options(o).Out("y", F32, out_shape));
+            } else {
+              tfl::LSTMOptionsT o;
+              o.fused_activation_function = l.act;
+              o.cell_clip = l.cell_clip, o.proj_clip = l.proj_clip;
+              OpBuilder op = g.Op(tfl::BuiltinOperator_LSTM);
+              op.Inputs(ins);
+              g.Output(op.Options(o).Out("y", F32, out_shape));
+            }
+          });
+  }
+
+  // SVDF (float32): ranks 1 and 2, with and without bias, batches.
+  for (int v = 0; v < 3; ++v) {
+    const int batch = z.Rand(1, 3), input_size = z.Rand(1, 6);
+    const int rank = v == 1 ? 2 : 1, units = z.Rand(1, 4);
+    const int filters = units * rank, memory = z.Rand(1, 5);
+    z.Add(absl::StrCat("svdf", v), [&](SubgraphBuilder& g) {
+      TensorId x = g.Input("x", F32, {batch, input_size});
+      TensorId wf = g.Constant<float>("wf", {filters, input_size},
+                                      z.RandFloats(filters * input_size));
+      TensorId wt = g.Constant<float>("wt", {filters, memory},
+                                      z.RandFloats(filters * memory));
+      TensorId b = v == 2 ? kNoTensor
+                          : g.Constant<float>("b", {units}, z.RandFloats(units));
+      TensorId state = g.Variable("state", F32, {batch, memory * filters});
+      tfl::SVDFOptionsT o;
+      o.rank = rank;
+      o.fused_activation_function = v == 0 ? tfl::ActivationFunctionType_RELU
+                                           : tfl::ActivationFunctionType_NONE;
+      g.Output(g.Op(tfl::BuiltinOperator_SVDF)
+                   .In(x, wf, wt, b, state)
+                   .Options(o)
+                   .Out("y", F32, {batch, units}));
+    });
+  }
+  // Integer SVDF (INT8 input/feature weights, INT16 time weights and state,
+  // INT32 bias) as the converter emits it, and SOFTMAX INT8 -> INT16 behind
+  // it.
+  {
+    const int batch = z.Rand(1, 2), input_size = z.Rand(2, 8);
+    const int rank = z.Rand(1, 2), units = z.Rand(1, 4);
+    const int filters = units * rank, memory = z.Rand(2, 5);
+    std::vector<int8_t> wf(filters * input_size);
+    for (int8_t& v : wf) v = static_cast<int8_t>(z.Rand(-127, 127));
+    std::vector<int16_t> wt(filters * memory);
+    for (int16_t& v : wt) v = static_cast<int16_t>(z.Rand(-32767, 32767));
+    std::vector<int32_t> bias(units);
+    for (int32_t& v : bias) v = z.Rand(-20000, 20000);
+    z.Add("svdf_i8", [&](SubgraphBuilder& g) {
+      TensorId x = g.Input("x", I8, {batch, input_size});
+      TensorId twf = g.Constant<int8_t>("wf", {filters, input_size}, wf);
+      TensorId twt = g.Constant<int16_t>("wt", {filters, memory}, wt);
+      TensorId tb = g.Constant<int32_t>("b", {units}, bias);
+      TensorId state = g.Variable("state", I16, {batch, memory * filters});
+      tfl::SVDFOptionsT o;
+      o.rank = rank;
+      o.fused_activation_function = tfl::ActivationFunctionType_RELU;
+      TensorId y = g.Op(tfl::BuiltinOperator_SVDF, 3)
+                       .In(x, twf, twt, tb, state)
+                       .Options(o)
+                       .Out("y", I8, {batch, units});
+      tfl::SoftmaxOptionsT so;
+      so.beta = 1.0f;
+      TensorId p = g.Op(tfl::BuiltinOperator_SOFTMAX, 3).In(y).Options(so).Out(
+          "p", I16, {batch, units});
+      const float sx = 0.05f, swf = 0.01f, sstate = 0.004f, swt = 0.002f;
+      g.Quantize(x, sx, z.Rand(-10, 10)).Quantize(twf, swf, 0);
+      g.Quantize(twt, swt, 0).Quantize(state, sstate, 0);
+      g.Quantize(tb, sstate * swt, 0);
+      g.Quantize(y, 0.1f, -128).Quantize(p, 1.0f / 65536, -32768);
+      g.Output(y).Output(p);
+    });
+  }
+  // SCATTER_ND (duplicate indices add up), TOPK_V2 (ties keep input
+  // order), ATAN2.
+  z.Add("scatter_nd", [&](SubgraphBuilder& g) {
+    TensorId idx = g.Constant<int32_t>("idx", {3, 1}, {2, 0, 2});
+    TensorId upd = g.Input("upd", F32, {3, 4});
+    TensorId shape = g.Constant<int32_t>("shape", {2}, {5, 4});
+    g.Output(g.Op(tfl::BuiltinOperator_SCATTER_ND).In(idx, upd, shape).Out(
+        "y", F32, {5, 4}));
+  });
+  z.Add("scatter_nd_i32_depth2", [&](SubgraphBuilder& g) {
+    TensorId idx = g.Constant<int32_t>("idx", {2, 2}, {1, 2, 0, 1});
+    TensorId upd = g.Input("upd", I32, {2, 3});
+    TensorId shape = g.Constant<int32_t>("shape", {3}, {2, 3, 3});
+    g.Output(g.Op(tfl::BuiltinOperator_SCATTER_ND).In(idx, upd, shape).Out(
+        "y", I32, {2, 3, 3}));
+  });
+  for (const tfl::TensorType type : {F32, I8}) {
+    const std::vector<int32_t> shape = {z.Rand(1, 3), z.Rand(4, 40)};
+    const int k = z.Rand(1, shape[1]);
+    z.Add(absl::StrCat("topk_v2_", TypeTag(type)), [&](SubgraphBuilder& g) {
+      TensorId x = g.Input("x", type, shape);
+      TensorId kt = g.Constant<int32_t>("k", {}, {k});
+      auto outs = g.Op(tfl::BuiltinOperator_TOPK_V2).In(x, kt).Outs(
+          {{"values", type, {shape[0], k}}, {"indices", I32, {shape[0], k}}});
+      if (type == I8) {
+        g.Quantize(x, 0.1f, 2).Quantize(outs[0], 0.1f, 2);
+      }
+      for (TensorId t : outs) g.Output(t);
+    });
+  }
+  {
+    const std::vector<int32_t> a = z.RandShape(2), b = a;  // no broadcast
+    z.Add("atan2", [&](SubgraphBuilder& g) {
+      TensorId y = g.Input("y", F32, a);
+      TensorId x = g.Input("x", F32, b);
+      g.Output(g.Op(tfl::BuiltinOperator_ATAN2).In(y, x).Out("z", F32, {}));
     });
   }
 
@@ -936,6 +1296,7 @@ TEST(ReferenceTest, OpZooMatchesReference) {
   if (HasFatalFailure()) return;
   Summary s = RunDifferential(zoo.paths(), tmp.Join("out"), rng(), "zoo");
   PrintSummary("op zoo", s);
+  KeepForInspection(tmp, "zoo");
   EXPECT_TRUE(s.mismatches.empty()) << absl::StrJoin(s.mismatches, "\n");
   EXPECT_TRUE(s.not_runnable.empty()) << absl::StrJoin(s.not_runnable, "\n");
   EXPECT_TRUE(s.reference_failed.empty())
