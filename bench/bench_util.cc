@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "absl/strings/str_format.h"
+#include "tools/bench_cmd.h"
 
 namespace graft::bench {
 namespace {
@@ -24,21 +25,7 @@ double StatusField(const char* key) {
 
 }  // namespace
 
-std::string MachineDescription() {
-  std::ifstream cpuinfo("/proc/cpuinfo");
-  std::string line, model = "unknown CPU";
-  while (std::getline(cpuinfo, line)) {
-    if (line.rfind("model name", 0) == 0) {
-      size_t colon = line.find(':');
-      size_t start = line.find_first_not_of(' ', colon + 1);
-      if (colon != std::string::npos && start != std::string::npos) {
-        model = line.substr(start);
-      }
-      break;
-    }
-  }
-  return absl::StrFormat("%d cores, %s", sysconf(_SC_NPROCESSORS_ONLN), model);
-}
+std::string MachineDescription() { return tools::MachineDescription(); }
 
 std::string HumanBytes(double bytes) {
   const char* units[] = {"B", "KiB", "MiB", "GiB"};

@@ -12,7 +12,8 @@
 
 namespace graft::bench {
 
-// "2 cores, Intel(R) Xeon(R) ..." from /proc/cpuinfo.
+// "Intel(R) Xeon(R) ... (2 cores), load average 1.52 1.38 1.95"
+// (tools::MachineDescription, shared with `graft bench`).
 std::string MachineDescription();
 
 std::string HumanBytes(double bytes);

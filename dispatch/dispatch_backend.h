@@ -29,8 +29,12 @@
 #ifndef GRAFT_DISPATCH_DISPATCH_BACKEND_H_
 #define GRAFT_DISPATCH_DISPATCH_BACKEND_H_
 
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -62,6 +66,10 @@ struct DispatchOpInfo {
   // The whole model (Model::file is the mapping: base, size, descriptor),
   // so bytecode can refer to weights in place by file offset.
   const Model* model = nullptr;
+  // The runtime is profiling (RuntimeOptions::profiling): record the
+  // vendor's own time of each Execute for LastVendorTimeNs, if the backend
+  // can.
+  bool profiling = false;
 };
 
 // One prepared dispatch op.
@@ -73,7 +81,16 @@ class DispatchExecutable {
   // aborts) on failure.
   virtual absl::Status Execute(absl::Span<const Tensor* const> inputs,
                                absl::Span<Tensor* const> outputs) = 0;
+  // The vendor's own account of the last Execute, in nanoseconds, for an
+  // op prepared with DispatchOpInfo::profiling; -1 when the backend cannot
+  // tell (the default). Called after Execute, only while profiling.
+  virtual int64_t LastVendorTimeNs() const { return -1; }
 };
+
+// Options for vendor dispatch libraries, by vendor name: KEY=VALUE pairs
+// the library documents in its info (graft_dispatch_info_t.options).
+using VendorOptions =
+    std::map<std::string, std::vector<std::pair<std::string, std::string>>>;
 
 class DispatchBackend {
  public:

@@ -85,6 +85,7 @@ absl::Status Runtime::Init(const RuntimeOptions& options) {
   env_ = std::make_unique<LoadEnv>();
   env_->model = model_.get();
   env_->pool = pool_.get();
+  env_->profiling = options.profiling;
   backends_ = options.dispatch_backends;
   // Vendor dispatch libraries for the vendors the manifest names, unless the
   // caller passed a backend for that vendor. A vendor with no library falls
@@ -105,7 +106,8 @@ absl::Status Runtime::Init(const RuntimeOptions& options) {
       GRAFT_ASSIGN_OR_RETURN(
           std::vector<std::shared_ptr<DispatchBackend>> loaded,
           LoadVendorBackends(*wanted, options.dispatch_dirs,
-                             options.dispatch_paths, &missing));
+                             options.dispatch_paths, options.dispatch_options,
+                             options.num_threads, &missing));
       for (auto& b : loaded) backends_.push_back(std::move(b));
     }
   }
@@ -210,6 +212,19 @@ RuntimeReport Runtime::Report() const {
   RuntimeReport r;
   for (const auto& e : executors_) r.subgraphs.push_back(e->Report());
   return r;
+}
+
+RuntimeProfile Runtime::Profile() const {
+  RuntimeProfile p;
+  for (const auto& e : executors_) {
+    SubgraphProfile s = e->Profile();
+    if (s.runs > 0) p.subgraphs.push_back(std::move(s));
+  }
+  return p;
+}
+
+void Runtime::ResetProfile() {
+  for (const auto& e : executors_) e->ResetProfile();
 }
 
 }  // namespace graft

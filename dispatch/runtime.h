@@ -69,6 +69,14 @@ struct RuntimeOptions {
   // for the vendors the model's manifest names, and explicit library files.
   std::vector<std::string> dispatch_dirs;
   std::vector<std::string> dispatch_paths;
+  // Device-context options for the libraries found there, by vendor. A
+  // library whose info lists a "num_threads" option also gets num_threads
+  // set to `num_threads` above unless given here.
+  VendorOptions dispatch_options;
+  // Time every op of every Invoke (Runtime::Profile). Off, it costs nothing
+  // per op (one branch per Invoke); on, two clock reads per op and one
+  // stored sample per op and run.
+  bool profiling = false;
 };
 
 // The inputs and outputs of one entry point: a signature of the model, or
@@ -140,6 +148,11 @@ class Runtime {
   absl::StatusOr<Signature*> signature(absl::string_view key);
 
   RuntimeReport Report() const;
+  // With RuntimeOptions::profiling: per-op timings of every Invoke (of any
+  // signature) since load or the last ResetProfile(); empty otherwise.
+  RuntimeProfile Profile() const;
+  // Drops the timings recorded so far (e.g. after warm-up runs).
+  void ResetProfile();
   const Model& model() const { return *model_; }
 
  private:

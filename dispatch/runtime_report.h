@@ -1,4 +1,6 @@
 // RuntimeReport: what a loaded model runs where, and what memory it takes.
+// RuntimeProfile: where the time of profiled runs went, op by op
+// (RuntimeOptions::profiling).
 #ifndef GRAFT_DISPATCH_RUNTIME_REPORT_H_
 #define GRAFT_DISPATCH_RUNTIME_REPORT_H_
 
@@ -53,6 +55,68 @@ struct RuntimeReport {
 };
 
 const char* WhereName(OpReport::Where where);
+
+// The timings of one op over the profiled runs. Times are host-measured
+// wall time (steady clock) around the op's eval, the vendor's Execute or
+// the call, so a dispatch op's time includes the host's share (attaching
+// buffers, the call into the library).
+struct OpProfile {
+  int32_t subgraph = 0;
+  int32_t op_index = 0;
+  // The builtin name ("CONV_2D"), or for an op a vendor ran, the vendor and
+  // entry point ("example:partition_0").
+  std::string name;
+  OpReport::Where where = OpReport::Where::kCpu;
+  // As OpReport::detail: kernel name, vendor, or why it fell back.
+  std::string detail;
+  // 0 for an entry subgraph's ops, 1 for the ops of a subgraph one of them
+  // calls (a fallback or a composite's decomposition), and so on. A call
+  // op's time includes its callee's ops.
+  int depth = 0;
+  int64_t calls = 0;
+  int64_t total_ns = 0;
+  int64_t median_ns = 0;
+  // The vendor's own account of the same runs (dispatch libraries with
+  // GRAFT_DISPATCH_CAPABILITY_PROFILING); -1 when there is none.
+  int64_t vendor_total_ns = -1;
+  int64_t vendor_median_ns = -1;
+};
+
+// One entry subgraph's profiled runs.
+struct SubgraphProfile {
+  int32_t subgraph = 0;
+  std::string name;
+  int64_t runs = 0;
+  // Whole runs (Invoke), wall time.
+  int64_t total_ns = 0;
+  int64_t median_ns = 0;
+  // Execution order; each call op is followed by its callee's ops.
+  std::vector<OpProfile> ops;
+};
+
+// Per op type: `name` of OpProfile for builtins ("CONV_2D"), the vendor
+// for ops a vendor ran ("example"). Leaf ops only (call ops are the sum
+// of their callees').
+struct OpTypeProfile {
+  std::string type;
+  OpReport::Where where = OpReport::Where::kCpu;
+  int64_t ops = 0;
+  int64_t calls = 0;
+  int64_t total_ns = 0;
+  int64_t vendor_total_ns = -1;
+};
+
+struct RuntimeProfile {
+  // Entry subgraphs that ran at least once since the profile was reset.
+  std::vector<SubgraphProfile> subgraphs;
+
+  // Leaf ops of `s` grouped by type, by total time, longest first.
+  static std::vector<OpTypeProfile> ByType(const SubgraphProfile& s);
+  // Per subgraph: the run summary, a table of ops sorted by total time
+  // (index, name, where, calls, median, total, % of the run time, and the
+  // vendor's time and the host overhead where known), then ByType.
+  std::string ToString() const;
+};
 
 }  // namespace graft
 

@@ -1,6 +1,7 @@
 #include "dispatch/subgraph_executor.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -27,6 +28,25 @@ bool IsControlFlow(tfl::BuiltinOperator op) {
 
 size_t AlignUp(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// The median of `v` (the upper one of an even count); 0 for none.
+int64_t Median(std::vector<int64_t> v) {
+  if (v.empty()) return 0;
+  std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
+  return v[v.size() / 2];
+}
+
+int64_t Sum(const std::vector<int64_t>& v) {
+  int64_t s = 0;
+  for (int64_t x : v) s += x;
+  return s;
+}
+
 }  // namespace
 
 struct SubgraphExecutor::PreparedOp {
@@ -51,6 +71,11 @@ struct SubgraphExecutor::PreparedOp {
   std::vector<Tensor*> out_ptrs;
   // For the report.
   std::string detail;
+  // For the profile: the name shown, and each profiled call's time (ns).
+  std::string profile_name;
+  std::vector<int64_t> profile_ns;
+  // kDispatch: the vendor's own time of each profiled call, when it tells.
+  std::vector<int64_t> vendor_ns;
 };
 
 void SubgraphExecutor::FreeDeleter::operator()(uint8_t* p) const {
@@ -194,6 +219,7 @@ absl::Status SubgraphExecutor::PrepareOps(bool count_cpu_ops) {
     p.index = static_cast<OpId>(i);
     p.op = &op;
     p.name = OpName(*model_, op);
+    p.profile_name = p.name;
     if (op.opcode_index >= model_->operator_codes.size()) {
       return absl::InvalidArgumentError(
           absl::StrCat(OpLabel(p.index), ": opcode index out of range"));
@@ -453,12 +479,14 @@ absl::Status SubgraphExecutor::PrepareDispatchOp(PreparedOp& p,
       info.inputs = p.in_ptrs;
       info.outputs = absl::MakeConstSpan(p.out_ptrs.data(), p.out_ptrs.size());
       info.model = model_;
+      info.profiling = env_->profiling;
       absl::StatusOr<std::unique_ptr<DispatchExecutable>> exec =
           backend->Prepare(info);
       if (exec.ok() && *exec != nullptr) {
         p.kind = PreparedOp::Kind::kDispatch;
         p.executable = std::move(*exec);
         p.detail = vendor;
+        p.profile_name = absl::StrCat(vendor, ":", options->entry_point);
         return absl::OkStatus();
       }
       reason = absl::StrCat(
@@ -621,37 +649,62 @@ absl::Status SubgraphExecutor::BindOutput(TensorId id, void* data,
   return absl::OkStatus();
 }
 
-absl::Status SubgraphExecutor::Run() {
-  for (PreparedOp& p : ops_) {
-    absl::Status st;
-    switch (p.kind) {
-      case PreparedOp::Kind::kFolded:
-        continue;
-      case PreparedOp::Kind::kKernel: {
-        EvalContext ctx(*p.op, absl::MakeSpan(tensors_), p.state.get(),
-                        p.scratch, env_->pool);
-        st = p.eval(ctx);
-        break;
-      }
-      case PreparedOp::Kind::kCall:
-        st = p.callee->RunAsCallee(absl::MakeSpan(tensors_), *p.op);
-        break;
-      case PreparedOp::Kind::kDispatch:
-        st = p.executable->Execute(p.in_ptrs, p.out_ptrs);
-        break;
-      case PreparedOp::Kind::kMissing:
-        return absl::FailedPreconditionError(
-            absl::StrCat(OpLabel(p.index), ": ", p.detail));
+inline absl::Status SubgraphExecutor::RunOp(PreparedOp& p) {
+  absl::Status st;
+  switch (p.kind) {
+    case PreparedOp::Kind::kFolded:
+      return absl::OkStatus();
+    case PreparedOp::Kind::kKernel: {
+      EvalContext ctx(*p.op, absl::MakeSpan(tensors_), p.state.get(), p.scratch,
+                      env_->pool);
+      st = p.eval(ctx);
+      break;
     }
-    if (!st.ok()) {
-      return absl::Status(st.code(),
-                          absl::StrCat(OpLabel(p.index), ": ", st.message()));
-    }
+    case PreparedOp::Kind::kCall:
+      st = p.callee->RunAsCallee(absl::MakeSpan(tensors_), *p.op);
+      break;
+    case PreparedOp::Kind::kDispatch:
+      st = p.executable->Execute(p.in_ptrs, p.out_ptrs);
+      break;
+    case PreparedOp::Kind::kMissing:
+      return absl::FailedPreconditionError(
+          absl::StrCat(OpLabel(p.index), ": ", p.detail));
   }
+  if (!st.ok()) {
+    return absl::Status(st.code(),
+                        absl::StrCat(OpLabel(p.index), ": ", st.message()));
+  }
+  return st;
+}
+
+void SubgraphExecutor::CopyUnwrittenOutputs() {
   for (const OutputCopy& c : output_copies_) {
     const Tensor& t = tensors_[c.tensor];
     if (t.bytes > 0) std::memcpy(c.dst, t.raw_data, t.bytes);
   }
+}
+
+absl::Status SubgraphExecutor::Run() {
+  if (env_->profiling) return RunProfiled();
+  for (PreparedOp& p : ops_) GRAFT_RETURN_IF_ERROR(RunOp(p));
+  CopyUnwrittenOutputs();
+  return absl::OkStatus();
+}
+
+absl::Status SubgraphExecutor::RunProfiled() {
+  const int64_t run_start = NowNs();
+  for (PreparedOp& p : ops_) {
+    if (p.kind == PreparedOp::Kind::kFolded) continue;
+    const int64_t start = NowNs();
+    GRAFT_RETURN_IF_ERROR(RunOp(p));
+    p.profile_ns.push_back(NowNs() - start);
+    if (p.kind == PreparedOp::Kind::kDispatch) {
+      const int64_t vendor_ns = p.executable->LastVendorTimeNs();
+      if (vendor_ns >= 0) p.vendor_ns.push_back(vendor_ns);
+    }
+  }
+  CopyUnwrittenOutputs();
+  run_ns_.push_back(NowNs() - run_start);
   return absl::OkStatus();
 }
 
@@ -678,6 +731,22 @@ absl::Status SubgraphExecutor::RunAsCallee(absl::Span<Tensor> caller,
   return absl::OkStatus();
 }
 
+OpReport::Where SubgraphExecutor::WhereOf(const PreparedOp& p) {
+  switch (p.kind) {
+    case PreparedOp::Kind::kKernel:
+      return OpReport::Where::kCpu;
+    case PreparedOp::Kind::kFolded:
+      return OpReport::Where::kFolded;
+    case PreparedOp::Kind::kCall:
+      return p.fallback ? OpReport::Where::kFallback : OpReport::Where::kCall;
+    case PreparedOp::Kind::kDispatch:
+      return OpReport::Where::kVendor;
+    case PreparedOp::Kind::kMissing:
+      break;
+  }
+  return OpReport::Where::kMissing;
+}
+
 SubgraphReport SubgraphExecutor::Report() const {
   SubgraphReport r;
   r.subgraph = id_;
@@ -690,28 +759,58 @@ SubgraphReport SubgraphExecutor::Report() const {
     o.op_name = p.name;
     o.detail = p.detail;
     o.reduction_length = p.reduction_length;
-    switch (p.kind) {
-      case PreparedOp::Kind::kKernel:
-        o.where = OpReport::Where::kCpu;
-        break;
-      case PreparedOp::Kind::kFolded:
-        o.where = OpReport::Where::kFolded;
-        break;
-      case PreparedOp::Kind::kCall:
-        o.where = p.fallback ? OpReport::Where::kFallback
-                             : OpReport::Where::kCall;
-        o.callee.push_back(p.callee->Report());
-        break;
-      case PreparedOp::Kind::kDispatch:
-        o.where = OpReport::Where::kVendor;
-        break;
-      case PreparedOp::Kind::kMissing:
-        o.where = OpReport::Where::kMissing;
-        break;
+    o.where = WhereOf(p);
+    if (p.kind == PreparedOp::Kind::kCall) {
+      o.callee.push_back(p.callee->Report());
     }
     r.ops.push_back(std::move(o));
   }
   return r;
+}
+
+void SubgraphExecutor::AppendProfile(int depth,
+                                     std::vector<OpProfile>* out) const {
+  for (const PreparedOp& p : ops_) {
+    if (p.kind == PreparedOp::Kind::kFolded) continue;
+    OpProfile o;
+    o.subgraph = id_;
+    o.op_index = p.index;
+    o.name = p.profile_name;
+    o.where = WhereOf(p);
+    o.detail = p.detail;
+    o.depth = depth;
+    o.calls = static_cast<int64_t>(p.profile_ns.size());
+    o.total_ns = Sum(p.profile_ns);
+    o.median_ns = Median(p.profile_ns);
+    if (!p.vendor_ns.empty()) {
+      o.vendor_total_ns = Sum(p.vendor_ns);
+      o.vendor_median_ns = Median(p.vendor_ns);
+    }
+    out->push_back(std::move(o));
+    if (p.kind == PreparedOp::Kind::kCall) {
+      p.callee->AppendProfile(depth + 1, out);
+    }
+  }
+}
+
+SubgraphProfile SubgraphExecutor::Profile() const {
+  SubgraphProfile r;
+  r.subgraph = id_;
+  r.name = subgraph().name;
+  r.runs = static_cast<int64_t>(run_ns_.size());
+  r.total_ns = Sum(run_ns_);
+  r.median_ns = Median(run_ns_);
+  AppendProfile(0, &r.ops);
+  return r;
+}
+
+void SubgraphExecutor::ResetProfile() {
+  run_ns_.clear();
+  for (PreparedOp& p : ops_) {
+    p.profile_ns.clear();
+    p.vendor_ns.clear();
+    if (p.callee != nullptr) p.callee->ResetProfile();
+  }
 }
 
 }  // namespace graft

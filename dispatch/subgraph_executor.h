@@ -13,6 +13,12 @@
 // op's fallback) is an executor with external I/O: its inputs and outputs
 // are not in its arena but bound to the caller's tensors before each run.
 //
+// Profiling (LoadEnv::profiling, set from RuntimeOptions::profiling): Run()
+// then times every op and the whole run with a monotonic clock and keeps
+// each call's time until ResetProfile(); Profile() summarizes. Without it
+// Run() takes the plain loop: profiling costs one branch per run, none per
+// op.
+//
 // Thread-safety: none; one thread runs an executor at a time.
 #ifndef GRAFT_DISPATCH_SUBGRAPH_EXECUTOR_H_
 #define GRAFT_DISPATCH_SUBGRAPH_EXECUTOR_H_
@@ -51,6 +57,8 @@ struct LoadEnv {
   std::vector<std::string> missing;
   // Ops that will run on CPU at invoke (for kRequireAccelerator).
   std::vector<std::string> cpu_ops;
+  // Time every op of every run (see Profile()).
+  bool profiling = false;
 };
 
 class SubgraphExecutor {
@@ -94,6 +102,15 @@ class SubgraphExecutor {
   // What runs where, recursively through calls.
   SubgraphReport Report() const;
 
+  // The timings of the runs since load or the last ResetProfile(): every
+  // op that runs at invoke (folded ops do not), in execution order, each
+  // call op followed by its callee's ops one level deeper. Empty timings
+  // when profiling is off.
+  SubgraphProfile Profile() const;
+  // Forgets the timings recorded so far (e.g. of warm-up runs), in callees
+  // too.
+  void ResetProfile();
+
  private:
   struct PreparedOp;
   struct OutputCopy {
@@ -112,6 +129,11 @@ class SubgraphExecutor {
   absl::Status FoldOp(PreparedOp& p);
   void UseDeclaredOutputShapes(const tfl::OperatorT& op);
   absl::Status PlanMemory();
+  static OpReport::Where WhereOf(const PreparedOp& p);
+  absl::Status RunOp(PreparedOp& p);
+  absl::Status RunProfiled();
+  void CopyUnwrittenOutputs();
+  void AppendProfile(int depth, std::vector<OpProfile>* out) const;
   uint8_t* AllocateOwned(size_t bytes);
   std::string OpLabel(OpId index) const;
 
@@ -128,6 +150,8 @@ class SubgraphExecutor {
   // Tensors some op of this subgraph writes.
   std::vector<bool> written_;
   std::vector<OutputCopy> output_copies_;
+  // Per-run wall times while profiling (ns).
+  std::vector<int64_t> run_ns_;
   // Outputs a caller can bind directly (written here, listed once).
   std::vector<bool> output_bindable_;
 

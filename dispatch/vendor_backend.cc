@@ -1,5 +1,9 @@
 #include "dispatch/vendor_backend.h"
 
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "core/status.h"
 
@@ -26,6 +30,19 @@ class VendorExecutable : public DispatchExecutable {
     return invocation_->Invoke();
   }
 
+  // The span of the last run's profile events (libraries with
+  // GRAFT_DISPATCH_CAPABILITY_PROFILING, invocations created profiling).
+  int64_t LastVendorTimeNs() const override {
+    absl::StatusOr<std::vector<ProfileEvent>> events = invocation_->Profile();
+    if (!events.ok() || events->empty()) return -1;
+    uint64_t start = UINT64_MAX, end = 0;
+    for (const ProfileEvent& e : *events) {
+      start = std::min(start, e.start_ns);
+      end = std::max(end, e.end_ns);
+    }
+    return static_cast<int64_t>(end - start);
+  }
+
  private:
   std::unique_ptr<Invocation> invocation_;
 };
@@ -33,9 +50,11 @@ class VendorExecutable : public DispatchExecutable {
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<VendorBackend>> VendorBackend::Create(
-    std::unique_ptr<DispatchLibrary> library) {
+    std::unique_ptr<DispatchLibrary> library,
+    const std::vector<std::pair<std::string, std::string>>& context_options) {
   std::shared_ptr<VendorBackend> backend(new VendorBackend());
-  GRAFT_ASSIGN_OR_RETURN(backend->context_, library->CreateDeviceContext());
+  GRAFT_ASSIGN_OR_RETURN(backend->context_,
+                         library->CreateDeviceContext(context_options));
   backend->library_ = std::move(library);
   return backend;
 }
@@ -55,9 +74,19 @@ absl::StatusOr<std::unique_ptr<DispatchExecutable>> VendorBackend::Prepare(
   spec.entry_point = op.options->entry_point;
   spec.num_inputs = op.inputs.size();
   spec.num_outputs = op.outputs.size();
+  spec.profiling = op.profiling;
   if (op.model != nullptr && op.model->file != nullptr) {
-    spec.model = op.model->file->span();
-    spec.model_fd = op.model->file->fd();
+    // The mapping goes to the vendor only when the bytecode lies in it: a
+    // model compiled at load time holds its modules in memory, while its
+    // file is still the original, uncompiled one.
+    const absl::Span<const uint8_t> file = op.model->file->span();
+    const auto begin = reinterpret_cast<uintptr_t>(file.data());
+    const auto at = reinterpret_cast<uintptr_t>(spec.bytecode.data());
+    if (at >= begin && at - begin <= file.size() &&
+        spec.bytecode.size() <= file.size() - (at - begin)) {
+      spec.model = file;
+      spec.model_fd = op.model->file->fd();
+    }
     spec.keep_alive = op.model->file;
   }
   if (op.model != nullptr) {
@@ -103,6 +132,7 @@ absl::StatusOr<std::vector<std::shared_ptr<DispatchBackend>>>
 LoadVendorBackends(const Manifest& manifest,
                    absl::Span<const std::string> dirs,
                    absl::Span<const std::string> paths,
+                   const VendorOptions& options, int num_threads,
                    std::vector<std::string>* missing) {
   std::vector<std::shared_ptr<DispatchBackend>> out;
   std::vector<std::unique_ptr<DispatchLibrary>> explicit_libraries;
@@ -129,7 +159,22 @@ LoadVendorBackends(const Manifest& manifest,
       }
       library = std::move(*found);
     }
-    GRAFT_ASSIGN_OR_RETURN(auto backend, VendorBackend::Create(std::move(library)));
+    std::vector<std::pair<std::string, std::string>> context_options;
+    if (auto it = options.find(v.vendor); it != options.end()) {
+      context_options = it->second;
+    }
+    const auto& info_options = library->info().options;
+    const bool takes_threads =
+        std::any_of(info_options.begin(), info_options.end(),
+                    [](const DispatchInfo::Option& o) { return o.name == "num_threads"; });
+    const bool threads_given =
+        std::any_of(context_options.begin(), context_options.end(),
+                    [](const auto& kv) { return kv.first == "num_threads"; });
+    if (takes_threads && !threads_given) {
+      context_options.emplace_back("num_threads", absl::StrCat(num_threads));
+    }
+    GRAFT_ASSIGN_OR_RETURN(auto backend, VendorBackend::Create(std::move(library),
+                                                              context_options));
     out.push_back(std::move(backend));
   }
   return out;

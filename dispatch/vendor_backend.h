@@ -19,9 +19,11 @@ namespace graft {
 
 class VendorBackend : public DispatchBackend {
  public:
-  // Wraps `library` with a fresh device context.
+  // Wraps `library` with a fresh device context made with
+  // `context_options`.
   static absl::StatusOr<std::shared_ptr<VendorBackend>> Create(
-      std::unique_ptr<DispatchLibrary> library);
+      std::unique_ptr<DispatchLibrary> library,
+      const std::vector<std::pair<std::string, std::string>>& context_options = {});
 
   absl::string_view vendor() const override;
   absl::Status CheckCompatibility(const ManifestVendor& manifest) override;
@@ -42,11 +44,14 @@ class VendorBackend : public DispatchBackend {
 // (libgraft_dispatch_<vendor>.so) or `paths` (explicit libraries, matched by
 // the vendor they report). A vendor with no library is left out, so its ops
 // fall back to CPU (or fail under kRequireAccelerator); `missing` receives
-// one line per such vendor saying what to do.
+// one line per such vendor saying what to do. Each library's device
+// context gets `options[vendor]`, plus num_threads = `num_threads` when the
+// library lists a "num_threads" option and `options` does not set it.
 absl::StatusOr<std::vector<std::shared_ptr<DispatchBackend>>>
 LoadVendorBackends(const Manifest& manifest,
                    absl::Span<const std::string> dirs,
                    absl::Span<const std::string> paths,
+                   const VendorOptions& options, int num_threads,
                    std::vector<std::string>* missing);
 
 }  // namespace graft

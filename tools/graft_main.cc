@@ -11,6 +11,7 @@
 
 #include "absl/types/span.h"
 #include "tools/apply_cmd.h"
+#include "tools/bench_cmd.h"
 #include "tools/inspect.h"
 #include "tools/run_cmd.h"
 
@@ -34,6 +35,7 @@ constexpr Command kCommands[] = {
     {"inspect", kInspectSummary, RunInspectCommand},
     {"apply", kApplySummary, RunApplyCommand},
     {"run", kRunSummary, RunRunCommand},
+    {"bench", kBenchSummary, RunBenchCommand},
 };
 
 // Exit statuses shared by all subcommands.

@@ -24,7 +24,7 @@ constexpr char kUsage[] =
     "graft run MODEL [--input=NAME_OR_INDEX=FILE.npy,...] [--seed=N]\n"
     "          [--output-dir=DIR] [--iterations=N] [--threads=N]\n"
     "          [--dispatch-dir=DIR] [--plugin-dir=DIR [--cache-dir=DIR]]\n"
-    "          [--require-accelerator] [--signature=KEY]";
+    "          [--require-accelerator] [--signature=KEY] [--profile]";
 
 constexpr char kDescription[] =
     "Loads MODEL in Graft's dispatch runtime: dispatch ops run on the "
@@ -33,9 +33,12 @@ constexpr char kDescription[] =
     "--plugin-dir an uncompiled model is first compiled on the device by the "
     "plugins there (cached in --cache-dir). Inputs are .npy files or seeded "
     "random values; outputs are summarized or written as .npy files. "
-    "--iterations N times N runs and prints min, median and p90 latency.";
+    "--iterations N times N runs and prints min, median and p90 latency; "
+    "--profile adds a table of where those runs spent their time, op by op "
+    "(sorted by time) and per op type.";
 
-// Seeded values in a range that suits the element type.
+}  // namespace
+
 void FillRandom(Tensor* t, std::mt19937& rng) {
   const int64_t n = t->num_elements();
   std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
@@ -65,6 +68,8 @@ void FillRandom(Tensor* t, std::mt19937& rng) {
       std::fill(t->raw_data, t->raw_data + t->bytes, 0);
   }
 }
+
+namespace {
 
 // "1x16 FLOAT32  min -0.41 max 0.93 mean 0.06  [0.12, -0.41, ...]"
 std::string Summarize(const Tensor& t) {
@@ -101,20 +106,28 @@ std::string Summarize(const Tensor& t) {
   return out;
 }
 
-double Percentile(std::vector<double> v, double p) {
-  std::sort(v.begin(), v.end());
-  size_t i = static_cast<size_t>(p * (v.size() - 1) + 0.5);
-  return v[std::min(i, v.size() - 1)];
-}
-
 }  // namespace
+
+LatencyStats SummarizeLatency(std::vector<double> ms) {
+  std::sort(ms.begin(), ms.end());
+  auto percentile = [&](double p) {
+    size_t i = static_cast<size_t>(p * (ms.size() - 1) + 0.5);
+    return ms[std::min(i, ms.size() - 1)];
+  };
+  LatencyStats s;
+  s.runs = ms.size();
+  s.min_ms = ms.front();
+  s.median_ms = percentile(0.5);
+  s.p90_ms = percentile(0.9);
+  return s;
+}
 
 int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
                   std::ostream& err) {
   std::string inputs_flag, output_dir, dispatch_dir = DefaultPluginDir(),
       plugin_dir, cache_dir, signature_key;
   int64_t seed = 1, iterations = 1, threads = 1;
-  bool require_accelerator = false;
+  bool require_accelerator = false, profile = false;
   FlagParser flags(kUsage, kDescription);
   flags.AddString("input", &inputs_flag,
                   "comma-separated NAME_OR_INDEX=FILE.npy; others are random");
@@ -130,6 +143,9 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
   flags.AddString("signature", &signature_key, "signature to run (default: subgraph 0)");
   flags.AddBool("require-accelerator", &require_accelerator,
                 "fail, listing them, if any op would run on CPU");
+  flags.AddBool(
+      "profile", &profile,
+      "time every op of the timed runs and print where the time went");
   auto positional = flags.Parse(args);
   if (flags.help_requested()) {
     out << flags.Help();
@@ -149,6 +165,7 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
 
   RuntimeOptions options;
   options.num_threads = static_cast<int>(threads);
+  options.profiling = profile;
   options.policy = require_accelerator ? AcceleratorPolicy::kRequireAccelerator
                                        : AcceleratorPolicy::kAllowCpuFallback;
   if (!dispatch_dir.empty()) options.dispatch_dirs.push_back(dispatch_dir);
@@ -216,7 +233,11 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
     if (!s.ok()) return fail(s, 1);
     double elapsed = std::chrono::duration<double, std::milli>(
                          std::chrono::steady_clock::now() - start).count();
-    if (it > 0 || iterations == 0) ms.push_back(elapsed);  // First is warm-up.
+    if (it == 0) {
+      (*runtime)->ResetProfile();  // The first run is a warm-up.
+    } else {
+      ms.push_back(elapsed);
+    }
   }
 
   out << "model: " << path << "  (loaded in " << absl::StrFormat("%.2f", load_ms)
@@ -243,12 +264,13 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
     }
   }
   out << (*runtime)->Report().ToString();
-  if (!ms.empty()) {
-    out << absl::StrFormat("latency over %d run%s: min %.3f ms, median %.3f ms, p90 %.3f ms\n",
-                           ms.size(), ms.size() == 1 ? "" : "s",
-                           *std::min_element(ms.begin(), ms.end()),
-                           Percentile(ms, 0.5), Percentile(ms, 0.9));
-  }
+  const LatencyStats latency = SummarizeLatency(ms);
+  out << absl::StrFormat(
+      "latency over %d run%s%s: min %.3f ms, median %.3f ms, p90 %.3f ms\n",
+      latency.runs, latency.runs == 1 ? "" : "s",
+      profile ? " (profiling on)" : "", latency.min_ms, latency.median_ms,
+      latency.p90_ms);
+  if (profile) out << (*runtime)->Profile().ToString();
   return 0;
 }
 

@@ -17,102 +17,19 @@
 #include "core/test_support.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/cli/cli_test_util.h"
 
 namespace graft {
 namespace {
 
+using ::graft::testing::Balanced;
+using ::graft::testing::HavePython;
+using ::graft::testing::ParsesAsJson;
+using ::graft::testing::ReadFile;
+using ::graft::testing::Result;
+using ::graft::testing::RunGraft;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
-
-struct Result {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string ShellQuote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) {
-    if (c == '\'') {
-      q += "'\\''";
-    } else {
-      q += c;
-    }
-  }
-  return q + "'";
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
-// Runs `graft ARGS...`, capturing stdout and stderr through files.
-Result RunGraft(const std::vector<std::string>& args,
-                const std::string& stdout_filter = "") {
-  static int counter = 0;
-  std::string base = ::testing::TempDir() + "/graft_cli_" +
-                     std::to_string(::getpid()) + "_" +
-                     std::to_string(counter++);
-  std::string cmd = ShellQuote(testing::BinaryDir() + "/graft");
-  for (const std::string& a : args) cmd += " " + ShellQuote(a);
-  cmd += " >" + ShellQuote(base + ".out") + " 2>" + ShellQuote(base + ".err");
-  Result r;
-  int status = std::system(cmd.c_str());
-  r.exit_code =
-      WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = ReadFile(base + ".out");
-  r.err = ReadFile(base + ".err");
-  std::remove((base + ".out").c_str());
-  std::remove((base + ".err").c_str());
-  return r;
-}
-
-bool HavePython() {
-  return std::system("python3 -c 'import json' >/dev/null 2>&1") == 0;
-}
-
-// Whether `text` parses as JSON according to python3's json module.
-bool ParsesAsJson(const std::string& text) {
-  std::string path = ::testing::TempDir() + "/graft_cli_json_" +
-                     std::to_string(::getpid()) + ".json";
-  {
-    std::ofstream f(path, std::ios::binary);
-    f << text;
-  }
-  std::string cmd =
-      "python3 -c 'import json,sys; json.load(open(sys.argv[1]))' " +
-      ShellQuote(path);
-  bool ok = std::system(cmd.c_str()) == 0;
-  std::remove(path.c_str());
-  return ok;
-}
-
-// Brackets balance outside strings: a cheap check when python3 is absent.
-bool Balanced(const std::string& text) {
-  std::vector<char> stack;
-  bool in_string = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (c == '"') {
-      in_string = true;
-    } else if (c == '{' || c == '[') {
-      stack.push_back(c);
-    } else if (c == '}' || c == ']') {
-      if (stack.empty() || stack.back() != (c == '}' ? '{' : '[')) return false;
-      stack.pop_back();
-    }
-  }
-  return stack.empty() && !in_string;
-}
 
 Model SmallModel() {
   ModelBuilder b;

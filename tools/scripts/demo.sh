@@ -13,7 +13,8 @@ out="$build/demo/residual_mlp.compiled.tflite"
 mkdir -p "$build/demo"
 
 echo "== graft apply: the example vendor's plugin on $(basename "$model")"
-"$graft" apply "$model" -o "$out" --plugin-dir "$build/vendor_libs"
+"$graft" apply "$model" -o "$out" \
+  --plugin "$build/vendor_libs/libgraft_compiler_plugin_example.so"
 echo
 echo "== graft inspect: the compiled model"
 "$graft" inspect "$out" | sed -n '/^subgraph 0/,/^$/p'

@@ -1,0 +1,199 @@
+#!/usr/bin/env python3
+"""Graft's CPU kernels against TFLite's interpreter, same models, same run.
+
+For each model and each thread count (seeded random inputs, warm-up first):
+  graft      `graft bench MODEL --json` (its 'cpu' configuration: Graft's CPU
+             kernels; Invoke timed in C++)
+  vendor     with --plugin-dir: the same run's configuration compiled on the
+             fly with the plugins there (e.g. the XNNPACK vendor), run
+             through their dispatch libraries
+  reference  ai-edge-litert's interpreter with the BUILTIN_REF op resolver
+             (TFLite's reference kernels)
+  xnnpack    ai-edge-litert's interpreter with its default resolver (the
+             XNNPACK delegate where it applies), at the same thread count
+and prints the medians and the ratios graft/reference, graft/xnnpack and
+vendor/xnnpack (below 1: Graft is faster), with the machine and its load.
+
+The interpreter is timed from Python around invoke() only, so its times
+include about a microsecond of Python call overhead that Graft's do not:
+ratios for models that run in a few microseconds understate Graft's time.
+
+Usage:
+  bench/compare_reference.py [MODEL...] [--graft build/graft]
+                             [--plugin-dir DIR] [--threads 1,2]
+                             [--iterations 50] [--warmup 5] [--json]
+Models are read where they are (never copied); without any, the defaults
+below (test_models/residual_mlp.tflite and the larger float and int8 models
+of ../shared/third_party_models that Graft runs).
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+THIRD_PARTY = os.environ.get(
+    "GRAFT_THIRD_PARTY_MODELS",
+    os.path.join(os.path.dirname(ROOT), "shared", "third_party_models"))
+DEFAULT_MODELS = [os.path.join(ROOT, "test_models", "residual_mlp.tflite")] + [
+    os.path.join(THIRD_PARTY, p) for p in (
+        "LiteRT/litert/test/testdata/ff.tflite",
+        "LiteRT/litert/test/testdata/q_einsum.tflite",
+        "LiteRT/litert/test/testdata/attn_vec_einsum.tflite",
+        "LiteRT/litert/test/testdata/rope.tflite",
+        "tflite-micro/tensorflow/lite/micro/examples/mnist_lstm/"
+        "trained_lstm.tflite",
+        "tflite-micro/tensorflow/lite/micro/integration_tests/seanet/conv/"
+        "conv10.tflite",
+    )
+]
+
+
+def machine():
+    model = "unknown CPU"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    load = " ".join(open("/proc/loadavg").read().split()[:3])
+    return f"{model} ({os.cpu_count()} cores), load average {load}"
+
+
+def random_input(detail, rng):
+    shape, dtype = detail["shape"], detail["dtype"]
+    if np.issubdtype(dtype, np.floating):
+        return rng.uniform(-1, 1, size=shape).astype(dtype)
+    if dtype == np.bool_:
+        return rng.integers(0, 2, size=shape).astype(dtype)
+    info = np.iinfo(dtype)
+    lo, hi = max(info.min, -100), min(info.max, 100)
+    return rng.integers(lo, hi + 1, size=shape).astype(dtype)
+
+
+def time_interpreter(path, resolver, threads, iterations, warmup):
+    from ai_edge_litert.interpreter import Interpreter, OpResolverType
+    interpreter = Interpreter(
+        model_path=path, num_threads=threads,
+        experimental_op_resolver_type=getattr(OpResolverType, resolver))
+    interpreter.allocate_tensors()
+    rng = np.random.default_rng(1)
+    for detail in interpreter.get_input_details():
+        interpreter.set_tensor(detail["index"], random_input(detail, rng))
+    for _ in range(warmup):
+        interpreter.invoke()
+    times = []
+    for _ in range(iterations):
+        start = time.perf_counter_ns()
+        interpreter.invoke()
+        times.append((time.perf_counter_ns() - start) / 1e6)
+    return statistics.median(times)
+
+
+def time_graft(graft, path, threads, plugin_dir, iterations, warmup):
+    """{(config, threads): median ms} from one `graft bench` run; config is
+    'graft' (CPU kernels) or 'vendor' (compiled with plugin_dir)."""
+    command = [graft, "bench", path, "--json",
+               "--threads=" + ",".join(map(str, threads)),
+               f"--iterations={iterations}", f"--warmup={warmup}"]
+    if plugin_dir:
+        command.append(f"--plugin-dir={plugin_dir}")
+    proc = subprocess.run(command, capture_output=True, text=True)
+    try:
+        configs = json.loads(proc.stdout)["models"][0]["configs"]
+    except (ValueError, LookupError):
+        raise RuntimeError(proc.stderr.strip() or "no output")
+    out = {}
+    for c in configs:
+        if not c["ok"]:
+            raise RuntimeError(c["error"])
+        kind = "graft" if c["name"] == "cpu" else "vendor"
+        out[(kind, c["threads"])] = c["median_ms"]
+    return out
+
+
+def measure(label, fn):
+    try:
+        return fn(), None
+    except Exception as e:  # A model one side cannot run is reported, not fatal.
+        return None, f"{label}: {str(e).splitlines()[0][:160]}"
+
+
+def ratio(a, b):
+    return f"{a / b:.2f}x" if a is not None and b else "-"
+
+
+def ms(v):
+    return f"{v:.4f}" if v is not None else "-"
+
+
+def main():
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("models", nargs="*", default=DEFAULT_MODELS)
+    parser.add_argument("--graft", default=os.path.join(ROOT, "build", "graft"),
+                        help="the graft binary (default: build/graft)")
+    parser.add_argument("--plugin-dir", default="",
+                        help="also time the models compiled with the plugins "
+                             "in this directory (the 'vendor' column)")
+    parser.add_argument("--threads", default="1",
+                        help="comma-separated thread counts (default: 1)")
+    parser.add_argument("--iterations", type=int, default=50)
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--json", action="store_true",
+                        help="print one JSON document instead of a table")
+    args = parser.parse_args()
+    threads = [int(t) for t in args.threads.split(",")]
+    if not os.access(args.graft, os.X_OK):
+        sys.exit(f"compare_reference: no graft binary at {args.graft} "
+                 "(build it or pass --graft)")
+
+    rows = []
+    for path in args.models:
+        graft, error = measure("graft", lambda: time_graft(
+            args.graft, path, threads, args.plugin_dir, args.iterations,
+            args.warmup))
+        for t in threads:
+            row = {"model": path, "threads": t, "errors": [error] if error else []}
+            row["graft_ms"] = (graft or {}).get(("graft", t))
+            row["vendor_ms"] = (graft or {}).get(("vendor", t))
+            for key, resolver in (("reference_ms", "BUILTIN_REF"),
+                                  ("xnnpack_ms", "AUTO")):
+                row[key], e = measure(key[:-3], lambda: time_interpreter(
+                    path, resolver, t, args.iterations, args.warmup))
+                if e:
+                    row["errors"].append(e)
+            rows.append(row)
+
+    if args.json:
+        json.dump({"machine": machine(), "iterations": args.iterations,
+                   "warmup": args.warmup, "plugin_dir": args.plugin_dir,
+                   "rows": rows}, sys.stdout, indent=2)
+        print()
+        return
+    print(f"machine: {machine()}")
+    print(f"{args.warmup} warm-up runs, median of {args.iterations} timed runs,"
+          " in ms; vendor = compiled with " + (args.plugin_dir or "(none)"))
+    print(f"{'model':<34} {'thr':>3} {'graft':>9} {'vendor':>9} {'reference':>10}"
+          f" {'xnnpack':>9} {'graft/ref':>9} {'graft/xnn':>9} {'vendor/xnn':>10}")
+    for r in rows:
+        name = os.path.basename(r["model"])[:34]
+        print(f"{name:<34} {r['threads']:>3} {ms(r['graft_ms']):>9}"
+              f" {ms(r['vendor_ms']):>9} {ms(r['reference_ms']):>10}"
+              f" {ms(r['xnnpack_ms']):>9}"
+              f" {ratio(r['graft_ms'], r['reference_ms']):>9}"
+              f" {ratio(r['graft_ms'], r['xnnpack_ms']):>9}"
+              f" {ratio(r['vendor_ms'], r['xnnpack_ms']):>10}")
+        for e in r["errors"]:
+            print(f"  {e}")
+
+
+if __name__ == "__main__":
+    main()

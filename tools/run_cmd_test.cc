@@ -1,0 +1,253 @@
+// The runtime's per-op profile (RuntimeOptions::profiling,
+// Runtime::Profile) and `graft run --profile`, in process. Checks counts,
+// coverage and consistency of the sums, never timing values.
+#include "tools/run_cmd.h"
+
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "core/compiled_format.h"
+#include "core/model_builder.h"
+#include "core/model_io.h"
+#include "core/test_support.h"
+#include "dispatch/runtime.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace graft {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr tfl::TensorType F32 = tfl::TensorType_FLOAT32;
+
+// A vendor whose "accelerator" copies its first input to its output and,
+// when asked to profile, says each run took it 100 ns.
+constexpr int64_t kVendorNs = 100;
+class CopyingBackend : public DispatchBackend {
+ public:
+  absl::string_view vendor() const override { return "acme"; }
+  absl::StatusOr<std::unique_ptr<DispatchExecutable>> Prepare(
+      const DispatchOpInfo& op) override {
+    class Exec : public DispatchExecutable {
+     public:
+      explicit Exec(bool profiling) : profiling_(profiling) {}
+      absl::Status Execute(absl::Span<const Tensor* const> in,
+                           absl::Span<Tensor* const> out) override {
+        std::copy(in[0]->raw_data, in[0]->raw_data + in[0]->bytes,
+                  out[0]->raw_data);
+        return absl::OkStatus();
+      }
+      int64_t LastVendorTimeNs() const override {
+        return profiling_ ? kVendorNs : -1;
+      }
+
+     private:
+      bool profiling_;
+    };
+    return std::make_unique<Exec>(op.profiling);
+  }
+};
+
+// main (subgraph 0):
+//   0 c = ADD(k1, k2)            folded at load
+//   1 a = ADD(x, c)              cpu
+//   2 r = COMPOSITE(a)           call of subgraph 1: RELU, ADD
+//   3 d = DISPATCH(r)            vendor "acme", entry "partition_0"
+//   4 y = RELU(d)                cpu
+Model ProfiledModel() {
+  ModelBuilder mb;
+  auto& g = mb.Subgraph("main");
+  TensorId x = g.Input("x", F32, {4});
+  TensorId k1 = g.Constant<float>("k1", {4}, {1, 2, 3, 4});
+  TensorId k2 = g.Constant<float>("k2", {4}, {1, 1, 1, 1});
+  TensorId c = g.Op(tfl::BuiltinOperator_ADD).In(k1, k2).Out("c", F32, {4});
+  TensorId a = g.Op(tfl::BuiltinOperator_ADD).In(x, c).Out("a", F32, {4});
+  tfl::StableHLOCompositeOptionsT co;
+  co.name = "odml.double_relu";
+  co.decomposition_subgraph_index = 1;
+  TensorId r = g.Op(tfl::BuiltinOperator_STABLEHLO_COMPOSITE)
+                   .In(a)
+                   .Options(co)
+                   .Out("r", F32, {4});
+  DispatchOpOptions o;
+  o.vendor = "acme";
+  o.module_buffer = AddBuffer(mb.model(), Bytes::Copy("COPY"));
+  o.entry_point = "partition_0";
+  TensorId d = g.CustomOp(kDispatchCustomCode)
+                   .In(r)
+                   .CustomOptions(EncodeDispatchOpOptions(o))
+                   .Out("d", F32, {4});
+  g.Output(g.Op(tfl::BuiltinOperator_RELU).In(d).Out("y", F32, {4}));
+  auto& s = mb.Subgraph("decomposition");
+  TensorId sx = s.Input("x", F32, {4});
+  TensorId sr = s.Op(tfl::BuiltinOperator_RELU).In(sx).Out("r", F32, {4});
+  s.Output(s.Op(tfl::BuiltinOperator_ADD).In(sr, sr).Out("y", F32, {4}));
+  return std::move(mb).BuildUnverified();
+}
+
+absl::StatusOr<std::unique_ptr<Runtime>> Load(bool profiling) {
+  RuntimeOptions options;
+  options.profiling = profiling;
+  options.dispatch_backends = {std::make_shared<CopyingBackend>()};
+  return Runtime::LoadModel(ProfiledModel(), options);
+}
+
+TEST(RuntimeProfileTest, EmptyWhenProfilingIsOff) {
+  auto rt = Load(/*profiling=*/false);
+  ASSERT_TRUE(rt.ok()) << rt.status();
+  ASSERT_TRUE((*rt)->Invoke().ok());
+  EXPECT_TRUE((*rt)->Profile().subgraphs.empty());
+}
+
+TEST(RuntimeProfileTest, CountsEveryOpOfEveryRunAndSumsAgree) {
+  auto rt = Load(/*profiling=*/true);
+  ASSERT_TRUE(rt.ok()) << rt.status();
+  constexpr int kRuns = 5;
+  for (int i = 0; i < kRuns; ++i) ASSERT_TRUE((*rt)->Invoke().ok());
+  RuntimeProfile profile = (*rt)->Profile();
+  ASSERT_EQ(profile.subgraphs.size(), 1u);
+  const SubgraphProfile& s = profile.subgraphs[0];
+  EXPECT_EQ(s.subgraph, 0);
+  EXPECT_EQ(s.runs, kRuns);
+  EXPECT_GT(s.total_ns, 0);
+  EXPECT_LE(s.median_ns, s.total_ns);
+
+  // Every op that runs at invoke, in execution order, callee ops right
+  // after their call; the folded op 0 is absent.
+  struct Expected {
+    int32_t subgraph, op;
+    std::string name;
+    OpReport::Where where;
+    int depth;
+  };
+  const std::vector<Expected> expected = {
+      {0, 1, "ADD", OpReport::Where::kCpu, 0},
+      {0, 2, "STABLEHLO_COMPOSITE", OpReport::Where::kCall, 0},
+      {1, 0, "RELU", OpReport::Where::kCpu, 1},
+      {1, 1, "ADD", OpReport::Where::kCpu, 1},
+      {0, 3, "acme:partition_0", OpReport::Where::kVendor, 0},
+      {0, 4, "RELU", OpReport::Where::kCpu, 0},
+  };
+  ASSERT_EQ(s.ops.size(), expected.size());
+  int64_t top_level_ns = 0, callee_ns = 0, call_ns = 0;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const OpProfile& op = s.ops[i];
+    SCOPED_TRACE(absl::StrCat("profile row ", i, ": ", op.name));
+    EXPECT_EQ(op.subgraph, expected[i].subgraph);
+    EXPECT_EQ(op.op_index, expected[i].op);
+    EXPECT_EQ(op.name, expected[i].name);
+    EXPECT_EQ(op.where, expected[i].where);
+    EXPECT_EQ(op.depth, expected[i].depth);
+    EXPECT_EQ(op.calls, kRuns);
+    EXPECT_GE(op.total_ns, op.median_ns);
+    if (op.where == OpReport::Where::kVendor) {
+      EXPECT_EQ(op.vendor_total_ns, kRuns * kVendorNs);
+      EXPECT_EQ(op.vendor_median_ns, kVendorNs);
+    } else {
+      EXPECT_EQ(op.vendor_total_ns, -1);
+    }
+    if (op.depth == 0) top_level_ns += op.total_ns;
+    if (op.depth == 1) callee_ns += op.total_ns;
+    if (op.where == OpReport::Where::kCall) call_ns = op.total_ns;
+  }
+  // Ops run inside their run, callee ops inside their call.
+  EXPECT_LE(top_level_ns, s.total_ns);
+  EXPECT_LE(callee_ns, call_ns);
+
+  // By type: leaf ops only (the call is its callee's ops), every leaf once.
+  std::map<std::string, OpTypeProfile> types;
+  for (const OpTypeProfile& t : RuntimeProfile::ByType(s)) types[t.type] = t;
+  ASSERT_EQ(types.size(), 3u);
+  EXPECT_EQ(types["ADD"].ops, 2);
+  EXPECT_EQ(types["ADD"].calls, 2 * kRuns);
+  EXPECT_EQ(types["RELU"].ops, 2);
+  EXPECT_EQ(types["acme"].ops, 1);
+  EXPECT_EQ(types["acme"].where, OpReport::Where::kVendor);
+  EXPECT_EQ(types["acme"].vendor_total_ns, kRuns * kVendorNs);
+  int64_t leaf_ns = 0, by_type_ns = 0;
+  for (const OpProfile& op : s.ops) {
+    if (op.where != OpReport::Where::kCall) leaf_ns += op.total_ns;
+  }
+  for (const auto& [name, t] : types) by_type_ns += t.total_ns;
+  EXPECT_EQ(by_type_ns, leaf_ns);
+}
+
+TEST(RuntimeProfileTest, ResetDropsEarlierRuns) {
+  auto rt = Load(/*profiling=*/true);
+  ASSERT_TRUE(rt.ok()) << rt.status();
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE((*rt)->Invoke().ok());
+  (*rt)->ResetProfile();
+  EXPECT_TRUE((*rt)->Profile().subgraphs.empty());
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE((*rt)->Invoke().ok());
+  RuntimeProfile profile = (*rt)->Profile();
+  ASSERT_EQ(profile.subgraphs.size(), 1u);
+  EXPECT_EQ(profile.subgraphs[0].runs, 2);
+  for (const OpProfile& op : profile.subgraphs[0].ops) {
+    EXPECT_EQ(op.calls, 2) << op.name;  // Callee ops were reset too.
+  }
+}
+
+TEST(RuntimeProfileTest, ToStringListsEveryOpAndTheTypes) {
+  auto rt = Load(/*profiling=*/true);
+  ASSERT_TRUE(rt.ok()) << rt.status();
+  ASSERT_TRUE((*rt)->Invoke().ok());
+  const std::string text = (*rt)->Profile().ToString();
+  EXPECT_THAT(text, HasSubstr("profile of subgraph 0 'main': 1 run,"));
+  EXPECT_THAT(text, HasSubstr("acme:partition_0"));
+  EXPECT_THAT(text, HasSubstr("STABLEHLO_COMPOSITE"));
+  EXPECT_THAT(text, HasSubstr("1/0 "));  // A callee op: subgraph/op.
+  EXPECT_THAT(text, HasSubstr("by op type:"));
+}
+
+TEST(RuntimeProfileTest, FormatsTheVendorsOwnTime) {
+  SubgraphProfile s;
+  s.runs = 2;
+  s.total_ns = 10000;
+  s.median_ns = 5000;
+  OpProfile op;
+  op.name = "acme:partition_0";
+  op.where = OpReport::Where::kVendor;
+  op.detail = "acme";
+  op.calls = 2;
+  op.total_ns = 8000;
+  op.median_ns = 4000;
+  op.vendor_total_ns = 6000;
+  op.vendor_median_ns = 3000;
+  s.ops.push_back(op);
+  RuntimeProfile profile;
+  profile.subgraphs.push_back(s);
+  EXPECT_THAT(profile.ToString(),
+              HasSubstr("vendor 3.00 us, host overhead 1.00 us per call"));
+  EXPECT_EQ(RuntimeProfile::ByType(s)[0].vendor_total_ns, 6000);
+}
+
+TEST(RunCommandTest, ProfilePrintsATableOfTheTimedRuns) {
+  testing::TempDir dir;
+  const std::string path = dir.Join("model.tflite");
+  ModelBuilder mb;
+  auto& g = mb.Subgraph("main");
+  TensorId x = g.Input("x", F32, {4});
+  TensorId t = g.Op(tfl::BuiltinOperator_TANH).In(x).Out("t", F32, {4});
+  g.Output(g.Op(tfl::BuiltinOperator_RELU).In(t).Out("y", F32, {4}));
+  auto model = std::move(mb).Build();
+  ASSERT_TRUE(model.ok()) << model.status();
+  ASSERT_TRUE(SaveModel(*model, path).ok());
+
+  std::ostringstream out, err;
+  const std::vector<std::string> args = {path, "--iterations=3", "--profile"};
+  ASSERT_EQ(tools::RunRunCommand(args, out, err), 0) << err.str();
+  const std::string text = out.str();
+  EXPECT_THAT(text, HasSubstr("latency over 3 runs (profiling on)"));
+  // The warm-up run is not in the profile.
+  EXPECT_THAT(text, HasSubstr("profile of subgraph 0 'main': 3 runs,"));
+  EXPECT_THAT(text, ::testing::ContainsRegex("\n  0 +TANH +cpu +3 "));
+  EXPECT_THAT(text, ::testing::ContainsRegex("\n  1 +RELU +cpu +3 "));
+}
+
+}  // namespace
+}  // namespace graft
