@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ostream>
+#include <algorithm>
 #include <set>
 #include <sstream>
 #include <string>
@@ -128,7 +129,8 @@ bool IsOptional(const std::string& name) {
 bool IsSystemLibrary(const std::string& soname) {
   static const char* const kPrefixes[] = {
       "libc.so.",     "libm.so.",    "libdl.so.",    "libpthread.so.",
-      "librt.so.",    "ld-linux",    "libgcc_s.so.", "libasan.so.",
+      "librt.so.",    "ld-linux",    "libgcc_s.so.", "libstdc++.so.",
+      "libasan.so.",
       "libubsan.so.", "libtsan.so.", "liblsan.so.",
   };
   for (const char* prefix : kPrefixes) {
@@ -144,6 +146,9 @@ struct VendorLibrary {
   const char* default_path;
   // Graft's own vendors implement the optional entry points too.
   bool exports_optional;
+  // Sonames (prefixes) of the vendor's own runtime libraries it may need
+  // besides system ones, e.g. its accelerator's user-space driver.
+  std::vector<std::string> vendor_runtime = {};
 };
 
 // Names the parameter in test listings instead of dumping its bytes.
@@ -188,9 +193,15 @@ TEST_P(VendorLibraryTest, NeedsOnlySystemLibraries) {
   for (const std::string& soname : needed) {
     EXPECT_EQ(soname.find("graft"), std::string::npos)
         << path() << " links a Graft library: " << soname;
-    EXPECT_TRUE(IsSystemLibrary(soname))
+    const auto& own = GetParam().vendor_runtime;
+    const bool vendors_own =
+        std::any_of(own.begin(), own.end(), [&](const std::string& prefix) {
+          return soname.rfind(prefix, 0) == 0;
+        });
+    EXPECT_TRUE(IsSystemLibrary(soname) || vendors_own)
         << path() << " needs " << soname
-        << "; vendor libraries may need system runtime libraries only";
+        << "; vendor libraries may need system runtime libraries and their "
+           "own vendor runtime only";
   }
 }
 
@@ -207,7 +218,17 @@ INSTANTIATE_TEST_SUITE_P(
                       "GRAFT_EXAMPLE_DISPATCH", GRAFT_EXAMPLE_DISPATCH_PATH,
                       true},
         VendorLibrary{"null_dispatch", Kind::kDispatch, "GRAFT_NULL_DISPATCH",
-                      GRAFT_NULL_DISPATCH_PATH, true}),
+                      GRAFT_NULL_DISPATCH_PATH, true}
+#ifdef GRAFT_HAVE_XNNPACK
+        ,
+        VendorLibrary{"xnnpack", Kind::kCompilerPlugin,
+                      "GRAFT_XNNPACK_COMPILER_PLUGIN",
+                      GRAFT_XNNPACK_COMPILER_PLUGIN_PATH, true},
+        VendorLibrary{"xnnpack_dispatch", Kind::kDispatch,
+                      "GRAFT_XNNPACK_DISPATCH", GRAFT_XNNPACK_DISPATCH_PATH,
+                      true, {"libXNNPACK.so.", "libpthreadpool.so."}}
+#endif
+        ),
     [](const ::testing::TestParamInfo<VendorLibrary>& info) {
       return std::string(info.param.name);
     });

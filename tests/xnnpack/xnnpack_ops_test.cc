@@ -1,0 +1,559 @@
+// Op by op: one-op models of every lowering the xnnpack plugin has (and
+// the options that change its parameters: padding, strides, dilation,
+// broadcasting, resize modes, transposed-convolution padding), each taken
+// whole by the plugin, run with the dispatch library, and compared with
+// Graft's CPU kernels on seeded random inputs: float32 within
+// dispatch/tolerance.h, int8 within kXnnpackInt8OpMaxLsb.
+#include <cstdio>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/model_builder.h"
+#include "core/model_io.h"
+#include "xnnpack_test_support.h"
+
+namespace graft {
+namespace {
+
+using xnnpack_test::kXnnpackInt8OpMaxLsb;
+using xnnpack_test::Outcome;
+using xnnpack_test::RunModel;
+using xnnpack_test::Seed;
+
+constexpr tfl::TensorType F32 = tfl::TensorType_FLOAT32;
+constexpr tfl::TensorType I8 = tfl::TensorType_INT8;
+
+using Shape = std::vector<int32_t>;
+
+int64_t Count(const Shape& shape) {
+  int64_t n = 1;
+  for (int32_t d : shape) n *= d;
+  return n;
+}
+
+// Seeded constants.
+std::vector<float> RandomFloats(int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+std::vector<int8_t> RandomInt8(int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> dist(-127, 127);
+  std::vector<int8_t> v(static_cast<size_t>(n));
+  for (int8_t& x : v) x = static_cast<int8_t>(dist(rng));
+  return v;
+}
+
+// One case: a name and the builder of its one-op (or few-op) model.
+struct OpCase {
+  std::string name;
+  std::function<void(SubgraphBuilder&)> build;
+};
+
+// Float helpers: an input, a constant, an op with one output.
+TensorId In(SubgraphBuilder& g, const Shape& shape) {
+  return g.Input(
+      "x" + std::to_string(shape.size()) + "_" + std::to_string(Count(shape)),
+      F32, shape);
+}
+TensorId Const(SubgraphBuilder& g, const char* name, const Shape& shape,
+               uint32_t seed = 7) {
+  return g.Constant<float>(name, shape, RandomFloats(Count(shape), seed));
+}
+
+// int8 helpers: inputs in [-1, 1) (scale 1/128), weights per channel.
+TensorId In8(SubgraphBuilder& g, const Shape& shape) {
+  TensorId x = g.Input("q" + std::to_string(Count(shape)), I8, shape);
+  g.Quantize(x, 1.0f / 128, 0);
+  return x;
+}
+TensorId Out8(SubgraphBuilder& g, OpBuilder op, const Shape& shape, float scale,
+              int64_t zero = 0) {
+  TensorId y = op.Out("y", I8, shape);
+  g.Quantize(y, scale, zero);
+  return y;
+}
+// Symmetric int8 weights quantized along `axis` (per tensor when
+// per_channel is false) and, when bias_channels > 0, an int32 bias with
+// scale input x weight scale.
+TensorId Weights8(SubgraphBuilder& g, const Shape& shape, int axis,
+                  bool per_channel, std::vector<float>* scales) {
+  TensorId w = g.Constant<int8_t>("w", shape, RandomInt8(Count(shape), 11));
+  const int channels = shape[axis];
+  scales->assign(per_channel ? channels : 1, 0.0f);
+  for (size_t c = 0; c < scales->size(); ++c) {
+    (*scales)[c] = 0.004f + 0.001f * static_cast<float>(c % 5);
+  }
+  if (per_channel) {
+    std::vector<int64_t> zeros(channels, 0);
+    g.QuantizePerChannel(w, *scales, zeros, axis);
+  } else {
+    g.Quantize(w, (*scales)[0], 0);
+  }
+  return w;
+}
+TensorId Bias8(SubgraphBuilder& g, int channels,
+               const std::vector<float>& weight_scales) {
+  std::vector<int32_t> values(channels);
+  for (int c = 0; c < channels; ++c) values[c] = (c * 37) % 200 - 100;
+  TensorId b = g.Constant<int32_t>("b", {channels}, values);
+  std::vector<float> scales(channels);
+  for (int c = 0; c < channels; ++c) {
+    scales[c] = weight_scales[weight_scales.size() == 1 ? 0 : c] / 128;
+  }
+  std::vector<int64_t> zeros(channels, 0);
+  if (weight_scales.size() == 1) {
+    g.Quantize(b, scales[0], 0);
+  } else {
+    g.QuantizePerChannel(b, scales, zeros, 0);
+  }
+  return b;
+}
+
+tfl::Conv2DOptionsT ConvOptions(tfl::Padding padding, int stride, int dilation,
+                                tfl::ActivationFunctionType act) {
+  tfl::Conv2DOptionsT o;
+  o.padding = padding;
+  o.stride_w = o.stride_h = stride;
+  o.dilation_w_factor = o.dilation_h_factor = dilation;
+  o.fused_activation_function = act;
+  return o;
+}
+
+tfl::Pool2DOptionsT PoolOptions(tfl::Padding padding, int size, int stride) {
+  tfl::Pool2DOptionsT o;
+  o.padding = padding;
+  o.filter_width = o.filter_height = size;
+  o.stride_w = o.stride_h = stride;
+  return o;
+}
+
+void Unary(SubgraphBuilder& g, tfl::BuiltinOperator op) {
+  TensorId x = In(g, {2, 3, 4});
+  g.Output(g.Op(op).In(x).Out("y", F32, {2, 3, 4}));
+}
+
+template <typename Options>
+void Binary(SubgraphBuilder& g, tfl::BuiltinOperator op, const Shape& a,
+            const Shape& b, const Shape& out, Options options) {
+  TensorId x = In(g, a);
+  TensorId c = Const(g, "c", b);
+  g.Output(g.Op(op).In(x, c).Options(options).Out("y", F32, out));
+}
+
+std::vector<OpCase> FloatCases() {
+  using B = tfl::BuiltinOperator;
+  using A = tfl::ActivationFunctionType;
+  std::vector<OpCase> cases;
+  auto conv = [](tfl::Padding padding, int stride, int dilation, bool bias) {
+    return [=](SubgraphBuilder& g) {
+      TensorId x = In(g, {1, 9, 9, 3});
+      TensorId w = Const(g, "w", {4, 3, 3, 3});
+      TensorId b = bias ? Const(g, "b", {4}, 3) : kNoTensor;
+      const int span = 2 * dilation + 1;
+      const int out = padding == tfl::Padding_SAME ? (9 + stride - 1) / stride
+                                                   : (9 - span) / stride + 1;
+      g.Output(g.Op(B::BuiltinOperator_CONV_2D)
+                   .In(x, w, b)
+                   .Options(ConvOptions(padding, stride, dilation,
+                                        A::ActivationFunctionType_RELU6))
+                   .Out("y", F32, {1, out, out, 4}));
+    };
+  };
+  cases.push_back({"CONV_2D same s1", conv(tfl::Padding_SAME, 1, 1, true)});
+  cases.push_back({"CONV_2D same s2", conv(tfl::Padding_SAME, 2, 1, true)});
+  cases.push_back(
+      {"CONV_2D valid s2 no bias", conv(tfl::Padding_VALID, 2, 1, false)});
+  cases.push_back(
+      {"CONV_2D valid dilation 2", conv(tfl::Padding_VALID, 1, 2, true)});
+  cases.push_back({"DEPTHWISE_CONV_2D x2 same s2", [](SubgraphBuilder& g) {
+                     TensorId x = In(g, {1, 8, 8, 3});
+                     TensorId w = Const(g, "w", {1, 3, 3, 6});
+                     TensorId b = Const(g, "b", {6}, 3);
+                     tfl::DepthwiseConv2DOptionsT o;
+                     o.padding = tfl::Padding_SAME;
+                     o.stride_w = o.stride_h = 2;
+                     o.depth_multiplier = 2;
+                     g.Output(g.Op(B::BuiltinOperator_DEPTHWISE_CONV_2D)
+                                  .In(x, w, b)
+                                  .Options(o)
+                                  .Out("y", F32, {1, 4, 4, 6}));
+                   }});
+  auto tconv = [](tfl::Padding padding, int in, int stride, int k, int out,
+                  bool bias) {
+    return [=](SubgraphBuilder& g) {
+      TensorId shape = g.Constant<int32_t>("shape", {4}, {1, out, out, 2});
+      TensorId w = Const(g, "w", {2, k, k, 3});
+      TensorId x = In(g, {1, in, in, 3});
+      TensorId b = bias ? Const(g, "b", {2}, 3) : kNoTensor;
+      tfl::TransposeConvOptionsT o;
+      o.padding = padding;
+      o.stride_w = o.stride_h = stride;
+      g.Output(g.Op(B::BuiltinOperator_TRANSPOSE_CONV, bias ? 3 : 1)
+                   .In(shape, w, x, b)
+                   .Options(o)
+                   .Out("y", F32, {1, out, out, 2}));
+    };
+  };
+  cases.push_back({"TRANSPOSE_CONV same s2 k3",
+                   tconv(tfl::Padding_SAME, 4, 2, 3, 8, true)});
+  cases.push_back({"TRANSPOSE_CONV valid s2 k3",
+                   tconv(tfl::Padding_VALID, 4, 2, 3, 9, false)});
+  cases.push_back({"TRANSPOSE_CONV same s2 k4",
+                   tconv(tfl::Padding_SAME, 3, 2, 4, 6, true)});
+  cases.push_back({"FULLY_CONNECTED keep_num_dims", [](SubgraphBuilder& g) {
+                     TensorId x = In(g, {2, 3, 5});
+                     TensorId w = Const(g, "w", {4, 5});
+                     tfl::FullyConnectedOptionsT o;
+                     o.keep_num_dims = true;
+                     g.Output(g.Op(B::BuiltinOperator_FULLY_CONNECTED)
+                                  .In(x, w, kNoTensor)
+                                  .Options(o)
+                                  .Out("y", F32, {2, 3, 4}));
+                   }});
+  cases.push_back({"FULLY_CONNECTED flattening", [](SubgraphBuilder& g) {
+                     TensorId x = In(g, {2, 2, 6});
+                     TensorId w = Const(g, "w", {3, 6});
+                     TensorId b = Const(g, "b", {3}, 3);
+                     g.Output(g.Op(B::BuiltinOperator_FULLY_CONNECTED)
+                                  .In(x, w, b)
+                                  .Out("y", F32, {4, 3}));
+                   }});
+  auto pool = [](B op, tfl::Padding padding, int size, int stride, int out) {
+    return [=](SubgraphBuilder& g) {
+      TensorId x = In(g, {1, 7, 7, 3});
+      g.Output(g.Op(op)
+                   .In(x)
+                   .Options(PoolOptions(padding, size, stride))
+                   .Out("y", F32, {1, out, out, 3}));
+    };
+  };
+  cases.push_back(
+      {"AVERAGE_POOL_2D same 3x3 s2",
+       pool(B::BuiltinOperator_AVERAGE_POOL_2D, tfl::Padding_SAME, 3, 2, 4)});
+  cases.push_back(
+      {"MAX_POOL_2D valid 2x2 s2",
+       pool(B::BuiltinOperator_MAX_POOL_2D, tfl::Padding_VALID, 2, 2, 3)});
+  cases.push_back(
+      {"MAX_POOL_2D same 3x3 s1",
+       pool(B::BuiltinOperator_MAX_POOL_2D, tfl::Padding_SAME, 3, 1, 7)});
+  cases.push_back({"MEAN [1,2] keep_dims=false", [](SubgraphBuilder& g) {
+                     TensorId x = In(g, {2, 5, 4, 3});
+                     TensorId axes = g.Constant<int32_t>("axes", {2}, {1, 2});
+                     tfl::ReducerOptionsT o;
+                     o.keep_dims = false;
+                     g.Output(g.Op(B::BuiltinOperator_MEAN)
+                                  .In(x, axes)
+                                  .Options(o)
+                                  .Out("y", F32, {2, 3}));
+                   }});
+  tfl::AddOptionsT add;
+  add.fused_activation_function = A::ActivationFunctionType_RELU_N1_TO_1;
+  tfl::SubOptionsT sub;
+  tfl::MulOptionsT mul;
+  mul.fused_activation_function = A::ActivationFunctionType_RELU;
+  tfl::DivOptionsT div;
+  cases.push_back(
+      {"ADD broadcast [3,1,4]+[2,1]", [=](SubgraphBuilder& g) {
+         Binary(g, B::BuiltinOperator_ADD, {3, 1, 4}, {2, 1}, {3, 2, 4}, add);
+       }});
+  cases.push_back(
+      {"SUB", [=](SubgraphBuilder& g) {
+         Binary(g, B::BuiltinOperator_SUB, {2, 4}, {4}, {2, 4}, sub);
+       }});
+  cases.push_back(
+      {"MUL", [=](SubgraphBuilder& g) {
+         Binary(g, B::BuiltinOperator_MUL, {2, 4}, {2, 4}, {2, 4}, mul);
+       }});
+  cases.push_back(
+      {"DIV", [=](SubgraphBuilder& g) {
+         Binary(g, B::BuiltinOperator_DIV, {2, 4}, {1}, {2, 4}, div);
+       }});
+  tfl::MaximumMinimumOptionsT minmax;
+  cases.push_back(
+      {"MAXIMUM", [=](SubgraphBuilder& g) {
+         Binary(g, B::BuiltinOperator_MAXIMUM, {2, 4}, {4}, {2, 4}, minmax);
+       }});
+  cases.push_back(
+      {"MINIMUM", [=](SubgraphBuilder& g) {
+         Binary(g, B::BuiltinOperator_MINIMUM, {2, 4}, {4}, {2, 4}, minmax);
+       }});
+  tfl::SquaredDifferenceOptionsT sqdiff;
+  cases.push_back({"SQUARED_DIFFERENCE", [=](SubgraphBuilder& g) {
+                     Binary(g, B::BuiltinOperator_SQUARED_DIFFERENCE, {2, 4},
+                            {2, 4}, {2, 4}, sqdiff);
+                   }});
+  for (B op : {B::BuiltinOperator_RELU, B::BuiltinOperator_RELU6,
+               B::BuiltinOperator_RELU_N1_TO_1, B::BuiltinOperator_LOGISTIC,
+               B::BuiltinOperator_HARD_SWISH, B::BuiltinOperator_ELU,
+               B::BuiltinOperator_ABS, B::BuiltinOperator_CEIL,
+               B::BuiltinOperator_FLOOR, B::BuiltinOperator_NEG,
+               B::BuiltinOperator_SQUARE, B::BuiltinOperator_SQRT,
+               B::BuiltinOperator_ROUND}) {
+    cases.push_back({tfl::EnumNameBuiltinOperator(op),
+                     [=](SubgraphBuilder& g) { Unary(g, op); }});
+  }
+  cases.push_back({"SOFTMAX", [](SubgraphBuilder& g) {
+                     TensorId x = In(g, {3, 10});
+                     tfl::SoftmaxOptionsT o;
+                     o.beta = 1.0f;
+                     g.Output(g.Op(B::BuiltinOperator_SOFTMAX)
+                                  .In(x)
+                                  .Options(o)
+                                  .Out("y", F32, {3, 10}));
+                   }});
+  cases.push_back({"LEAKY_RELU", [](SubgraphBuilder& g) {
+                     TensorId x = In(g, {2, 6});
+                     tfl::LeakyReluOptionsT o;
+                     o.alpha = 0.3f;
+                     g.Output(g.Op(B::BuiltinOperator_LEAKY_RELU)
+                                  .In(x)
+                                  .Options(o)
+                                  .Out("y", F32, {2, 6}));
+                   }});
+  cases.push_back({"PRELU", [](SubgraphBuilder& g) {
+                     TensorId x = In(g, {1, 3, 3, 4});
+                     TensorId alpha = Const(g, "alpha", {1, 1, 4});
+                     g.Output(g.Op(B::BuiltinOperator_PRELU)
+                                  .In(x, alpha)
+                                  .Out("y", F32, {1, 3, 3, 4}));
+                   }});
+  cases.push_back({"RESHAPE + SQUEEZE + EXPAND_DIMS", [](SubgraphBuilder& g) {
+                     TensorId x = In(g, {2, 6});
+                     TensorId shape = g.Constant<int32_t>("s", {3}, {3, 1, 4});
+                     TensorId r = g.Op(B::BuiltinOperator_RESHAPE)
+                                      .In(x, shape)
+                                      .Out("r", F32, {3, 1, 4});
+                     tfl::SqueezeOptionsT so;
+                     so.squeeze_dims = {1};
+                     TensorId s = g.Op(B::BuiltinOperator_SQUEEZE)
+                                      .In(r)
+                                      .Options(so)
+                                      .Out("s", F32, {3, 4});
+                     TensorId axis = g.Constant<int32_t>("a", {}, {0});
+                     g.Output(g.Op(B::BuiltinOperator_EXPAND_DIMS)
+                                  .In(s, axis)
+                                  .Out("y", F32, {1, 3, 4}));
+                   }});
+  cases.push_back(
+      {"PAD", [](SubgraphBuilder& g) {
+         TensorId x = In(g, {1, 3, 3, 2});
+         TensorId p =
+             g.Constant<int32_t>("p", {4, 2}, {0, 0, 1, 2, 2, 1, 0, 0});
+         g.Output(
+             g.Op(B::BuiltinOperator_PAD).In(x, p).Out("y", F32, {1, 6, 6, 2}));
+       }});
+  cases.push_back(
+      {"PADV2", [](SubgraphBuilder& g) {
+         TensorId x = In(g, {2, 3});
+         TensorId p = g.Constant<int32_t>("p", {2, 2}, {1, 0, 0, 2});
+         TensorId v = g.Constant<float>("v", {}, {0.75f});
+         g.Output(
+             g.Op(B::BuiltinOperator_PADV2).In(x, p, v).Out("y", F32, {3, 5}));
+       }});
+  auto resize = [](bool align, bool half) {
+    return [=](SubgraphBuilder& g) {
+      TensorId x = In(g, {1, 3, 4, 2});
+      TensorId size = g.Constant<int32_t>("size", {2}, {7, 5});
+      tfl::ResizeBilinearOptionsT o;
+      o.align_corners = align;
+      o.half_pixel_centers = half;
+      g.Output(g.Op(B::BuiltinOperator_RESIZE_BILINEAR, half ? 3 : 1)
+                   .In(x, size)
+                   .Options(o)
+                   .Out("y", F32, {1, 7, 5, 2}));
+    };
+  };
+  cases.push_back({"RESIZE_BILINEAR legacy", resize(false, false)});
+  cases.push_back({"RESIZE_BILINEAR align_corners", resize(true, false)});
+  cases.push_back({"RESIZE_BILINEAR half_pixel", resize(false, true)});
+  cases.push_back({"DEPTH_TO_SPACE", [](SubgraphBuilder& g) {
+                     TensorId x = In(g, {1, 2, 3, 8});
+                     tfl::DepthToSpaceOptionsT o;
+                     o.block_size = 2;
+                     g.Output(g.Op(B::BuiltinOperator_DEPTH_TO_SPACE)
+                                  .In(x)
+                                  .Options(o)
+                                  .Out("y", F32, {1, 4, 6, 2}));
+                   }});
+  return cases;
+}
+
+std::vector<OpCase> Int8Cases() {
+  using B = tfl::BuiltinOperator;
+  using A = tfl::ActivationFunctionType;
+  std::vector<OpCase> cases;
+  auto conv = [](bool per_channel, bool depthwise) {
+    return [=](SubgraphBuilder& g) {
+      TensorId x = In8(g, {1, 6, 6, 4});
+      std::vector<float> scales;
+      const int out_c = 4 * (depthwise ? 2 : 1);
+      TensorId w = depthwise
+                       ? Weights8(g, {1, 3, 3, out_c}, 3, per_channel, &scales)
+                       : Weights8(g, {out_c, 3, 3, 4}, 0, per_channel, &scales);
+      TensorId b = Bias8(g, out_c, scales);
+      if (depthwise) {
+        tfl::DepthwiseConv2DOptionsT o;
+        o.padding = tfl::Padding_SAME;
+        o.stride_w = o.stride_h = 1;
+        o.depth_multiplier = 2;
+        g.Output(Out8(g,
+                      g.Op(B::BuiltinOperator_DEPTHWISE_CONV_2D, 3)
+                          .In(x, w, b)
+                          .Options(o),
+                      {1, 6, 6, out_c}, 0.02f, -3));
+      } else {
+        g.Output(Out8(g,
+                      g.Op(B::BuiltinOperator_CONV_2D, 3)
+                          .In(x, w, b)
+                          .Options(ConvOptions(tfl::Padding_VALID, 1, 1,
+                                               A::ActivationFunctionType_RELU)),
+                      {1, 4, 4, out_c}, 0.05f, -128));
+      }
+    };
+  };
+  cases.push_back({"int8 CONV_2D per-channel", conv(true, false)});
+  cases.push_back({"int8 CONV_2D per-tensor", conv(false, false)});
+  cases.push_back({"int8 DEPTHWISE_CONV_2D per-channel", conv(true, true)});
+  cases.push_back(
+      {"int8 FULLY_CONNECTED", [](SubgraphBuilder& g) {
+         TensorId x = In8(g, {2, 16});
+         std::vector<float> scales;
+         TensorId w = Weights8(g, {5, 16}, 0, false, &scales);
+         TensorId b = Bias8(g, 5, scales);
+         g.Output(Out8(g,
+                       g.Op(B::BuiltinOperator_FULLY_CONNECTED, 4).In(x, w, b),
+                       {2, 5}, 0.03f, 5));
+       }});
+  cases.push_back(
+      {"int8 TRANSPOSE_CONV", [](SubgraphBuilder& g) {
+         TensorId shape = g.Constant<int32_t>("shape", {4}, {1, 8, 8, 3});
+         std::vector<float> scales;
+         TensorId w = Weights8(g, {3, 3, 3, 4}, 0, false, &scales);
+         TensorId x = In8(g, {1, 4, 4, 4});
+         tfl::TransposeConvOptionsT o;
+         o.padding = tfl::Padding_SAME;
+         o.stride_w = o.stride_h = 2;
+         g.Output(Out8(g,
+                       g.Op(B::BuiltinOperator_TRANSPOSE_CONV, 2)
+                           .In(shape, w, x)
+                           .Options(o),
+                       {1, 8, 8, 3}, 0.02f, 0));
+       }});
+  auto binary = [](B op, const Shape& b_shape, float out_scale) {
+    return [=](SubgraphBuilder& g) {
+      TensorId a = In8(g, {2, 3, 4});
+      TensorId b =
+          g.Constant<int8_t>("c", b_shape, RandomInt8(Count(b_shape), 5));
+      g.Quantize(b, 1.0f / 64, 3);
+      g.Output(Out8(g, g.Op(op, 2).In(a, b), {2, 3, 4}, out_scale, -2));
+    };
+  };
+  cases.push_back({"int8 ADD", binary(B::BuiltinOperator_ADD, {4}, 0.03f)});
+  cases.push_back(
+      {"int8 SUB", binary(B::BuiltinOperator_SUB, {2, 3, 4}, 0.03f)});
+  cases.push_back({"int8 MUL", binary(B::BuiltinOperator_MUL, {3, 1}, 0.02f)});
+  cases.push_back(
+      {"int8 MAX_POOL_2D", [](SubgraphBuilder& g) {
+         TensorId x = In8(g, {1, 6, 6, 3});
+         g.Output(Out8(g,
+                       g.Op(B::BuiltinOperator_MAX_POOL_2D, 2)
+                           .In(x)
+                           .Options(PoolOptions(tfl::Padding_SAME, 3, 2)),
+                       {1, 3, 3, 3}, 1.0f / 128));
+       }});
+  cases.push_back(
+      {"int8 MEAN", [](SubgraphBuilder& g) {
+         TensorId x = In8(g, {1, 5, 5, 6});
+         TensorId axes = g.Constant<int32_t>("axes", {2}, {1, 2});
+         tfl::ReducerOptionsT o;
+         o.keep_dims = true;
+         g.Output(Out8(g,
+                       g.Op(B::BuiltinOperator_MEAN, 2).In(x, axes).Options(o),
+                       {1, 1, 1, 6}, 1.0f / 200, 1));
+       }});
+  cases.push_back({"int8 LOGISTIC", [](SubgraphBuilder& g) {
+                     TensorId x = In8(g, {2, 8});
+                     g.Output(Out8(g,
+                                   g.Op(B::BuiltinOperator_LOGISTIC, 2).In(x),
+                                   {2, 8}, 1.0f / 256, -128));
+                   }});
+  cases.push_back({"int8 RELU6", [](SubgraphBuilder& g) {
+                     TensorId x = In8(g, {2, 8});
+                     g.Output(Out8(g, g.Op(B::BuiltinOperator_RELU6, 2).In(x),
+                                   {2, 8}, 1.0f / 128));
+                   }});
+  cases.push_back(
+      {"int8 PAD + RESHAPE", [](SubgraphBuilder& g) {
+         TensorId x = In8(g, {1, 2, 3, 2});
+         TensorId p =
+             g.Constant<int32_t>("p", {4, 2}, {0, 0, 1, 1, 0, 1, 0, 0});
+         TensorId padded = g.Op(B::BuiltinOperator_PAD, 2)
+                               .In(x, p)
+                               .Out("p8", I8, {1, 4, 4, 2});
+         g.Quantize(padded, 1.0f / 128, 0);
+         TensorId s = g.Constant<int32_t>("s", {2}, {4, 8});
+         g.Output(Out8(g, g.Op(B::BuiltinOperator_RESHAPE).In(padded, s),
+                       {4, 8}, 1.0f / 128));
+       }});
+  cases.push_back(
+      {"int8 RESIZE_BILINEAR", [](SubgraphBuilder& g) {
+         TensorId x = In8(g, {1, 3, 3, 2});
+         TensorId size = g.Constant<int32_t>("size", {2}, {6, 5});
+         tfl::ResizeBilinearOptionsT o;
+         o.half_pixel_centers = true;
+         g.Output(Out8(
+             g,
+             g.Op(B::BuiltinOperator_RESIZE_BILINEAR, 3).In(x, size).Options(o),
+             {1, 6, 5, 2}, 1.0f / 128));
+       }});
+  cases.push_back(
+      {"QUANTIZE + DEQUANTIZE", [](SubgraphBuilder& g) {
+         TensorId x = In(g, {3, 5});
+         TensorId q =
+             g.Op(B::BuiltinOperator_QUANTIZE).In(x).Out("q", I8, {3, 5});
+         g.Quantize(q, 1.0f / 100, 4);
+         g.Output(g.Op(B::BuiltinOperator_DEQUANTIZE, 2)
+                      .In(q)
+                      .Out("y", F32, {3, 5}));
+       }});
+  return cases;
+}
+
+void RunCases(const std::vector<OpCase>& cases) {
+  const uint32_t seed = Seed();
+  std::printf("[ seed     ] GRAFT_TEST_SEED=%u\n", seed);
+  testing::TempDir dir;
+  for (const OpCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    ModelBuilder b;
+    c.build(b.Subgraph("main"));
+    absl::StatusOr<Model> model = std::move(b).Build();
+    ASSERT_TRUE(model.ok()) << model.status();
+    const std::string path = dir.Join("op.tflite");
+    ASSERT_TRUE(SaveModel(*model, path).ok());
+    Outcome o = RunModel(path, seed, kXnnpackInt8OpMaxLsb);
+    std::printf("  %-36s %lld/%lld ops taken", c.name.c_str(),
+                static_cast<long long>(o.ops_taken),
+                static_cast<long long>(o.ops_total));
+    if (o.max_lsb >= 0) std::printf(", int8 max %d LSB", o.max_lsb);
+    std::printf(", float max |diff| %.3g %s\n", o.max_float_diff,
+                o.skipped.empty() ? "" : o.skipped.c_str());
+    if (!o.skipped.empty()) continue;  // No CPU kernel to compare with.
+    EXPECT_EQ(o.ops_taken, o.ops_total) << "the plugin refused an op";
+    EXPECT_EQ(o.partitions, 1u);
+    EXPECT_TRUE(o.mismatch.empty()) << o.mismatch;
+  }
+}
+
+TEST(XnnpackOpsTest, FloatOpsMatchCpuKernels) { RunCases(FloatCases()); }
+
+TEST(XnnpackOpsTest, Int8OpsMatchCpuKernels) { RunCases(Int8Cases()); }
+
+}  // namespace
+}  // namespace graft
