@@ -7,11 +7,16 @@
 // (xnnpack_test_support.h), since XNNPACK requantizes with its own rounding.
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/model_io.h"
+#include "dispatch/npy.h"
+#include "dispatch/runtime.h"
+#include "dispatch/tolerance.h"
 #include "xnnpack_test_support.h"
 
 namespace graft {
@@ -97,6 +102,51 @@ TEST(XnnpackConformanceTest, GeneratedCorpusMatchesCpuKernels) {
   Totals t = RunCorpus(paths);
   for (const std::string& m : t.mismatches) ADD_FAILURE() << m;
   EXPECT_GT(t.with_partitions, 0);
+}
+
+// The generated models compiled with xnnpack against the reference
+// interpreter's own outputs (test_models/generated/<name>/, BUILTIN_REF on
+// the committed inputs): float within tolerance.h's rule, int8 within
+// kXnnpackInt8ModelLsb (tolerance.h, with its reasons).
+TEST(XnnpackConformanceTest, GeneratedCorpusMatchesReferenceInterpreter) {
+  const std::string dir = testing::SourceDir() + "/test_models/generated";
+  int compared = 0;
+  for (const std::string& path : ModelFiles(dir)) {
+    const std::string ref = path.substr(0, path.size() - 7);  // ".tflite"
+    if (!fs::exists(ref + "/output_0.npy")) continue;  // per-signature only
+    SCOPED_TRACE(path);
+    auto model = LoadModel(path);
+    ASSERT_TRUE(model.ok()) << model.status();
+    ASSERT_TRUE(xnnpack_test::ApplyXnnpack(*model).ok());
+    testing::TempDir tmp;
+    const std::string compiled = tmp.Join("compiled.tflite");
+    ASSERT_TRUE(SaveModel(*model, compiled).ok());
+    RuntimeOptions options;
+    options.dispatch_dirs = {xnnpack_test::VendorLibDir()};
+    auto rt = Runtime::Load(compiled, options);
+    ASSERT_TRUE(rt.ok()) << rt.status();
+    for (size_t i = 0; i < (*rt)->num_inputs(); ++i) {
+      auto in = ReadNpy(absl::StrCat(ref, "/input_", i, ".npy"));
+      ASSERT_TRUE(in.ok()) << in.status();
+      Tensor* t = (*rt)->input(i);
+      ASSERT_EQ(in->data.size(), t->bytes) << "input " << i;
+      std::memcpy(t->raw_data, in->data.data(), t->bytes);
+    }
+    ASSERT_TRUE((*rt)->Invoke().ok());
+    const int64_t k = (*rt)->Report().MaxReductionLength();
+    for (size_t i = 0; i < (*rt)->num_outputs(); ++i) {
+      auto want = ReadNpy(absl::StrCat(ref, "/output_", i, ".npy"));
+      ASSERT_TRUE(want.ok()) << want.status();
+      EXPECT_EQ(CompareToReference(*(*rt)->output(i), *want, k,
+                                   kXnnpackInt8ModelLsb),
+                "")
+          << "output " << i;
+    }
+    ++compared;
+  }
+  std::printf("%d generated models compared with the reference interpreter\n",
+              compared);
+  EXPECT_GE(compared, 10);
 }
 
 }  // namespace
