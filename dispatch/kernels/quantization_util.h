@@ -68,6 +68,27 @@ inline int32_t MultiplyByQuantizedMultiplier(int32_t x,
   return MultiplyByQuantizedMultiplier(x, m.multiplier, m.shift);
 }
 
+// x * M rounded once: (x * multiplier + 2^(30 - shift)) >> (31 - shift) in
+// 64 bits, i.e. half up, saturated to int32. This is TFLite's
+// MultiplyByQuantizedMultiplier(int32_t, ...) as built with
+// TFLITE_SINGLE_ROUNDING, and it is what ai-edge-litert's reference integer
+// FULLY_CONNECTED (INT8 and UINT8, per-tensor and per-channel) computes:
+// measured against the oracle, it differs from the double rounding above
+// by one unit near ties (tests/reference "fully_connected_i8*", "_u8*").
+// shift must lie in [-31, 30] (QuantizeMultiplier's range).
+inline int32_t MultiplyByQuantizedMultiplierSingleRounding(int32_t x,
+                                                           int32_t multiplier,
+                                                           int shift) {
+  const int total_shift = 31 - shift;
+  const int64_t round = int64_t{1} << (total_shift - 1);
+  const int64_t result =
+      (static_cast<int64_t>(x) * static_cast<int64_t>(multiplier) + round) >>
+      total_shift;
+  return static_cast<int32_t>(std::clamp<int64_t>(
+      result, std::numeric_limits<int32_t>::min(),
+      std::numeric_limits<int32_t>::max()));
+}
+
 // TFLite's MultiplyByQuantizedMultiplier(int64_t, ...), used by the 16x8
 // kernels' 64-bit accumulators: the multiplier is first rounded to Q15 and
 // the product rounded once (half up). x must lie in [-2^47, 2^47).

@@ -8,6 +8,12 @@
 // - 16x8: INT16 input (zero point 0), INT8 weights, INT64 or INT32 bias:
 //   int64 sums, the int64 MultiplyByQuantizedMultiplier.
 //
+// Rescaling (measured against ai-edge-litert 2.3.0's BUILTIN_REF kernels):
+// the 8-bit forms round acc * multiplier once
+// (MultiplyByQuantizedMultiplierSingleRounding), not with the double
+// rounding of the other quantized kernels; the 16x8 form uses the int64
+// MultiplyByQuantizedMultiplier.
+//
 // The multipliers are input_scale * filter_scale / output_scale in double
 // (TFLite's GetQuantizedConvolutionMultipler per tensor,
 // PopulateConvolutionQuantizationParams per channel).
@@ -21,6 +27,7 @@
 // would be all zero points).
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "dispatch/kernel.h"
@@ -57,9 +64,16 @@ absl::Status EvalQFc(EvalContext& ctx) {
                  static_cast<Acc>(x[i] + s.input_offset);
         }
         acc += static_cast<Acc>(s.bias[j]);
-        int32_t v = MultiplyByQuantizedMultiplier(acc, s.mult[j].multiplier,
-                                                  s.mult[j].shift) +
-                    s.output_offset;
+        int32_t v;
+        if constexpr (std::is_same_v<Acc, int32_t>) {
+          // 8-bit: the reference FULLY_CONNECTED rounds the rescale once.
+          v = MultiplyByQuantizedMultiplierSingleRounding(
+              acc, s.mult[j].multiplier, s.mult[j].shift);
+        } else {
+          v = MultiplyByQuantizedMultiplier(acc, s.mult[j].multiplier,
+                                            s.mult[j].shift);
+        }
+        v += s.output_offset;
         out[r * s.n + j] =
             static_cast<T>(std::min(s.act_max, std::max(s.act_min, v)));
       }

@@ -1283,6 +1283,78 @@ void BuildZoo(Zoo& z) {
                                                                    {2, 3});
     g.Output(y).Output(s);
   });
+
+  // Quantized FULLY_CONNECTED: INT8 with per-tensor and per-channel weights
+  // (with and without bias, keep_num_dims on a 3-D input, RELU), UINT8, and
+  // 16x8. Small weights and multipliers just under 1/2 make many products
+  // land near a rounding tie, where TFLite's integer FULLY_CONNECTED (which
+  // rounds the rescale once) and the double-rounding MultiplyByQuantized-
+  // Multiplier of the other kernels disagree.
+  for (int v = 0; v < 6; ++v) {
+    const tfl::TensorType t = v < 4 ? I8 : v == 4 ? U8 : I16;
+    const tfl::TensorType wt = t == U8 ? U8 : I8;
+    const bool per_channel = v == 1 || v == 3 || v == 5;
+    const bool with_bias = v >= 2;
+    const int rows = 48, k = z.Rand(4, 12), n = z.Rand(12, 24);
+    tfl::FullyConnectedOptionsT o;
+    o.keep_num_dims = v == 1 || v == 3;
+    if (v == 3) o.fused_activation_function = tfl::ActivationFunctionType_RELU;
+    const std::vector<int32_t> in_shape =
+        o.keep_num_dims ? std::vector<int32_t>{2, rows / 2, k}
+                        : std::vector<int32_t>{rows, k};
+    const float sx = t == I16 ? 1.0f / 1024 : 0.05f;
+    const int64_t zx = t == I8 ? z.Rand(-20, 20) : t == U8 ? z.Rand(108, 148)
+                                                           : 0;
+    const int64_t zw = t == U8 ? z.Rand(120, 136) : 0;
+    std::vector<float> sw(per_channel ? n : 1);
+    for (float& s : sw) s = 0.01f * z.Rand(24, 40) / 32;
+    // Effective multipliers sx * sw / sy of about 0.3 to 0.5.
+    const float sy = sx * 0.01f / (t == I16 ? 0.4f / 64 : 0.4f);
+    std::vector<int8_t> w8(int64_t{n} * k);
+    std::vector<uint8_t> wu8(int64_t{n} * k);
+    for (int64_t i = 0; i < int64_t{n} * k; ++i) {
+      const int d = z.Rand(-3, 3);
+      w8[i] = static_cast<int8_t>(d);
+      wu8[i] = static_cast<uint8_t>(zw + d);
+    }
+    std::vector<int32_t> b32(n);
+    std::vector<int64_t> b64(n);
+    for (int j = 0; j < n; ++j) b32[j] = z.Rand(-300, 300), b64[j] = b32[j];
+    z.Add(absl::StrCat("fully_connected_", TypeTag(t), per_channel ? "_pc" : "",
+                       v),
+          [&](SubgraphBuilder& g) {
+            TensorId x = g.Input("x", t, in_shape);
+            TensorId w = wt == U8 ? g.Constant<uint8_t>("w", {n, k}, wu8)
+                                  : g.Constant<int8_t>("w", {n, k}, w8);
+            TensorId b = kNoTensor;
+            if (with_bias) {
+              b = t == I16 ? g.Constant<int64_t>("b", {n}, b64)
+                           : g.Constant<int32_t>("b", {n}, b32);
+            }
+            TensorId y = g.Op(tfl::BuiltinOperator_FULLY_CONNECTED,
+                              t == I16 ? 7 : 4)
+                             .In(x, w, b)
+                             .Options(o)
+                             .Out("y", t, {});
+            g.Quantize(x, sx, zx);
+            if (per_channel) {
+              g.QuantizePerChannel(w, sw, std::vector<int64_t>(n, 0), 0);
+            } else {
+              g.Quantize(w, sw[0], zw);
+            }
+            if (b != kNoTensor) {
+              std::vector<float> sb(sw.size());
+              for (size_t c = 0; c < sw.size(); ++c) sb[c] = sx * sw[c];
+              if (per_channel) {
+                g.QuantizePerChannel(b, sb, std::vector<int64_t>(n, 0), 0);
+              } else {
+                g.Quantize(b, sb[0], 0);
+              }
+            }
+            g.Quantize(y, sy, t == U8 ? 128 : t == I8 ? z.Rand(-5, 5) : 0)
+                .Output(y);
+          });
+  }
 }
 
 TEST(ReferenceTest, OpZooMatchesReference) {
