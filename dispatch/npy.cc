@@ -189,4 +189,12 @@ absl::Status WriteNpy(const std::string& path, tfl::TensorType type,
   return WriteFileAtomically(path, {piece});
 }
 
+NpyArray TensorToNpy(const Tensor& tensor) {
+  NpyArray a;
+  a.type = tensor.type;
+  a.shape.assign(tensor.shape.begin(), tensor.shape.end());
+  a.data.assign(tensor.raw_data, tensor.raw_data + tensor.bytes);
+  return a;
+}
+
 }  // namespace graft

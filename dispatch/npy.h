@@ -17,6 +17,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "core/model.h"
+#include "dispatch/tensor.h"
 
 namespace graft {
 
@@ -37,6 +38,8 @@ absl::StatusOr<std::string> SerializeNpy(tfl::TensorType type,
                                          absl::Span<const uint8_t> data);
 
 absl::StatusOr<NpyArray> ReadNpy(const std::string& path);
+// A copy of `tensor`'s type, shape and bytes.
+NpyArray TensorToNpy(const Tensor& tensor);
 absl::Status WriteNpy(const std::string& path, tfl::TensorType type,
                       absl::Span<const int64_t> shape,
                       absl::Span<const uint8_t> data);

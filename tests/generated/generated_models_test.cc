@@ -101,14 +101,6 @@ std::string Feed(Tensor* t, const std::string& npy_path) {
   return "";
 }
 
-NpyArray ToNpy(const Tensor& t) {
-  NpyArray a;
-  a.type = t.type;
-  a.shape.assign(t.shape.begin(), t.shape.end());
-  a.data.assign(t.raw_data, t.raw_data + t.bytes);
-  return a;
-}
-
 // The integer tolerance for a model's outputs: the largest that any kernel
 // it runs is allowed (tolerance.h).
 int IntegerLsb(const RuntimeReport& report) {
@@ -240,7 +232,7 @@ TEST_P(GeneratedModelTest, CompilesWithExampleVendor) {
   ASSERT_EQ((*npu)->num_outputs(), (*cpu)->num_outputs());
   for (size_t i = 0; i < (*cpu)->num_outputs(); ++i) {
     EXPECT_EQ(CompareToReference(*(*npu)->output(i),
-                                 ToNpy(*(*cpu)->output(i)), k),
+                                 TensorToNpy(*(*cpu)->output(i)), k),
               "")
         << "output " << i;
   }

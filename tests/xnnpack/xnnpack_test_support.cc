@@ -55,14 +55,6 @@ void FillRandom(Tensor* t, std::mt19937* rng) {
   }
 }
 
-NpyArray ToNpy(const Tensor& t) {
-  NpyArray a;
-  a.type = t.type;
-  a.shape.assign(t.shape.begin(), t.shape.end());
-  a.data.assign(t.raw_data, t.raw_data + t.bytes);
-  return a;
-}
-
 }  // namespace
 
 uint32_t Seed() {
@@ -174,7 +166,7 @@ Outcome RunModel(const std::string& path, uint32_t seed, int int8_max_lsb) {
         if (std::isfinite(d)) o.max_float_diff = std::max(o.max_float_diff, d);
       }
     }
-    const std::string diff = CompareToReference(got, ToNpy(want), k);
+    const std::string diff = CompareToReference(got, TensorToNpy(want), k);
     if (!diff.empty()) o.mismatch = absl::StrCat("output ", i, ": ", diff);
   }
   return o;
