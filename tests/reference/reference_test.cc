@@ -1355,6 +1355,73 @@ void BuildZoo(Zoo& z) {
                 .Output(y);
           });
   }
+
+  // Quantized CONV_2D and DEPTHWISE_CONV_2D, INT8 with per-channel weights:
+  // channel counts around the optimized kernels' blocks of 16, strides,
+  // dilations, both paddings, an input zero point, fused activations.
+  for (int v = 0; v < 6; ++v) {
+    const bool depthwise = v >= 3;
+    const int h = z.Rand(4, 10), w = z.Rand(4, 10), kh = z.Rand(1, 3),
+              kw = z.Rand(1, 3);
+    const int cin = depthwise ? z.Rand(1, 40) : z.Rand(1, 20);
+    const int mult = depthwise && v == 5 ? 2 : 1;
+    const int cout = depthwise ? cin * mult : z.Rand(1, 40);
+    const int stride = z.Rand(1, 2), dilation = v == 2 || v == 4 ? 2 : 1;
+    const tfl::Padding padding =
+        dilation > 1 || z.Rand(0, 1) ? tfl::Padding_SAME : tfl::Padding_VALID;
+    const tfl::ActivationFunctionType act = acts[z.Rand(0, 3)];
+    const float sx = 0.05f;
+    const int64_t zx = z.Rand(-20, 20);
+    std::vector<float> sw(cout);
+    for (float& sc : sw) sc = 0.01f * z.Rand(24, 40) / 32;
+    const float sy = sx * 0.01f / 0.03f;
+    const int64_t filter_size =
+        int64_t{cout} * kh * kw * (depthwise ? 1 : cin);
+    std::vector<int8_t> w8(filter_size);
+    for (int8_t& x : w8) x = static_cast<int8_t>(z.Rand(-3, 3));
+    std::vector<int32_t> b32(cout);
+    for (int32_t& b : b32) b = z.Rand(-300, 300);
+    z.Add(absl::StrCat(depthwise ? "depthwise_conv_2d_i8_" : "conv_2d_i8_", v),
+          [&](SubgraphBuilder& g) {
+            TensorId x = g.Input("x", I8, {1, h, w, cin});
+            TensorId f =
+                g.Constant<int8_t>("w",
+                                   depthwise ? std::vector<int32_t>{1, kh, kw, cout}
+                                             : std::vector<int32_t>{cout, kh, kw, cin},
+                                   w8);
+            TensorId b = g.Constant<int32_t>("b", {cout}, b32);
+            TensorId y;
+            if (depthwise) {
+              tfl::DepthwiseConv2DOptionsT o;
+              o.padding = padding;
+              o.stride_h = o.stride_w = stride;
+              o.dilation_h_factor = o.dilation_w_factor = dilation;
+              o.depth_multiplier = mult;
+              o.fused_activation_function = act;
+              y = g.Op(tfl::BuiltinOperator_DEPTHWISE_CONV_2D, 3)
+                      .In(x, f, b)
+                      .Options(o)
+                      .Out("y", I8, {});
+            } else {
+              tfl::Conv2DOptionsT o;
+              o.padding = padding;
+              o.stride_h = o.stride_w = stride;
+              o.dilation_h_factor = o.dilation_w_factor = dilation;
+              o.fused_activation_function = act;
+              y = g.Op(tfl::BuiltinOperator_CONV_2D, 3)
+                      .In(x, f, b)
+                      .Options(o)
+                      .Out("y", I8, {});
+            }
+            g.Quantize(x, sx, zx);
+            g.QuantizePerChannel(f, sw, std::vector<int64_t>(cout, 0),
+                                 depthwise ? 3 : 0);
+            std::vector<float> sb(cout);
+            for (int c = 0; c < cout; ++c) sb[c] = sx * sw[c];
+            g.QuantizePerChannel(b, sb, std::vector<int64_t>(cout, 0), 0);
+            g.Quantize(y, sy, z.Rand(-5, 5)).Output(y);
+          });
+  }
 }
 
 TEST(ReferenceTest, OpZooMatchesReference) {
