@@ -15,7 +15,7 @@ namespace graft {
 absl::StatusOr<std::unique_ptr<DynamicLibrary>> DynamicLibrary::Open(
     const std::string& path) {
   dlerror();
-  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (handle == nullptr) {
     const char* err = dlerror();
     return absl::NotFoundError(absl::StrCat(

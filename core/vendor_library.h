@@ -16,10 +16,14 @@
 
 namespace graft {
 
-// A dlopen()ed shared library; dlclose()d at destruction.
+// A dlopen()ed shared library; dlclose()d at destruction, but never unmapped
+// (RTLD_NODELETE): a vendor library may keep process-wide state made once
+// (a statically linked C++ runtime's exception pool, XNNPACK's
+// xnn_initialize) that unloading would leak on every load. Opening the same
+// file again reuses the mapping.
 class DynamicLibrary {
  public:
-  // Opens `path` with RTLD_NOW | RTLD_LOCAL. Errors name the path and carry
+  // Opens `path` with RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE. Errors name the path and carry
   // dlerror()'s text (missing file, not an ELF object, unresolved symbol).
   static absl::StatusOr<std::unique_ptr<DynamicLibrary>> Open(
       const std::string& path);

@@ -159,17 +159,21 @@ absl::Status EvalSvdfQuantized(EvalContext& ctx) {
   const int64_t units = s.filters / s.rank;
   for (int64_t b = 0; b < s.batch; ++b) {
     for (int64_t u = 0; u < units; ++u) {
-      int32_t sum = bias != nullptr ? bias[u] : 0;
+      // TFLite accumulates in int32 and wraps on overflow (int16 x int16
+      // products over the whole memory can exceed it); unsigned arithmetic
+      // gives the same bits without undefined behaviour.
+      uint32_t sum = bias != nullptr ? static_cast<uint32_t>(bias[u]) : 0;
       for (int64_t r = 0; r < s.rank; ++r) {
         const int64_t f = u * s.rank + r;
         const int16_t* w = wt + f * s.memory;
         const int16_t* st = state + (b * s.filters + f) * s.memory;
-        int32_t dot = 0;
-        for (int64_t m = 0; m < s.memory; ++m) dot += w[m] * st[m];
-        sum += dot;
+        for (int64_t m = 0; m < s.memory; ++m) {
+          sum += static_cast<uint32_t>(int32_t{w[m]} * st[m]);
+        }
       }
-      const int32_t v =
-          MultiplyByQuantizedMultiplier(sum, s.output_mult) + s.output_zp;
+      const int32_t v = MultiplyByQuantizedMultiplier(static_cast<int32_t>(sum),
+                                                      s.output_mult) +
+                        s.output_zp;
       out[b * units + u] =
           static_cast<int8_t>(std::min(s.act_max, std::max(s.act_min, v)));
     }
