@@ -91,6 +91,34 @@ inline int ComputePadding(int stride, int dilation, int in, int filter,
   return total / 2;
 }
 
+// The window geometry of AVERAGE_POOL_2D / MAX_POOL_2D on a 4-D NHWC input,
+// shared by the float and quantized pooling kernels.
+struct PoolGeometry {
+  int batch = 0, in_h = 0, in_w = 0, c = 0, out_h = 0, out_w = 0;
+  int k_h = 0, k_w = 0, stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0;
+};
+
+// Fills `g` from `in` and `o`; a load-time error names what is wrong.
+inline absl::Status PreparePoolGeometry(const Tensor& in,
+                                        const tfl::Pool2DOptionsT* o,
+                                        PoolGeometry* g) {
+  GRAFT_KERNEL_CHECK(in.rank() == 4, "input must be 4-D, got %s",
+                     ShapeToString(in.shape));
+  GRAFT_KERNEL_CHECK(o != nullptr, "missing Pool2DOptions");
+  g->batch = in.dim(0), g->in_h = in.dim(1), g->in_w = in.dim(2);
+  g->c = in.dim(3);
+  g->k_h = o->filter_height, g->k_w = o->filter_width;
+  g->stride_h = o->stride_h, g->stride_w = o->stride_w;
+  GRAFT_KERNEL_CHECK(g->k_h > 0 && g->k_w > 0 && g->stride_h > 0 &&
+                         g->stride_w > 0,
+                     "filter and strides must be positive");
+  g->out_h = ComputeOutSize(o->padding, g->in_h, g->k_h, g->stride_h);
+  g->out_w = ComputeOutSize(o->padding, g->in_w, g->k_w, g->stride_w);
+  g->pad_h = ComputePadding(g->stride_h, 1, g->in_h, g->k_h, g->out_h);
+  g->pad_w = ComputePadding(g->stride_w, 1, g->in_w, g->k_w, g->out_w);
+  return absl::OkStatus();
+}
+
 // Collapsed N-D broadcast of up to kMaxBroadcastDims dims for binary and
 // ternary elementwise ops. Adjacent dims with the same broadcast pattern are
 // merged, so the common cases (same shape, scalar, bias over channels) are

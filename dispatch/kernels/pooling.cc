@@ -11,10 +11,8 @@ namespace graft {
 namespace kernels {
 namespace {
 
-struct PoolState : KernelState {
-  int batch, in_h, in_w, c, out_h, out_w;
-  int k_h, k_w, stride_h, stride_w, pad_h, pad_w;
-  float lo, hi;
+struct PoolState : KernelState, PoolGeometry {
+  float lo = 0, hi = 0;
 };
 
 template <bool kMax>
@@ -77,22 +75,9 @@ absl::Status PreparePool(PrepareContext& ctx) {
       ctx.output(0)->type != tfl::TensorType_FLOAT32) {
     return ctx.Unsupported();
   }
-  GRAFT_KERNEL_CHECK(in->rank() == 4, "input must be 4-D, got %s",
-                     ShapeToString(in->shape));
   const auto* o = ctx.op().builtin_options.AsPool2DOptions();
-  GRAFT_KERNEL_CHECK(o != nullptr, "missing Pool2DOptions");
   auto* s = MakeState<PoolState>(ctx);
-  s->batch = in->dim(0), s->in_h = in->dim(1), s->in_w = in->dim(2);
-  s->c = in->dim(3);
-  s->k_h = o->filter_height, s->k_w = o->filter_width;
-  s->stride_h = o->stride_h, s->stride_w = o->stride_w;
-  GRAFT_KERNEL_CHECK(s->k_h > 0 && s->k_w > 0 && s->stride_h > 0 &&
-                         s->stride_w > 0,
-                     "filter and strides must be positive");
-  s->out_h = ComputeOutSize(o->padding, s->in_h, s->k_h, s->stride_h);
-  s->out_w = ComputeOutSize(o->padding, s->in_w, s->k_w, s->stride_w);
-  s->pad_h = ComputePadding(s->stride_h, 1, s->in_h, s->k_h, s->out_h);
-  s->pad_w = ComputePadding(s->stride_w, 1, s->in_w, s->k_w, s->out_w);
+  GRAFT_RETURN_IF_ERROR(PreparePoolGeometry(*in, o, s));
   GRAFT_RETURN_IF_ERROR(
       ActivationRange(o->fused_activation_function, &s->lo, &s->hi));
   ctx.SetEval(EvalPool<kMax>);

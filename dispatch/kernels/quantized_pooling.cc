@@ -13,9 +13,7 @@ namespace graft {
 namespace kernels {
 namespace {
 
-struct QPoolState : KernelState {
-  int batch = 0, in_h = 0, in_w = 0, c = 0, out_h = 0, out_w = 0;
-  int k_h = 0, k_w = 0, stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0;
+struct QPoolState : KernelState, PoolGeometry {
   int32_t act_min = 0, act_max = 0;
 };
 
@@ -76,22 +74,9 @@ absl::Status PrepareQPool(PrepareContext& ctx) {
   if (!SameQuantization(*in, *out)) {
     return ctx.Unsupported("pooling with different input and output scales");
   }
-  GRAFT_KERNEL_CHECK(in->rank() == 4, "input must be 4-D, got %s",
-                     ShapeToString(in->shape));
   const auto* o = ctx.op().builtin_options.AsPool2DOptions();
-  GRAFT_KERNEL_CHECK(o != nullptr, "missing Pool2DOptions");
   auto* s = MakeState<QPoolState>(ctx);
-  s->batch = in->dim(0), s->in_h = in->dim(1), s->in_w = in->dim(2);
-  s->c = in->dim(3);
-  s->k_h = o->filter_height, s->k_w = o->filter_width;
-  s->stride_h = o->stride_h, s->stride_w = o->stride_w;
-  GRAFT_KERNEL_CHECK(s->k_h > 0 && s->k_w > 0 && s->stride_h > 0 &&
-                         s->stride_w > 0,
-                     "filter and strides must be positive");
-  s->out_h = ComputeOutSize(o->padding, s->in_h, s->k_h, s->stride_h);
-  s->out_w = ComputeOutSize(o->padding, s->in_w, s->k_w, s->stride_w);
-  s->pad_h = ComputePadding(s->stride_h, 1, s->in_h, s->k_h, s->out_h);
-  s->pad_w = ComputePadding(s->stride_w, 1, s->in_w, s->k_w, s->out_w);
+  GRAFT_RETURN_IF_ERROR(PreparePoolGeometry(*in, o, s));
   GRAFT_RETURN_IF_ERROR(ActivationRangeQuantized(
       o->fused_activation_function, t, Scale(*out), ZeroPoint(*out),
       &s->act_min, &s->act_max));
