@@ -5,10 +5,10 @@
 set -euo pipefail
 
 apt_packages=(
-  cmake g++ make binutils python3
+  cmake g++ make ninja-build lld binutils python3
   libabsl-dev libflatbuffers-dev flatbuffers-compiler
   libgtest-dev libgmock-dev libbenchmark-dev
-  libxnnpack-dev libpthreadpool-dev
+  libxnnpack-dev libpthreadpool-dev libcpuinfo-dev
 )
 missing=()
 for p in "${apt_packages[@]}"; do
