@@ -226,7 +226,7 @@ INSTANTIATE_TEST_SUITE_P(
                       GRAFT_XNNPACK_COMPILER_PLUGIN_PATH, true},
         VendorLibrary{"xnnpack_dispatch", Kind::kDispatch,
                       "GRAFT_XNNPACK_DISPATCH", GRAFT_XNNPACK_DISPATCH_PATH,
-                      true, {"libXNNPACK.so.", "libpthreadpool.so."}}
+                      true, {"libXNNPACK.so.", "libpthreadpool.so.", "libcpuinfo.so."}}
 #endif
         ),
     [](const ::testing::TestParamInfo<VendorLibrary>& info) {

@@ -2,7 +2,9 @@
 // the dispatch library on its own bytecode (hand-checked results, threads,
 // malformed and truncated bytecode, missing weights, stamps), and the
 // `graft apply` report.
+#include <sys/mman.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -320,6 +322,41 @@ TEST_F(XnnpackDispatchTest, ThreadsOptionGivesSameResults) {
   auto unknown = library_->CreateDeviceContext({{"threads", "2"}});
   ASSERT_FALSE(unknown.ok());
   EXPECT_NE(unknown.status().message().find("'threads'"), std::string::npos);
+}
+
+// Inputs are used in place unless XNNPACK's XNN_EXTRA_BYTES over-read could
+// leave the page of their last byte: an input that ends exactly at a page
+// end followed by an inaccessible page still runs (through the staging
+// copy), and one used in place sees new values written between runs.
+TEST_F(XnnpackDispatchTest, InputsNearAPageEndAreCopiedOthersUsedInPlace) {
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  void* map = mmap(nullptr, 2 * page, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(map, MAP_FAILED);
+  ASSERT_EQ(mprotect(static_cast<char*>(map) + page, page, PROT_NONE), 0);
+  const float x[6] = {1, 2, 3, -1, 0, 1};
+  float* at_end = reinterpret_cast<float*>(static_cast<char*>(map) + page -
+                                           sizeof(x));
+  float* inside = reinterpret_cast<float*>(map);
+  std::copy(x, x + 6, at_end);
+  std::copy(x, x + 6, inside);
+  auto invocation = context_->CreateInvocation(Spec(module_));
+  ASSERT_TRUE(invocation.ok()) << invocation.status();
+  std::vector<float> y(4, -7.0f);
+  ASSERT_TRUE((*invocation)->AttachOutput(0, y.data(), 16).ok());
+  for (float* input : {at_end, inside, at_end}) {
+    ASSERT_TRUE((*invocation)->AttachInput(0, input, sizeof(x)).ok());
+    std::fill(y.begin(), y.end(), -7.0f);
+    ASSERT_TRUE((*invocation)->Invoke().ok());
+    EXPECT_EQ(y, kExpected);
+  }
+  // In place: a changed input gives the changed result (row 0 becomes
+  // relu(x W^T + b) + c for x = [0,0,0]: (10.5, 20.25)).
+  ASSERT_TRUE((*invocation)->AttachInput(0, inside, sizeof(x)).ok());
+  inside[0] = inside[1] = inside[2] = 0;
+  ASSERT_TRUE((*invocation)->Invoke().ok());
+  EXPECT_EQ(y, (std::vector<float>{10.5f, 20.25f, 12.5f, 20.0f}));
+  munmap(map, 2 * page);
 }
 
 // The runtime's thread count reaches the library's num_threads option

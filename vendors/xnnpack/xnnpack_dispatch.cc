@@ -10,7 +10,11 @@
 // Written against the c_api headers only; links XNNPACK and pthreadpool,
 // never a Graft library. Nothing throws (built with -fno-exceptions).
 #include <pthreadpool.h>
+#include <unistd.h>
 #include <xnnpack.h>
+#if GRAFT_XNNPACK_HAVE_CPUINFO
+#include <cpuinfo.h>
+#endif
 
 #include <cinttypes>
 #include <cstdarg>
@@ -134,7 +138,9 @@ struct Io {
   // Host memory as attached; NULL until attached.
   void* host = nullptr;
   // Inputs: XNNPACK may read up to XNN_EXTRA_BYTES past the end of an
-  // input, so memory attached without that slack is copied here at invoke.
+  // input, so memory attached without that slack, whose last byte is so
+  // close to the end of its page that the over-read could reach the next
+  // (maybe unmapped) page, is copied here at invoke.
   AlignedBytes staging;
   bool staged = false;
 };
@@ -173,6 +179,92 @@ namespace {
 graft_status_t* Error(const graft_host_api_t* host, graft_status_code_t code,
                       const std::string& message) {
   return host->status_create(host, code, message.c_str());
+}
+
+// ---- XNNPACK initialization and its f32 GEMM kernel choice ----
+//
+// xnn_initialize picks the f32 GEMM/IGEMM microkernels (every CONV_2D,
+// 1x1 convolution and FULLY_CONNECTED) once per process. On FMA3 CPUs
+// without AVX-512 this XNNPACK takes the 5x16 "fma3_broadcast" kernels,
+// except on AMD Zen 1 (and Hygon Dhyana), where it takes the 4x16s4 ones;
+// cpuinfo_get_core(0)->uarch is the only thing it asks, and that is the
+// library's only call of cpuinfo_get_core. Debian builds the library with
+// GCC, which spills one of the 5x16 kernel's ten accumulators to the stack
+// inside its inner loop (a store and a load-FMA on the same stack slot every
+// k step), so the loop runs at the store-forwarding latency instead of the
+// FMA throughput: 1x1 convolutions run at 20-40 GFLOP/s on Zen 3 against
+// 50-90 with the 4x16s4 kernels, which have no spill (bench/README.md).
+//
+// So on Zen 2/3, during xnn_initialize only, core 0's uarch in cpuinfo's
+// table (struct cpuinfo_core from cpuinfo.h, the libcpuinfo XNNPACK itself
+// links) reads Zen: XNNPACK then takes the 4x16s4 kernels; the value is put
+// back right after. With GRAFT_XNNPACK_F32_GEMM=library in the environment,
+// on any other CPU, or in a build without cpuinfo.h (libcpuinfo-dev), the
+// library's own choice stands; build_id says which. No effect when XNNPACK
+// was already initialized in this process.
+
+// graft_dispatch_info_t::build_id, with what InitializeXnnpack decided.
+char g_build_id[160] = "XNNPACK 0.0~git20220216 (Debian)";
+
+// Core 0's record in cpuinfo's table when it may be presented as Zen, or
+// nullptr (and why in *why).
+#if GRAFT_XNNPACK_HAVE_CPUINFO
+cpuinfo_core* ZenCoreToRewrite(const char** why) {
+  const char* env = std::getenv("GRAFT_XNNPACK_F32_GEMM");
+  if (env != nullptr && std::strcmp(env, "library") == 0) {
+    *why = "GRAFT_XNNPACK_F32_GEMM=library";
+    return nullptr;
+  }
+  if (!cpuinfo_initialize() || cpuinfo_get_cores_count() == 0 ||
+      cpuinfo_get_core(0) == nullptr) {
+    *why = "cpuinfo unavailable";
+    return nullptr;
+  }
+  const cpuinfo_core* core = cpuinfo_get_core(0);
+  if (core->vendor != cpuinfo_vendor_amd ||
+      (core->uarch != cpuinfo_uarch_zen2 && core->uarch != cpuinfo_uarch_zen3)) {
+    *why = "not AMD Zen 2/3";
+    return nullptr;
+  }
+  // The table is cpuinfo's heap memory, written once by its initialization.
+  return const_cast<cpuinfo_core*>(core);
+}
+#endif
+
+xnn_status InitializeXnnpack() {
+  // Once per process (XNNPACK's own init is pthread_once too).
+  static const xnn_status status = [] {
+    const char* why = "built without cpuinfo.h";
+#if GRAFT_XNNPACK_HAVE_CPUINFO
+    if (cpuinfo_core* core = ZenCoreToRewrite(&why)) {
+      const cpuinfo_uarch saved = core->uarch;
+      core->uarch = cpuinfo_uarch_zen;
+      const xnn_status st = xnn_initialize(nullptr);
+      core->uarch = saved;
+      std::snprintf(g_build_id, sizeof(g_build_id),
+                    "XNNPACK 0.0~git20220216 (Debian); f32 GEMM 4x16s4 "
+                    "(Zen 2/3)");
+      return st;
+    }
+#endif
+    std::snprintf(g_build_id, sizeof(g_build_id),
+                  "XNNPACK 0.0~git20220216 (Debian); f32 GEMM: the "
+                  "library's choice (%s)",
+                  why);
+    return xnn_initialize(nullptr);
+  }();
+  return status;
+}
+
+// Whether reading XNN_EXTRA_BYTES past the `bytes` at `data` leaves the
+// page that holds their last byte.
+bool OverreadCrossesPage(const void* data, size_t bytes) {
+  static const uintptr_t page = [] {
+    const long p = sysconf(_SC_PAGESIZE);
+    return p > 0 ? static_cast<uintptr_t>(p) : uintptr_t{4096};
+  }();
+  const uintptr_t last = reinterpret_cast<uintptr_t>(data) + bytes - 1;
+  return last / page != (last + XNN_EXTRA_BYTES) / page;
 }
 
 xnn_datatype XnnDatatype(DataType type) {
@@ -700,8 +792,7 @@ GRAFT_EXPORT graft_status_t* graft_dispatch_create(
           value);
     }
   }
-  // Idempotent and thread-safe in XNNPACK (pthread_once inside).
-  const xnn_status st = xnn_initialize(nullptr);
+  const xnn_status st = InitializeXnnpack();
   if (st != xnn_status_success) {
     return host->status_create_formatted(
         host, GRAFT_STATUS_UNAVAILABLE,
@@ -717,7 +808,7 @@ GRAFT_EXPORT graft_status_t* graft_dispatch_create(
       GRAFT_DISPATCH_CAPABILITY_ASYNC | GRAFT_DISPATCH_CAPABILITY_PROFILING;
   info.vendor = kVendor;
   info.library_version = kLibraryVersion;
-  info.build_id = "XNNPACK 0.0~git20220216 (Debian)";
+  info.build_id = g_build_id;
   info.description = "runs xnnpack bytecode as XNNPACK subgraphs on the CPU";
   info.hardware_kinds = GRAFT_HARDWARE_KIND_CPU;
   info.min_bytecode_format_version = kBytecodeFormatVersion;
@@ -973,9 +1064,14 @@ GRAFT_EXPORT graft_status_t* graft_dispatch_invocation_attach_host_memory(
         input ? "input" : "output", index, size, data, io.bytes, alignment);
   }
   io.host = data;
-  // XNNPACK may read XNN_EXTRA_BYTES past an input: without that slack the
-  // input goes through the staging copy.
-  io.staged = input && size < io.bytes + XNN_EXTRA_BYTES;
+  // XNNPACK may read XNN_EXTRA_BYTES past an input (and never uses what it
+  // reads there). Without that slack in the attachment the input goes
+  // through the staging copy, unless those bytes lie in the page of the
+  // input's last byte: mapped, so the read cannot fault. That spares the
+  // copy (tens to hundreds of microseconds for a MobileNet-sized input) in
+  // all but XNN_EXTRA_BYTES / page size of attachments.
+  io.staged = input && size < io.bytes + XNN_EXTRA_BYTES &&
+              OverreadCrossesPage(data, io.bytes);
   void* effective = io.staged ? io.staging.get() : data;
   const size_t slot = input ? index : invocation->inputs.size() + index;
   if (invocation->externals[slot].data != effective) {
