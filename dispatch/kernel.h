@@ -80,6 +80,16 @@ class OpContext {
     return &tensors_[op_->inputs[i]];
   }
   Tensor* output(int i) const { return &tensors_[op_->outputs[i]]; }
+  // The op's intermediate tensor i (tensors some ops, e.g. the integer
+  // LSTM, carry only for their quantization parameters), or null.
+  const Tensor* intermediate(int i) const {
+    const std::vector<int32_t>& ids = op_->intermediates;
+    if (i < 0 || i >= static_cast<int>(ids.size()) || ids[i] < 0 ||
+        static_cast<size_t>(ids[i]) >= tensors_.size()) {
+      return nullptr;
+    }
+    return &tensors_[ids[i]];
+  }
 
  protected:
   const tfl::OperatorT* op_;

@@ -1,6 +1,7 @@
 #include "dispatch/kernels/quantization_util.h"
 
 #include <cmath>
+#include <limits>
 
 #include "absl/strings/str_format.h"
 
@@ -100,6 +101,39 @@ bool HasPerChannelScales(const Tensor& t, int channels, int dim) {
     if (!(v > 0)) return false;
   }
   return true;
+}
+
+QuantizedMultiplier InvSqrtMultiplier(int32_t input) {
+  if (input <= 1) return {std::numeric_limits<int32_t>::max(), 0};
+  int shift = 11;
+  while (input >= (1 << 29)) {
+    input /= 4;
+    ++shift;
+  }
+  const int pairs = (__builtin_clz(static_cast<uint32_t>(input)) - 1) / 2 - 1;
+  shift -= pairs;
+  input <<= 2 * pairs;
+  const int32_t half_input = RoundingDivideByPOT(input >> 1, 1);  // Q3.28
+  constexpr int32_t kHalfThree = (1 << 28) + (1 << 27);  // 1.5 in Q3.28
+  int32_t x = 1 << 28;                                   // 1.0
+  for (int i = 0; i < 5; ++i) {
+    // x3 = x^3 (Q9.22 -> Q3.28); x = 1.5 x - (input / 2) x3 (Q6.25 ->
+    // Q3.28), the difference wrapping as gemmlowp's int32 arithmetic does.
+    const int32_t x3 = SaturatingShiftLeft(
+        SaturatingRoundingDoublingHighMul(
+            SaturatingRoundingDoublingHighMul(x, x), x),
+        6);
+    const uint32_t diff =
+        static_cast<uint32_t>(SaturatingRoundingDoublingHighMul(kHalfThree, x)) -
+        static_cast<uint32_t>(SaturatingRoundingDoublingHighMul(half_input, x3));
+    x = SaturatingShiftLeft(static_cast<int32_t>(diff), 3);
+  }
+  x = SaturatingRoundingDoublingHighMul(x, 1518500250);  // * sqrt(2) / 2
+  if (shift < 0) {
+    x = static_cast<int32_t>(static_cast<uint32_t>(x) << -shift);
+    shift = 0;
+  }
+  return {x, -shift};
 }
 
 }  // namespace graft::kernels

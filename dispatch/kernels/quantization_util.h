@@ -104,6 +104,21 @@ inline int32_t MultiplyByQuantizedMultiplier(int64_t x, int32_t multiplier,
   return static_cast<int32_t>(result);
 }
 
+// Saturating x * 2^exponent for 0 < exponent < 31 (gemmlowp's
+// SaturatingRoundingMultiplyByPOT with a positive exponent).
+inline int32_t SaturatingShiftLeft(int32_t x, int exponent) {
+  const int32_t threshold = (1 << (31 - exponent)) - 1;
+  if (x > threshold) return std::numeric_limits<int32_t>::max();
+  if (x < -threshold) return std::numeric_limits<int32_t>::min();
+  return static_cast<int32_t>(static_cast<uint32_t>(x) << exponent);
+}
+
+// TFLite's GetInvSqrtQuantizedMultiplierExp(input, /*reverse_shift=*/-1):
+// 1/sqrt(input) for input > 1 as a Q31 multiplier and a (right) shift, by
+// five Newton steps in gemmlowp's Q3.28 fixed point (RSQRT, integer layer
+// norm). Input <= 1 gives {INT32_MAX, 0}.
+QuantizedMultiplier InvSqrtMultiplier(int32_t input);
+
 // The tensor's per-tensor scale and zero point (channel 0 of per-channel
 // parameters). Requires IsQuantized(t) or at least one scale.
 inline float Scale(const Tensor& t) { return t.quantization->scale[0]; }

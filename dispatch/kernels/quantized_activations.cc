@@ -267,15 +267,6 @@ absl::Status PrepareHardSwishQuantized(PrepareContext& ctx) {
 
 // ---- SOFTMAX (gemmlowp fixed point) ----
 
-// Saturating x * 2^exponent for exponent > 0 (gemmlowp's
-// SaturatingRoundingMultiplyByPOT with a positive exponent).
-int32_t SaturatingShiftLeft(int32_t x, int exponent) {
-  const int32_t threshold = (1 << (31 - exponent)) - 1;
-  if (x > threshold) return std::numeric_limits<int32_t>::max();
-  if (x < -threshold) return std::numeric_limits<int32_t>::min();
-  return static_cast<int32_t>(static_cast<uint32_t>(x) << exponent);
-}
-
 // gemmlowp::exp_on_interval_between_negative_one_quarter_and_0_excl (Q0.31).
 int32_t ExpOnIntervalBetweenNegativeOneQuarterAnd0Excl(int32_t a) {
   const int32_t constant_term = 1895147668;     // exp(-1/8)
@@ -458,40 +449,6 @@ absl::Status PrepareGeluQuantized(PrepareContext& ctx) {
 }
 
 // ---- RSQRT ----
-
-// TFLite's GetInvSqrtQuantizedMultiplierExp(input, kReverseShift): 1/sqrt
-// of input > 1 as a Q31 multiplier and a left shift, by five Newton steps in
-// gemmlowp's Q3.28 fixed point.
-QuantizedMultiplier InvSqrtMultiplier(int32_t input) {
-  if (input <= 1) return {std::numeric_limits<int32_t>::max(), 0};
-  int shift = 11;
-  while (input >= (1 << 29)) {
-    input /= 4;
-    ++shift;
-  }
-  const int pairs = (CountLeadingZeros32(static_cast<uint32_t>(input)) - 1) / 2 - 1;
-  shift -= pairs;
-  input <<= 2 * pairs;
-  const int32_t x_in = input >> 1;  // Q3.28
-  const int32_t half_in = RoundingDivideByPOT(x_in, 1);
-  constexpr int32_t kHalfThree = (1 << 28) + (1 << 27);  // 1.5 in Q3.28
-  int32_t x = 1 << 28;                                   // 1.0
-  for (int i = 0; i < 5; ++i) {
-    // x3 = x^3 (Q9.22 -> Q3.28); x = 1.5 x - (input / 2) x3 (Q6.25 -> Q3.28).
-    const int32_t x3 = SaturatingShiftLeft(
-        SaturatingRoundingDoublingHighMul(SaturatingRoundingDoublingHighMul(x, x), x),
-        6);
-    x = SaturatingShiftLeft(SaturatingRoundingDoublingHighMul(kHalfThree, x) -
-                                SaturatingRoundingDoublingHighMul(half_in, x3),
-                            3);
-  }
-  x = SaturatingRoundingDoublingHighMul(x, 1518500250);  // * sqrt(2) / 2
-  if (shift < 0) {
-    x = static_cast<int32_t>(static_cast<uint32_t>(x) << -shift);
-    shift = 0;
-  }
-  return {x, -shift};
-}
 
 struct RsqrtState : KernelState {
   int32_t in_zp = 0;
