@@ -1,10 +1,9 @@
 // DispatchBackend: the runtime's seam for running dispatch ops (compiled
 // partitions, custom code kDispatchCustomCode) on a vendor's accelerator.
 //
-// One backend serves one vendor. The vendor-dispatch loader (built against
-// c_api/graft_dispatch.h; TODO(dispatch runtime issue, section 4)) will wrap
-// each vendor dispatch library in a DispatchBackend; tests implement it
-// directly. The runtime owns no vendor code: it asks the backend of the
+// One backend serves one vendor. VendorBackend (vendor_backend.h) wraps a
+// vendor dispatch library (c_api/graft_dispatch.h) in a DispatchBackend;
+// tests implement it directly. The runtime owns no vendor code: it asks the backend of the
 // vendor a dispatch op names (DispatchOpOptions::vendor) to prepare the op at
 // load time and to execute it at invoke time.
 //

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "dispatch/kernels/kernel_test_util.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace graft {
@@ -206,6 +207,96 @@ TEST(ConvTest, TransposeConvMatchesReference) {
     testing::ExpectNear(testing::GetOutput<float>(**rt, 0), want, int64_t(cin) * k * k,
                         absl::StrCat("iteration ", iter));
   }
+}
+
+// CONV_3D: NDHWC input, DHWIO filter, against a naive 8-deep loop.
+TEST(ConvTest, Conv3DMatchesReference) {
+  std::mt19937 rng = testing::SeededRng(3);
+  const tfl::ActivationFunctionType acts[] = {
+      tfl::ActivationFunctionType_NONE, tfl::ActivationFunctionType_RELU,
+      tfl::ActivationFunctionType_RELU6};
+  for (int iter = 0; iter < 24; ++iter) {
+    const int n = RandomInt(rng, 1, 2), cin = RandomInt(rng, 1, 5),
+              cout = RandomInt(rng, 1, 12);
+    int in[3], k[3], st[3], dil[3], out[3], pad[3];
+    const tfl::Padding padding =
+        iter % 2 ? tfl::Padding_SAME : tfl::Padding_VALID;
+    bool empty = false;
+    for (int a = 0; a < 3; ++a) {
+      in[a] = RandomInt(rng, 1, 7), k[a] = RandomInt(rng, 1, 3);
+      st[a] = RandomInt(rng, 1, 2), dil[a] = iter % 5 == 2 ? 2 : 1;
+      out[a] = OutSize(padding, in[a], k[a], st[a], dil[a]);
+      pad[a] = Pad(in[a], k[a], st[a], dil[a], out[a]);
+      empty |= out[a] <= 0;
+    }
+    if (empty) continue;
+    const auto act = acts[RandomInt(rng, 0, 2)];
+    const bool has_bias = iter % 3 != 1, const_w = iter % 4 != 2;
+    auto x = testing::RandomFloats(rng, int64_t(n) * in[0] * in[1] * in[2] * cin);
+    auto w = testing::RandomFloats(rng, int64_t(k[0]) * k[1] * k[2] * cin * cout);
+    auto bias = testing::RandomFloats(rng, cout);
+    std::vector<float> want(size_t(n) * out[0] * out[1] * out[2] * cout);
+    size_t at = 0;
+    for (int b = 0; b < n; ++b)
+      for (int z = 0; z < out[0]; ++z)
+        for (int y = 0; y < out[1]; ++y)
+          for (int xo = 0; xo < out[2]; ++xo)
+            for (int oc = 0; oc < cout; ++oc) {
+              double acc = has_bias ? bias[oc] : 0;
+              for (int kz = 0; kz < k[0]; ++kz)
+                for (int ky = 0; ky < k[1]; ++ky)
+                  for (int kx = 0; kx < k[2]; ++kx) {
+                    const int iz = z * st[0] - pad[0] + kz * dil[0];
+                    const int iy = y * st[1] - pad[1] + ky * dil[1];
+                    const int ix = xo * st[2] - pad[2] + kx * dil[2];
+                    if (iz < 0 || iz >= in[0] || iy < 0 || iy >= in[1] ||
+                        ix < 0 || ix >= in[2]) {
+                      continue;
+                    }
+                    for (int ic = 0; ic < cin; ++ic) {
+                      acc += x[(((size_t(b) * in[0] + iz) * in[1] + iy) * in[2] + ix) * cin + ic] *
+                             w[(((size_t(kz) * k[1] + ky) * k[2] + kx) * cin + ic) * cout + oc];
+                    }
+                  }
+              want[at++] = Act(float(acc), act);
+            }
+    ModelBuilder mb;
+    auto& g = mb.Subgraph("main");
+    TensorId tx = g.Input("x", F32, {n, in[0], in[1], in[2], cin});
+    std::vector<int32_t> wshape = {k[0], k[1], k[2], cin, cout};
+    TensorId tw = const_w ? g.Constant<float>("w", wshape, w) : g.Input("w", F32, wshape);
+    TensorId tb = has_bias ? g.Constant<float>("b", {cout}, bias) : kNoTensor;
+    tfl::Conv3DOptionsT o;
+    o.padding = padding;
+    o.stride_d = st[0], o.stride_h = st[1], o.stride_w = st[2];
+    o.dilation_d_factor = dil[0], o.dilation_h_factor = dil[1];
+    o.dilation_w_factor = dil[2];
+    o.fused_activation_function = act;
+    g.Output(g.Op(tfl::BuiltinOperator_CONV_3D).In(tx, tw, tb).Options(o).Out(
+        "y", F32, {n, out[0], out[1], out[2], cout}));
+    auto rt = testing::LoadBuilt(mb, RandomInt(rng, 1, 3));
+    ASSERT_TRUE(rt.ok()) << rt.status();
+    testing::SetInput(**rt, 0, x);
+    if (!const_w) testing::SetInput(**rt, 1, w);
+    ASSERT_TRUE((*rt)->Invoke().ok());
+    testing::ExpectNear(testing::GetOutput<float>(**rt, 0), want,
+                        int64_t(k[0]) * k[1] * k[2] * cin,
+                        absl::StrCat("iteration ", iter));
+  }
+}
+
+TEST(ConvTest, Conv3DRefusesMismatchedFilterDepth) {
+  ModelBuilder mb;
+  auto& g = mb.Subgraph("main");
+  TensorId x = g.Input("x", F32, {1, 2, 3, 3, 4});
+  TensorId w = g.Constant<float>("w", {1, 1, 1, 3, 2}, std::vector<float>(6, 1));
+  tfl::Conv3DOptionsT o;
+  o.stride_d = o.stride_h = o.stride_w = 1;
+  g.Output(g.Op(tfl::BuiltinOperator_CONV_3D).In(x, w).Options(o).Out("y", F32, {}));
+  auto rt = testing::LoadBuilt(mb);
+  ASSERT_FALSE(rt.ok());
+  EXPECT_THAT(std::string(rt.status().message()),
+              ::testing::HasSubstr("filter depth 3 does not match 4 input channels"));
 }
 
 TEST(ConvTest, RefusesInt16InputWithInt8WeightsNamingDtypes) {

@@ -9,11 +9,14 @@
 //   quantized multiplier.
 // - DEQUANTIZE INT8/UINT8/INT16 -> FLOAT32: float(scale * (q - zp)) with the
 //   product in double; per-channel parameters follow quantized_dimension.
+// - DEQUANTIZE FLOAT16 -> FLOAT32 (fp16-stored weights): the exact IEEE
+//   half-to-single conversion (subnormals, infinities and NaNs included).
 //
 // TFLite's optimized (NEON) quantize/dequantize compute in float and may
 // differ from the reference by 1 LSB / 1 ulp on exact ties.
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "dispatch/kernel.h"
@@ -86,6 +89,39 @@ absl::Status EvalDequantize(EvalContext& ctx) {
   return absl::OkStatus();
 }
 
+// IEEE 754 binary16 -> binary32; exact for every input.
+float HalfToFloat(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1fu;
+  uint32_t mant = h & 0x3ffu;
+  uint32_t bits;
+  if (exp == 0x1f) {  // infinity or NaN: keep the payload
+    bits = sign | 0x7f800000u | (mant << 13);
+  } else if (exp != 0) {  // normal
+    bits = sign | ((exp + 112) << 23) | (mant << 13);
+  } else if (mant == 0) {  // signed zero
+    bits = sign;
+  } else {  // subnormal: normalize into a binary32 normal
+    int e = 113;
+    while ((mant & 0x400u) == 0) {
+      mant <<= 1;
+      --e;
+    }
+    bits = sign | (static_cast<uint32_t>(e) << 23) | ((mant & 0x3ffu) << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+absl::Status EvalDequantizeHalf(EvalContext& ctx) {
+  const uint16_t* in = ctx.input(0)->data<uint16_t>();
+  float* out = ctx.output(0)->data<float>();
+  const int64_t n = ctx.input(0)->num_elements();
+  for (int64_t i = 0; i < n; ++i) out[i] = HalfToFloat(in[i]);
+  return absl::OkStatus();
+}
+
 bool IsQuantType(tfl::TensorType t) {
   return t == tfl::TensorType_INT8 || t == tfl::TensorType_UINT8 ||
          t == tfl::TensorType_INT16;
@@ -150,6 +186,11 @@ absl::Status PrepareQuantize(PrepareContext& ctx) {
 absl::Status PrepareDequantize(PrepareContext& ctx) {
   GRAFT_RETURN_IF_ERROR(CheckArity(ctx, 1, 1, 1));
   GRAFT_ASSIGN_OR_RETURN(const Tensor* in, RequiredInput(ctx, 0));
+  if (in->type == tfl::TensorType_FLOAT16 &&
+      ctx.output(0)->type == tfl::TensorType_FLOAT32) {
+    ctx.SetEval(EvalDequantizeHalf);
+    return ctx.SetOutputShape(0, in->shape);
+  }
   if (!IsQuantType(in->type) || !IsQuantized(*in) ||
       ctx.output(0)->type != tfl::TensorType_FLOAT32) {
     return ctx.Unsupported();

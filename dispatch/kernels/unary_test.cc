@@ -128,5 +128,39 @@ TEST(CastTest, ConvertsBetweenDtypesLikeCpp) {
   EXPECT_EQ(testing::GetOutput<float>(**rt, 3), (std::vector<float>{1, 0, 1, 1, 1}));
 }
 
+// DEQUANTIZE FLOAT16 -> FLOAT32 over every half value, against the binary16
+// definition: (-1)^s * 2^(e-15) * (1 + m/1024), subnormals 2^-14 * m/1024.
+TEST(DequantizeTest, HalfToFloatIsExactForEveryValue) {
+  ModelBuilder mb;
+  auto& g = mb.Subgraph("main");
+  constexpr int32_t kN = 1 << 16;
+  TensorId x = g.Input("x", tfl::TensorType_FLOAT16, {kN});
+  g.Output(g.Op(tfl::BuiltinOperator_DEQUANTIZE).In(x).Out("y", F32, {kN}));
+  auto rt = testing::LoadBuilt(mb);
+  ASSERT_TRUE(rt.ok()) << rt.status();
+  std::vector<uint16_t> halves(kN);
+  for (int32_t i = 0; i < kN; ++i) halves[i] = static_cast<uint16_t>(i);
+  testing::SetInput(**rt, 0, halves);
+  ASSERT_TRUE((*rt)->Invoke().ok());
+  const std::vector<float> got = testing::GetOutput<float>(**rt, 0);
+  for (int32_t i = 0; i < kN; ++i) {
+    const int sign = (i >> 15) ? -1 : 1;
+    const int e = (i >> 10) & 0x1f;
+    const int m = i & 0x3ff;
+    if (e == 0x1f) {
+      if (m == 0) {
+        EXPECT_EQ(got[i], sign * INFINITY) << "half 0x" << std::hex << i;
+      } else {
+        EXPECT_TRUE(std::isnan(got[i])) << "half 0x" << std::hex << i;
+      }
+      continue;
+    }
+    const double want = e == 0 ? sign * std::ldexp(m, -24)
+                               : sign * std::ldexp(1024 + m, e - 25);
+    ASSERT_EQ(got[i], static_cast<float>(want)) << "half 0x" << std::hex << i;
+    ASSERT_EQ(std::signbit(got[i]), sign < 0) << "half 0x" << std::hex << i;
+  }
+}
+
 }  // namespace
 }  // namespace graft

@@ -1422,6 +1422,33 @@ void BuildZoo(Zoo& z) {
             g.Quantize(y, sy, z.Rand(-5, 5)).Output(y);
           });
   }
+
+  // CONV_3D: SAME and VALID, strides and dilations per axis, with and
+  // without bias, fused activations.
+  for (int v = 0; v < 6; ++v) {
+    const int n = z.Rand(1, 2), d = z.Rand(2, 6), h = z.Rand(3, 7),
+              w = z.Rand(3, 7), cin = z.Rand(1, 4), cout = z.Rand(1, 5);
+    const int kd = z.Rand(1, 2), kh = z.Rand(1, 3), kw = z.Rand(1, 3);
+    tfl::Conv3DOptionsT o;
+    o.padding = v % 2 ? tfl::Padding_SAME : tfl::Padding_VALID;
+    o.stride_d = z.Rand(1, 2), o.stride_h = z.Rand(1, 2);
+    o.stride_w = z.Rand(1, 2);
+    o.dilation_d_factor = 1;
+    o.dilation_h_factor = o.dilation_w_factor = v == 3 ? 2 : 1;
+    o.fused_activation_function = acts[z.Rand(0, 3)];
+    const bool bias = v != 4;
+    auto weights = z.RandFloats(int64_t{kd} * kh * kw * cin * cout);
+    auto b = z.RandFloats(cout);
+    z.Add(absl::StrCat("conv_3d", v), [&](SubgraphBuilder& g) {
+      TensorId x = g.Input("x", F32, {n, d, h, w, cin});
+      TensorId f = g.Constant<float>("w", {kd, kh, kw, cin, cout}, weights);
+      TensorId tb = bias ? g.Constant<float>("b", {cout}, b) : kNoTensor;
+      g.Output(g.Op(tfl::BuiltinOperator_CONV_3D)
+                   .In(x, f, tb)
+                   .Options(o)
+                   .Out("y", F32, {}));
+    });
+  }
 }
 
 TEST(ReferenceTest, OpZooMatchesReference) {
