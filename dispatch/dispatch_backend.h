@@ -65,6 +65,10 @@ struct DispatchOpInfo {
   // The whole model (Model::file is the mapping: base, size, descriptor),
   // so bytecode can refer to weights in place by file offset.
   const Model* model = nullptr;
+  // Identifies the load (one Runtime) this op belongs to: unique in the
+  // process and never reused, unlike `model`'s address, so a backend shared
+  // by several runtimes may key per-load tables on it. 0: unknown.
+  uint64_t load_id = 0;
   // The runtime is profiling (RuntimeOptions::profiling): record the
   // vendor's own time of each Execute for LastVendorTimeNs, if the backend
   // can.

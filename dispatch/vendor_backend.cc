@@ -90,13 +90,14 @@ absl::StatusOr<std::unique_ptr<DispatchExecutable>> VendorBackend::Prepare(
     spec.keep_alive = op.model->file;
   }
   if (op.model != nullptr) {
-    if (buffers_model_ != op.model) {
+    // Without a load id (0), the table is built for this op alone.
+    if (op.load_id == 0 || buffers_load_ != op.load_id) {
       auto spans = std::make_shared<std::vector<graft_byte_span_t>>();
       spans->reserve(op.model->buffers.size());
       for (const Buffer& b : op.model->buffers) {
         spans->push_back({b.data.empty() ? nullptr : b.data.data(), b.data.size()});
       }
-      buffers_model_ = op.model;
+      buffers_load_ = op.load_id;
       model_buffers_ = std::move(spans);
     }
     spec.model_buffers = model_buffers_;

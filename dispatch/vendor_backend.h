@@ -35,8 +35,9 @@ class VendorBackend : public DispatchBackend {
   std::unique_ptr<DispatchLibrary> library_;
   std::unique_ptr<DeviceContext> context_;
   // The buffers of the model last prepared, by buffer id (InvocationSpec::
-  // model_buffers), built once per model and shared by its invocations.
-  const Model* buffers_model_ = nullptr;
+  // model_buffers), built once per load (DispatchOpInfo::load_id) and
+  // shared by its invocations.
+  uint64_t buffers_load_ = 0;
   std::shared_ptr<const std::vector<graft_byte_span_t>> model_buffers_;
 };
 

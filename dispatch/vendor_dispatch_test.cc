@@ -709,6 +709,64 @@ TEST_F(ExampleDispatchTest, ReadsBufferConstantsInPlaceFromTheModelBuffers) {
               HasSubstr("passed no model buffers"));
 }
 
+// A backend shared by several runtimes builds the model-buffer table once
+// per load, keyed by DispatchOpInfo::load_id, never by the Model's address:
+// two loads of one Model object (the same address, as a freed and
+// reallocated Model may have) with different buffers each see their own.
+TEST(VendorBackendTest, GivesEachLoadItsOwnModelBuffers) {
+  auto library = DispatchLibrary::Load(GRAFT_EXAMPLE_DISPATCH_LIBRARY);
+  ASSERT_TRUE(library.ok()) << library.status();
+  auto backend = VendorBackend::Create(std::move(*library));
+  ASSERT_TRUE(backend.ok()) << backend.status();
+  const std::string code = absl::StrCat(kHeader,
+                                        "entry partition_0\n"
+                                        "  input t0 f32[4]\n"
+                                        "  const t1 f32[4] buffer 1\n"
+                                        "  tensor t2 f32[4]\n"
+                                        "  mul t2 = t0, t1 act=none\n"
+                                        "  output t2\n"
+                                        "end\n");
+  DispatchOpOptions options;
+  options.vendor = "example";
+  options.entry_point = "partition_0";
+  alignas(16) float in_data[4] = {1, 2, 3, 4};
+  Tensor in, out;
+  in.shape = out.shape = {4};
+  in.bytes = out.bytes = sizeof(in_data);
+  in.raw_data = reinterpret_cast<uint8_t*>(in_data);
+  Model model;
+  model.buffers.resize(2);
+  auto run = [&](uint64_t load_id,
+                 std::vector<float> weights) -> absl::StatusOr<std::vector<float>> {
+    model.buffers[1].data = Bytes::Own(std::vector<uint8_t>(
+        reinterpret_cast<const uint8_t*>(weights.data()),
+        reinterpret_cast<const uint8_t*>(weights.data() + weights.size())));
+    const Tensor* ins[] = {&in};
+    const Tensor* outs[] = {&out};
+    DispatchOpInfo info;
+    info.options = &options;
+    info.module = Bytes::Copy(absl::MakeConstSpan(
+        reinterpret_cast<const uint8_t*>(code.data()), code.size()));
+    info.inputs = ins;
+    info.outputs = outs;
+    info.model = &model;
+    info.load_id = load_id;
+    GRAFT_ASSIGN_OR_RETURN(std::unique_ptr<DispatchExecutable> exe,
+                           (*backend)->Prepare(info));
+    std::vector<float> result(4, NAN);
+    out.raw_data = reinterpret_cast<uint8_t*>(result.data());
+    Tensor* out_ptrs[] = {&out};
+    GRAFT_RETURN_IF_ERROR(exe->Execute(ins, out_ptrs));
+    return result;
+  };
+  auto first = run(1, {2, 2, 2, 2});
+  ASSERT_TRUE(first.ok()) << first.status();
+  EXPECT_EQ(*first, (std::vector<float>{2, 4, 6, 8}));
+  auto second = run(2, {-1, 0, 1, 10});
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(*second, (std::vector<float>{-1, 0, 3, 40}));
+}
+
 // ---------------------------------------------------------------------------
 // Malformed bytecode: a clear status naming the line, never a crash
 
