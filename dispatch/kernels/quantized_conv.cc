@@ -11,13 +11,15 @@
 //   MultiplyByQuantizedMultiplier.
 //
 // INT8 CONV_2D with constant weights is lowered to an integer GEMM: chunks
-// of output pixels are expanded (im2col) into an int32 buffer holding
+// of output pixels are expanded (im2col) into an int16 buffer holding
 // input + input_offset (0 where the window leaves the input, which the
 // reference skips), multiplied by the filter packed at prepare time into
-// column panels, and requantized per channel. INT8 DEPTHWISE_CONV_2D with
-// depth multiplier 1 accumulates all channels of a pixel at once, channel
-// innermost. Both vectorize and give the same int32 sums as the reference
-// loops (integer addition is associative), so results are bit-exact. Other
+// column panels, and requantized per channel: the GEMM of
+// quantized_gemm.h, shared with FULLY_CONNECTED and BATCH_MATMUL. INT8
+// DEPTHWISE_CONV_2D with depth multiplier 1 accumulates all channels of a
+// pixel at once, channel innermost. Both vectorize and give the same int32
+// sums as the reference loops (integer addition is associative), so
+// results are bit-exact. Other
 // cases (16x8, depth multiplier > 1, weights computed at run time) run the
 // reference kernels' direct loops. Work is split over output rows across
 // the thread pool; the result does not depend on the split because each
@@ -31,6 +33,7 @@
 #include "dispatch/kernel.h"
 #include "dispatch/kernels/kernel_util.h"
 #include "dispatch/kernels/quantization_util.h"
+#include "dispatch/kernels/quantized_gemm.h"
 #include "dispatch/thread_pool.h"
 
 namespace graft {
@@ -39,11 +42,11 @@ namespace {
 
 enum class ConvKind { kConv, kDepthwise, kTranspose };
 
-// GEMM micro-tile: kQMr output pixels x kQNr output channels, held in int32
-// vector registers over the whole reduction.
-constexpr int kQMr = 6;
-constexpr int kQNr = 16;
-// Output pixels per im2col chunk (at most): the chunk's int32 rows stay in
+// The GEMM micro-tile (quantized_gemm.h): kQMr output pixels x kQNr
+// output channels.
+constexpr int kQMr = kQGemmMr;
+constexpr int kQNr = kQGemmNr;
+// Output pixels per im2col chunk (at most): the chunk's int16 rows stay in
 // L2 for MobileNet-sized K.
 constexpr int64_t kQChunkRows = 64;
 // Channels accumulated at once by the depthwise fast path (stack buffer).
@@ -57,16 +60,6 @@ constexpr int kDwBlock = 256;
 #else
 #define GRAFT_QCONV_TARGET_CLONES
 #endif
-
-// Vectors for GCC/Clang vector extensions; the alignment attributes make
-// unaligned memcpy loads and stores legal.
-typedef int32_t V8i __attribute__((vector_size(32), aligned(4)));
-typedef uint32_t V8u __attribute__((vector_size(32), aligned(4)));
-typedef int32_t V4i __attribute__((vector_size(16), aligned(4)));
-typedef int64_t V4l __attribute__((vector_size(32), aligned(8)));
-typedef int16_t V8s __attribute__((vector_size(16), aligned(2)));
-typedef int8_t V16b __attribute__((vector_size(16), aligned(1)));
-typedef int16_t V16s __attribute__((vector_size(32), aligned(2)));
 
 struct QConvState : KernelState {
   int batch = 0, in_h = 0, in_w = 0, in_c = 0;
@@ -85,15 +78,12 @@ struct QConvState : KernelState {
   int panels = 0;          // per group, ceil(group_out_c / kQNr)
   int64_t chunk_rows = 0;  // output pixels per im2col chunk
   int threads = 1;
-  // Per group, `panels` panels of [k][kQNr] filter values, zero past
-  // group_out_c.
+  // Per group, `panels` panels of [k][kQNr] filter values (QGemmPackRows).
   std::vector<int16_t> packed;
   // INT8 DEPTHWISE_CONV_2D channel-innermost path.
   bool dw_fast = false;
-  // Per output channel, padded by kQNr zeros, for RequantizeV8: the int32
-  // bias, the Q31 multiplier, the left and right shifts, and the rounding
-  // mask (1 << right_shift) - 1 of RoundingDivideByPOT.
-  std::vector<int32_t> rq_bias, rq_mult, rq_lshift, rq_rshift, rq_mask;
+  // Vector requantization of the GEMM and depthwise paths.
+  QGemmRequant rq;
 };
 
 template <typename Acc>
@@ -110,171 +100,47 @@ inline T Finish(const QConvState& s, Acc acc, int oc) {
 }
 
 void PrepareRequantizeV8(QConvState* s) {
-  const size_t n = static_cast<size_t>(s->out_c) + kQNr;
-  s->rq_bias.assign(n, 0), s->rq_mult.assign(n, 0);
-  s->rq_lshift.assign(n, 0), s->rq_rshift.assign(n, 0);
-  s->rq_mask.assign(n, 0);
-  for (int c = 0; c < s->out_c; ++c) {
-    s->rq_bias[c] = static_cast<int32_t>(s->bias[c]);
-    s->rq_mult[c] = s->mult[c].multiplier;
-    s->rq_lshift[c] = s->mult[c].shift > 0 ? s->mult[c].shift : 0;
-    s->rq_rshift[c] = s->mult[c].shift > 0 ? 0 : -s->mult[c].shift;
-    s->rq_mask[c] = static_cast<int32_t>((1ll << s->rq_rshift[c]) - 1);
-  }
-}
-
-// (ab + nudge) / 2^31 with C's truncating division, ab = x * m: the high
-// half of SaturatingRoundingDoublingHighMul (m >= 0 never saturates).
-inline V4i HighMulV4(V4i x, V4i m) {
-  const V4l ab =
-      __builtin_convertvector(x, V4l) * __builtin_convertvector(m, V4l);
-  const V4l nudge =
-      (int64_t{1} << 30) + ((ab >> 63) & (1 - (int64_t{1} << 31)));
-  const V4l t = ab + nudge;
-  const V4l q = (t + ((t >> 63) & ((int64_t{1} << 31) - 1))) >> 31;
-  return __builtin_convertvector(q, V4i);
-}
-
-// Finish() for the 8 int32 sums of channels [c, c + 8), the same integer
-// operations lane by lane: bias, TFLite's MultiplyByQuantizedMultiplier
-// (double rounding), output offset and activation clamp. Writes 8 values
-// in the output's range to `out`. Operands go by reference: 32-byte
-// vectors by value would change the ABI between the two clones.
-inline void RequantizeV8(const QConvState& s, const V8i& acc, int c,
-                         int32_t* out) {
-  V8i bias, mult, lshift, rshift, mask;
-  std::memcpy(&bias, s.rq_bias.data() + c, sizeof(bias));
-  std::memcpy(&mult, s.rq_mult.data() + c, sizeof(mult));
-  std::memcpy(&lshift, s.rq_lshift.data() + c, sizeof(lshift));
-  std::memcpy(&rshift, s.rq_rshift.data() + c, sizeof(rshift));
-  std::memcpy(&mask, s.rq_mask.data() + c, sizeof(mask));
-  const V8i x = reinterpret_cast<V8i>(reinterpret_cast<V8u>(acc + bias)
-                                      << reinterpret_cast<V8u>(lshift));
-  V4i x_half[2], m_half[2], h_half[2];
-  std::memcpy(x_half, &x, sizeof(x));
-  std::memcpy(m_half, &mult, sizeof(mult));
-  h_half[0] = HighMulV4(x_half[0], m_half[0]);
-  h_half[1] = HighMulV4(x_half[1], m_half[1]);
-  V8i h;
-  std::memcpy(&h, h_half, sizeof(h));
-  // RoundingDivideByPOT; a true vector comparison is -1.
-  const V8i rem = h & mask;
-  const V8i threshold = (mask >> 1) - (h >> 31);
-  V8i v = (h >> rshift) - (rem > threshold) + s.output_offset;
-  v = v < s.act_min ? V8i{} + s.act_min : v;
-  v = v > s.act_max ? V8i{} + s.act_max : v;
-  std::memcpy(out, &v, sizeof(v));
+  QGemmPrepareRequant(s->mult, s->bias, /*single_rounding=*/false,
+                      s->output_offset, s->act_min, s->act_max, &s->rq);
 }
 
 void PackQFilter(QConvState* s, const int8_t* w) {
   const int groups = s->in_c / s->group_in_c;
-  s->panels = (s->group_out_c + kQNr - 1) / kQNr;
-  s->packed.assign(static_cast<size_t>(groups) * s->panels * kQNr * s->k, 0);
-  int16_t* dst = s->packed.data();
+  s->panels = static_cast<int>(QGemmPanels(s->group_out_c));
+  const int64_t group_size = QGemmPackedSize(s->group_out_c, s->k);
+  s->packed.assign(static_cast<size_t>(groups * group_size), 0);
   for (int g = 0; g < groups; ++g) {
-    for (int p = 0; p < s->panels; ++p) {
-      for (int64_t kk = 0; kk < s->k; ++kk) {
-        for (int j = 0; j < kQNr; ++j) {
-          const int col = p * kQNr + j;
-          if (col < s->group_out_c) {
-            const int64_t oc = int64_t{g} * s->group_out_c + col;
-            dst[kk * kQNr + j] = w[oc * s->k + kk];
-          }
-        }
-      }
-      dst += kQNr * s->k;
-    }
+    QGemmPackRows(w + int64_t{g} * s->group_out_c * s->k, s->group_out_c, s->k,
+                  s->k, /*w_offset=*/0, s->packed.data() + g * group_size);
   }
 }
 
-// dst[i] = src[i] + off for i < n, 16 at a time.
-inline void WidenWithOffset(const int8_t* src, int n, int32_t off,
-                            int32_t* dst) {
-  int i = 0;
-  for (; i + 16 <= n; i += 16) {
-    V16b x;
-    std::memcpy(&x, src + i, sizeof(x));
-    const V16s w = __builtin_convertvector(x, V16s);
-    V8s half[2];
-    std::memcpy(half, &w, sizeof(half));
-    const V8i lo = __builtin_convertvector(half[0], V8i) + off;
-    const V8i hi = __builtin_convertvector(half[1], V8i) + off;
-    std::memcpy(dst + i, &lo, sizeof(lo));
-    std::memcpy(dst + i + 8, &hi, sizeof(hi));
-  }
-  for (; i < n; ++i) dst[i] = src[i] + off;
-}
-
-// Rows [r0, r1) of group g's im2col matrix, as input + input_offset.
+// Rows [r0, r1) of group g's im2col matrix, as input + input_offset, in
+// the GEMM's a layout (rows of QGemmPaddedK(k), the pad zero).
 GRAFT_QCONV_TARGET_CLONES
 void QIm2Col(const QConvState& s, const int8_t* in, int g, int64_t r0,
-             int64_t r1, int32_t* col) {
+             int64_t r1, int16_t* col) {
+  const int64_t kp = QGemmPaddedK(s.k);
   const int64_t c0 = int64_t{g} * s.group_in_c;
   const int32_t off = s.input_offset;
   for (int64_t r = r0; r < r1; ++r) {
     const int64_t b = r / (int64_t{s.out_h} * s.out_w);
     const int oy = static_cast<int>(r / s.out_w % s.out_h);
     const int ox = static_cast<int>(r % s.out_w);
-    int32_t* dst = col + (r - r0) * s.k;
+    int16_t* dst = col + (r - r0) * kp;
+    if (kp != s.k) dst[s.k] = 0;
     for (int ky = 0; ky < s.k_h; ++ky) {
       const int iy = oy * s.stride_h - s.pad_h + ky * s.dil_h;
       for (int kx = 0; kx < s.k_w; ++kx) {
         const int ix = ox * s.stride_w - s.pad_w + kx * s.dil_w;
         if (iy < 0 || iy >= s.in_h || ix < 0 || ix >= s.in_w) {
-          std::fill(dst, dst + s.group_in_c, 0);
+          std::fill(dst, dst + s.group_in_c, int16_t{0});
         } else {
           const int8_t* src =
               in + ((b * s.in_h + iy) * s.in_w + ix) * s.in_c + c0;
-          WidenWithOffset(src, s.group_in_c, off, dst);
+          WidenWithOffsetInline<int8_t, V16b>(src, s.group_in_c, off, dst);
         }
         dst += s.group_in_c;
-      }
-    }
-  }
-}
-
-// out rows [0, rows) (already offset to the chunk) of group g from the
-// chunk's im2col rows `a`.
-GRAFT_QCONV_TARGET_CLONES
-void QGemmChunk(const QConvState& s, const int32_t* a, int64_t rows, int g,
-                int8_t* out) {
-  const int64_t k = s.k;
-  const int16_t* packed =
-      s.packed.data() + static_cast<int64_t>(g) * s.panels * kQNr * k;
-  for (int p = 0; p < s.panels; ++p) {
-    const int16_t* bp = packed + static_cast<int64_t>(p) * kQNr * k;
-    const int n0 = p * kQNr;
-    const int cols = std::min(kQNr, s.group_out_c - n0);
-    const int oc0 = g * s.group_out_c + n0;
-    for (int64_t row0 = 0; row0 < rows; row0 += kQMr) {
-      const int64_t nrows = std::min<int64_t>(kQMr, rows - row0);
-      // Rows past the chunk repeat its last row; they are not stored.
-      const int32_t* ap[kQMr];
-      for (int i = 0; i < kQMr; ++i) {
-        ap[i] = a + (row0 + std::min<int64_t>(i, nrows - 1)) * k;
-      }
-      V8i c[kQMr][2] = {};
-      for (int64_t kk = 0; kk < k; ++kk) {
-        V8s b_half[2];
-        std::memcpy(b_half, bp + kk * kQNr, sizeof(b_half));
-        const V8i b0 = __builtin_convertvector(b_half[0], V8i);
-        const V8i b1 = __builtin_convertvector(b_half[1], V8i);
-#pragma GCC unroll 8
-        for (int i = 0; i < kQMr; ++i) {
-          const int32_t x = ap[i][kk];
-          c[i][0] += b0 * x;
-          c[i][1] += b1 * x;
-        }
-      }
-      int32_t res[kQMr][kQNr];
-#pragma GCC unroll 8
-      for (int i = 0; i < kQMr; ++i) {
-        RequantizeV8(s, c[i][0], oc0, &res[i][0]);
-        RequantizeV8(s, c[i][1], oc0 + 8, &res[i][8]);
-      }
-      for (int64_t i = 0; i < nrows; ++i) {
-        int8_t* op = out + (row0 + i) * s.out_c + oc0;
-        for (int j = 0; j < cols; ++j) op[j] = static_cast<int8_t>(res[i][j]);
       }
     }
   }
@@ -284,18 +150,23 @@ absl::Status EvalQConvGemm(EvalContext& ctx) {
   const auto& s = *ctx.state<QConvState>();
   const int8_t* in = ctx.input(0)->data<int8_t>();
   int8_t* out = ctx.output(0)->data<int8_t>();
-  int32_t* scratch = ctx.scratch_as<int32_t>();
+  int16_t* scratch = ctx.scratch_as<int16_t>();
+  const int64_t kp = QGemmPaddedK(s.k);
   const int groups = s.in_c / s.group_in_c;
   const int64_t rows = int64_t{s.batch} * s.out_h * s.out_w;
   const int64_t chunks = (rows + s.chunk_rows - 1) / s.chunk_rows;
   auto body = [&](int thread, int64_t begin, int64_t end) {
-    int32_t* col = scratch + thread * s.chunk_rows * s.k;
+    int16_t* col = scratch + thread * s.chunk_rows * kp;
     for (int64_t c = begin; c < end; ++c) {
       const int64_t r0 = c * s.chunk_rows;
       const int64_t r1 = std::min(rows, r0 + s.chunk_rows);
       for (int g = 0; g < groups; ++g) {
         QIm2Col(s, in, g, r0, r1, col);
-        QGemmChunk(s, col, r1 - r0, g, out + r0 * s.out_c);
+        QGemm(col, r1 - r0, s.k,
+              s.packed.data() + g * QGemmPackedSize(s.group_out_c, s.k),
+              s.group_out_c, 0,
+              s.panels, s.rq, int64_t{g} * s.group_out_c,
+              out + r0 * s.out_c + int64_t{g} * s.group_out_c, s.out_c);
       }
     }
   };
@@ -361,7 +232,7 @@ void DepthwiseRowsInt8(const QConvState& s, const int8_t* in, const int8_t* w,
           }
         }
         for (int v = 0; v < 2 * nv; ++v) {
-          RequantizeV8(s, acc[v], c0 + v * 8, sums + v * 8);
+          RequantizeV8(s.rq, acc[v], c0 + v * 8, sums + v * 8);
         }
         for (int c = 0; c < nv * 16; ++c) {
           op[c0 + c] = static_cast<int8_t>(sums[c]);
@@ -609,7 +480,7 @@ absl::Status PrepareConv2DQuantized(PrepareContext& ctx) {
       ctx, *in, *w, bias, o->fused_activation_function, 0, s));
   SetEvalFor<ConvKind::kConv>(ctx, is16);
   s->k = int64_t{s->k_h} * s->k_w * s->group_in_c;
-  if (!is16 && w->constant) {
+  if (!is16 && w->constant && QGemmOffsetFits(s->input_offset)) {
     PackQFilter(s, w->data<int8_t>());
     PrepareRequantizeV8(s);
     s->threads = ctx.thread_pool() ? ctx.thread_pool()->num_threads() : 1;
@@ -618,8 +489,9 @@ absl::Status PrepareConv2DQuantized(PrepareContext& ctx) {
     const int64_t per_thread = (rows + s->threads - 1) / s->threads;
     s->chunk_rows = std::max<int64_t>(
         kQMr, std::min(kQChunkRows, (per_thread + kQMr - 1) / kQMr * kQMr));
-    ctx.RequestScratch(static_cast<size_t>(s->threads * s->chunk_rows * s->k) *
-                       sizeof(int32_t));
+    ctx.RequestScratch(static_cast<size_t>(s->threads * s->chunk_rows *
+                                           QGemmPaddedK(s->k)) *
+                       sizeof(int16_t));
     ctx.SetEval(EvalQConvGemm);
   }
   ctx.SetReductionLength(s->k);

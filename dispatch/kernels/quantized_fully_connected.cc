@@ -18,6 +18,16 @@
 // (TFLite's GetQuantizedConvolutionMultipler per tensor,
 // PopulateConvolutionQuantizationParams per channel).
 //
+// The 8-bit forms run the integer GEMM of quantized_gemm.h: weights
+// (w - w_zero_point, in int16) packed into column panels at prepare when
+// they are constant, else into scratch at every invoke; input rows widened
+// to int16 (x - x_zero_point); int32 sums two products at a time (AVX2
+// vpmaddwd); vector requantization. The int32 sums are the reference's in
+// another order (integer addition is associative), so results are
+// bit-exact. Work is split over row blocks and column panels
+// across the thread pool. The 16x8 forms (and 8-bit zero points outside
+// their type's range) run the reference loops.
+//
 // Quantized BATCH_MATMUL (reference_ops::BatchMatMul): INT8 x INT8 -> INT8
 // with int32 sums of (lhs - lhs_zero_point) * (rhs - rhs_zero_point); INT16
 // x INT16 and INT16 x INT8 -> INT16 (zero points 0) with int64 sums and the
@@ -33,6 +43,7 @@
 #include "dispatch/kernel.h"
 #include "dispatch/kernels/kernel_util.h"
 #include "dispatch/kernels/quantization_util.h"
+#include "dispatch/kernels/quantized_gemm.h"
 #include "dispatch/thread_pool.h"
 
 namespace graft {
@@ -45,8 +56,106 @@ struct QFcState : KernelState {
   int32_t act_min = 0, act_max = 0;
   std::vector<QuantizedMultiplier> mult;  // size n
   std::vector<int64_t> bias;              // size n
+  // 8-bit GEMM path (EvalQFcGemm).
+  bool weights_packed = false;  // at prepare, into `packed`
+  std::vector<int16_t> packed;  // QGemmPackRows of w + filter_offset
+  QGemmRequant rq;
+  int64_t panels = 0;
+  int64_t chunk_rows = 0;     // rows per task (a multiple of kQGemmMr)
+  int64_t row_blocks = 0;     // ceil(m / chunk_rows)
+  int64_t panel_groups = 0;   // tasks per row block
+  int64_t group_panels = 0;   // panels per task
+  size_t packed_scratch = 0;  // bytes of scratch for run-time weights
 };
 
+// Rounds bytes up to the scratch alignment.
+inline size_t Align64(size_t bytes) { return (bytes + 63) / 64 * 64; }
+
+// out = requantize(x * w^T) by the GEMM; scratch: the packed weights when
+// they are not constant, then per thread chunk_rows int16 input rows.
+template <typename T>
+absl::Status EvalQFcGemm(EvalContext& ctx) {
+  const auto& s = *ctx.state<QFcState>();
+  const T* in = ctx.input(0)->data<T>();
+  T* out = ctx.output(0)->data<T>();
+  const int16_t* packed = s.packed.data();
+  if (!s.weights_packed) {
+    int16_t* dst = ctx.scratch_as<int16_t>();
+    QGemmPackRows(ctx.input(1)->data<T>(), s.n, s.k, s.k, s.filter_offset, dst);
+    packed = dst;
+  }
+  int16_t* rows_scratch =
+      reinterpret_cast<int16_t*>(ctx.scratch() + s.packed_scratch);
+  auto body = [&](int thread, int64_t begin, int64_t end) {
+    int16_t* a = rows_scratch + thread * s.chunk_rows * QGemmPaddedK(s.k);
+    int64_t widened = -1;  // the row block now in `a`
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t rb = t / s.panel_groups, pg = t % s.panel_groups;
+      const int64_t r0 = rb * s.chunk_rows;
+      const int64_t rows = std::min(s.m - r0, s.chunk_rows);
+      const int64_t p0 = pg * s.group_panels;
+      const int64_t p1 = std::min(s.panels, p0 + s.group_panels);
+      if (p0 >= p1) continue;
+      if (widened != rb) {
+        QGemmWidenRows(in + r0 * s.k, rows, s.k, s.k, s.input_offset, a);
+        widened = rb;
+      }
+      QGemm(a, rows, s.k, packed, s.n, p0, p1, s.rq, 0, out + r0 * s.n, s.n);
+    }
+  };
+  const int64_t tasks = s.row_blocks * s.panel_groups;
+  if (ctx.thread_pool() != nullptr) {
+    ctx.thread_pool()->ParallelForWithThreadIndex(tasks, 1, body);
+  } else {
+    body(0, 0, tasks);
+  }
+  return absl::OkStatus();
+}
+
+// Sets up the 8-bit GEMM path of `s` (prepared quantization parameters).
+void PrepareQFcGemm(PrepareContext& ctx, const Tensor& w, QFcState* s) {
+  const int threads = ctx.thread_pool() ? ctx.thread_pool()->num_threads() : 1;
+  QGemmPrepareRequant(s->mult, s->bias, /*single_rounding=*/true,
+                      s->output_offset, s->act_min, s->act_max, &s->rq);
+  s->panels = QGemmPanels(s->n);
+  // Row blocks of at most 48 rows (their int16 copy stays in L1/L2), then
+  // enough panel groups that every thread gets about two tasks.
+  const int64_t per_thread = (s->m + threads - 1) / threads;
+  s->chunk_rows = std::clamp<int64_t>(
+      (per_thread + kQGemmMr - 1) / kQGemmMr * kQGemmMr, kQGemmMr, 48);
+  s->row_blocks = (s->m + s->chunk_rows - 1) / s->chunk_rows;
+  const int64_t want = threads > 1 ? 2 * threads : 1;
+  s->panel_groups = std::max<int64_t>(
+      1, std::min<int64_t>(s->panels,
+                           (want + std::max<int64_t>(s->row_blocks, 1) - 1) /
+                               std::max<int64_t>(s->row_blocks, 1)));
+  s->group_panels =
+      std::max<int64_t>(1, (s->panels + s->panel_groups - 1) / s->panel_groups);
+  s->panel_groups =
+      std::max<int64_t>(1, (s->panels + s->group_panels - 1) / s->group_panels);
+  const size_t packed_values = static_cast<size_t>(QGemmPackedSize(s->n, s->k));
+  s->weights_packed = w.constant;
+  if (w.constant) {
+    s->packed.resize(packed_values);
+    if (w.type == tfl::TensorType_INT8) {
+      QGemmPackRows(w.data<int8_t>(), s->n, s->k, s->k, s->filter_offset,
+                    s->packed.data());
+    } else {
+      QGemmPackRows(w.data<uint8_t>(), s->n, s->k, s->k, s->filter_offset,
+                    s->packed.data());
+    }
+    s->packed_scratch = 0;
+  } else {
+    s->packed_scratch = Align64(packed_values * sizeof(int16_t));
+  }
+  ctx.RequestScratch(
+      s->packed_scratch +
+      static_cast<size_t>(threads * s->chunk_rows * QGemmPaddedK(s->k)) *
+          sizeof(int16_t));
+}
+
+// The reference loops: the 16x8 form, and the 8-bit forms with zero points
+// out of their type's range (else EvalQFcGemm).
 template <typename T, typename W, typename Acc>
 absl::Status EvalQFc(EvalContext& ctx) {
   const auto& s = *ctx.state<QFcState>();
@@ -126,14 +235,15 @@ absl::Status PrepareFullyConnectedQuantized(PrepareContext& ctx) {
   const bool per_channel = wscales.size() > 1;
   if (per_channel) {
     for (int64_t zp : w->quantization->zero_point) {
-      if (zp != 0) return ctx.Unsupported("per-channel weights with a zero point");
+      if (zp != 0)
+        return ctx.Unsupported("per-channel weights with a zero point");
     }
     s->mult = PerChannelMultipliers(*in, *w, *out, static_cast<int>(s->n));
   } else {
     const double product =
         static_cast<double>(Scale(*in)) * static_cast<double>(Scale(*w));
-    s->mult.assign(s->n, QuantizeMultiplier(
-                             product / static_cast<double>(Scale(*out))));
+    s->mult.assign(
+        s->n, QuantizeMultiplier(product / static_cast<double>(Scale(*out))));
     s->filter_offset = -ZeroPoint(*w);
   }
   s->input_offset = -ZeroPoint(*in);
@@ -165,6 +275,11 @@ absl::Status PrepareFullyConnectedQuantized(PrepareContext& ctx) {
   }
   if (i8) ctx.SetEval(EvalQFc<int8_t, int8_t, int32_t>);
   if (u8) ctx.SetEval(EvalQFc<uint8_t, uint8_t, int32_t>);
+  if ((i8 || u8) && QGemmOffsetFits(s->input_offset) &&
+      QGemmOffsetFits(s->filter_offset)) {
+    PrepareQFcGemm(ctx, *w, s);
+    ctx.SetEval(i8 ? EvalQFcGemm<int8_t> : EvalQFcGemm<uint8_t>);
+  }
   if (i16) ctx.SetEval(EvalQFc<int16_t, int8_t, int64_t>);
   ctx.SetReductionLength(s->k);
   return ctx.SetOutputShape(0, std::move(shape));
@@ -175,7 +290,57 @@ struct QBatchMatMulState : KernelState {
   int32_t lhs_offset = 0, rhs_offset = 0, output_offset = 0;
   QuantizedMultiplier mult;
   int32_t out_min = 0, out_max = 0;
+  // INT8 GEMM path (EvalQBatchMatMulGemm): requantization of the n columns
+  // and the per-thread scratch stride (packed rhs, then the int16 lhs rows).
+  QGemmRequant rq;
+  size_t packed_bytes = 0, thread_bytes = 0;
 };
+
+// INT8 x INT8: per output batch, the rhs packed and the lhs widened into
+// the thread's scratch, then the GEMM.
+absl::Status EvalQBatchMatMulGemm(EvalContext& ctx) {
+  const auto& s = *ctx.state<QBatchMatMulState>();
+  const MatMulGeometry& g = s.g;
+  const int8_t* lhs = ctx.input(0)->data<int8_t>();
+  const int8_t* rhs = ctx.input(1)->data<int8_t>();
+  int8_t* out = ctx.output(0)->data<int8_t>();
+  auto body = [&](int thread, int64_t b0, int64_t b1) {
+    uint8_t* base = ctx.scratch() + thread * s.thread_bytes;
+    int16_t* packed = reinterpret_cast<int16_t*>(base);
+    int16_t* a = reinterpret_cast<int16_t*>(base + s.packed_bytes);
+    const int64_t kp = QGemmPaddedK(g.k);
+    int64_t packed_rhs = -1;  // the rhs matrix now in `packed`
+    for (int64_t b = b0; b < b1; ++b) {
+      const int64_t rb = g.batches[b].second;
+      if (rb != packed_rhs) {
+        QGemmPackStrided(rhs + rb * g.rhs_batch_elems, g.n, g.k, g.rhs_stride_k,
+                         g.rhs_stride_n, s.rhs_offset, packed);
+        packed_rhs = rb;
+      }
+      const int8_t* x = lhs + g.batches[b].first * g.lhs_batch_elems;
+      if (g.lhs_stride_k == 1) {
+        QGemmWidenRows(x, g.m, g.k, g.lhs_stride_m, s.lhs_offset, a);
+      } else {
+        for (int64_t i = 0; i < g.m; ++i) {
+          for (int64_t k = 0; k < g.k; ++k) {
+            a[i * kp + k] = static_cast<int16_t>(
+                x[i * g.lhs_stride_m + k * g.lhs_stride_k] + s.lhs_offset);
+          }
+          if (kp != g.k) a[i * kp + g.k] = 0;
+        }
+      }
+      QGemm(a, g.m, g.k, packed, g.n, 0, QGemmPanels(g.n), s.rq, 0,
+            out + b * g.m * g.n, g.n);
+    }
+  };
+  const int64_t nb = static_cast<int64_t>(g.batches.size());
+  if (ctx.thread_pool() != nullptr) {
+    ctx.thread_pool()->ParallelForWithThreadIndex(nb, 1, body);
+  } else {
+    body(0, 0, nb);
+  }
+  return absl::OkStatus();
+}
 
 template <typename L, typename R, typename Acc>
 absl::Status EvalQBatchMatMul(EvalContext& ctx) {
@@ -228,18 +393,17 @@ absl::Status PrepareBatchMatMulQuantized(PrepareContext& ctx) {
       t == tfl::TensorType_INT16 && rhs->type == tfl::TensorType_INT8;
   if (!(i8 || i16 || i16x8) || out.type != t || !IsQuantized(*lhs) ||
       !IsQuantized(*rhs) || !IsQuantized(out)) {
-    return ctx.Unsupported(absl::StrFormat("%s lhs with %s rhs",
-                                           TensorTypeName(t),
-                                           TensorTypeName(rhs->type)));
+    return ctx.Unsupported(absl::StrFormat(
+        "%s lhs with %s rhs", TensorTypeName(t), TensorTypeName(rhs->type)));
   }
   if (rhs->quantization->scale.size() > 1) {
     return ctx.Unsupported(
         "per-channel quantized rhs (TFLite's BATCH_MATMUL reads one scale)");
   }
   if (t == tfl::TensorType_INT16) {
-    GRAFT_KERNEL_CHECK(ZeroPoint(*lhs) == 0 && ZeroPoint(*rhs) == 0 &&
-                           ZeroPoint(out) == 0,
-                       "INT16 operands and output need zero points of 0");
+    GRAFT_KERNEL_CHECK(
+        ZeroPoint(*lhs) == 0 && ZeroPoint(*rhs) == 0 && ZeroPoint(out) == 0,
+        "INT16 operands and output need zero points of 0");
   }
   auto* s = MakeState<QBatchMatMulState>(ctx);
   GRAFT_ASSIGN_OR_RETURN(s->g, ResolveBatchMatMul(ctx, *lhs, *rhs));
@@ -251,6 +415,22 @@ absl::Status PrepareBatchMatMulQuantized(PrepareContext& ctx) {
                                static_cast<double>(Scale(out)));
   TypeRange(t, &s->out_min, &s->out_max);
   if (i8) ctx.SetEval(EvalQBatchMatMul<int8_t, int8_t, int32_t>);
+  if (i8 && QGemmOffsetFits(s->lhs_offset) && QGemmOffsetFits(s->rhs_offset)) {
+    QGemmPrepareRequant(std::vector<QuantizedMultiplier>(s->g.n, s->mult),
+                        std::vector<int64_t>(s->g.n, 0),
+                        /*single_rounding=*/false, s->output_offset, s->out_min,
+                        s->out_max, &s->rq);
+    const int threads =
+        ctx.thread_pool() ? ctx.thread_pool()->num_threads() : 1;
+    s->packed_bytes = Align64(
+        static_cast<size_t>(QGemmPackedSize(s->g.n, s->g.k)) * sizeof(int16_t));
+    s->thread_bytes =
+        s->packed_bytes +
+        Align64(static_cast<size_t>(s->g.m * QGemmPaddedK(s->g.k)) *
+                sizeof(int16_t));
+    ctx.RequestScratch(threads * s->thread_bytes);
+    ctx.SetEval(EvalQBatchMatMulGemm);
+  }
   if (i16) ctx.SetEval(EvalQBatchMatMul<int16_t, int16_t, int64_t>);
   if (i16x8) ctx.SetEval(EvalQBatchMatMul<int16_t, int8_t, int64_t>);
   ctx.SetReductionLength(s->g.k);

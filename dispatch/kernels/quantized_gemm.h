@@ -1,0 +1,206 @@
+// The 8-bit integer GEMM shared by the quantized CONV_2D, FULLY_CONNECTED
+// and BATCH_MATMUL kernels (internal to dispatch/kernels).
+//
+// out[r][c] = requantize(sum_k a[r][k] * b[c][k] + bias[c]), where
+// - a is an int16 row-major matrix already holding input + input_offset
+//   (an 8-bit value plus a negated 8-bit zero point fits int16), rows of
+//   kp = QGemmPaddedK(k) values, the one past k (odd k) zero
+//   (QGemmWidenRows builds it from 8-bit rows),
+// - b is packed by QGemmPack* into column panels of kQGemmNr columns,
+//   holding weight + weight_offset in int16: per pair of reduction steps,
+//   the 16 columns' two values side by side ([kp / 2][kQGemmNr][2]), zero
+//   past k and past the last column,
+// - the products are summed in int32 two reduction steps at a time (AVX2
+//   vpmaddwd, whose pair sums of at most 2 * 255^2 never saturate),
+// - requantize is TFLite's per-channel rescale (double rounding, or the
+//   single rounding of FULLY_CONNECTED), output offset and activation clamp.
+//
+// The int32 sums are the reference kernels' sums in another order; integer
+// addition is associative (wrapping alike), so results are bit-exact.
+//
+// Thread-safety: all functions are pure over their arguments.
+#ifndef GRAFT_DISPATCH_KERNELS_QUANTIZED_GEMM_H_
+#define GRAFT_DISPATCH_KERNELS_QUANTIZED_GEMM_H_
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "dispatch/kernels/quantization_util.h"
+
+namespace graft::kernels {
+
+// Micro-tile: kQGemmMr rows x kQGemmNr columns held in int32 vector
+// registers over the whole reduction.
+constexpr int kQGemmMr = 6;
+constexpr int kQGemmNr = 16;
+
+// Number of column panels for n columns.
+inline int64_t QGemmPanels(int64_t n) { return (n + kQGemmNr - 1) / kQGemmNr; }
+// True when 8-bit values plus `offset` (a negated zero point) fit int16,
+// as a and b hold them: always for zero points in the 8-bit range.
+inline bool QGemmOffsetFits(int32_t offset) {
+  return offset >= -255 && offset <= 255;
+}
+// The reduction length rounded up to whole pairs: a's row stride.
+inline int64_t QGemmPaddedK(int64_t k) { return (k + 1) / 2 * 2; }
+// int16 values of a packed b with n columns and reduction k.
+inline int64_t QGemmPackedSize(int64_t n, int64_t k) {
+  return QGemmPanels(n) * kQGemmNr * QGemmPaddedK(k);
+}
+
+// Packs b[c][kk] = w[c * row_stride + kk] + w_offset for c < n, kk < k
+// (rows of [N, K] weights, FULLY_CONNECTED and CONV_2D layout) into `dst`
+// (QGemmPackedSize(n, k) values).
+template <typename W>  // int8_t or uint8_t
+void QGemmPackRows(const W* w, int64_t n, int64_t k, int64_t row_stride,
+                   int32_t w_offset, int16_t* dst);
+
+// Packs b[c][kk] = w[kk * stride_k + c * stride_n] + w_offset (any strided
+// 8-bit matrix, e.g. BATCH_MATMUL's rhs) into `dst`.
+template <typename W>  // int8_t
+void QGemmPackStrided(const W* w, int64_t n, int64_t k, int64_t stride_k,
+                      int64_t stride_n, int32_t w_offset, int16_t* dst);
+
+// Per-output-channel rescale parameters, padded by kQGemmNr so that every
+// panel reads whole vectors.
+struct QGemmRequant {
+  // TFLite's MultiplyByQuantizedMultiplierSingleRounding (FULLY_CONNECTED)
+  // instead of the double-rounding MultiplyByQuantizedMultiplier.
+  bool single_rounding = false;
+  int32_t output_offset = 0;
+  int32_t act_min = 0, act_max = 0;
+  // Per channel: int32 bias and Q31 multiplier; for double rounding the
+  // left and right shifts and the mask (1 << right_shift) - 1 of
+  // RoundingDivideByPOT; for single rounding the total shift 31 - shift in
+  // `rshift`.
+  std::vector<int32_t> bias, mult, lshift, rshift, mask;
+};
+
+// Inline vector helpers, for kernels that requantize or widen in their own
+// loops (the depthwise convolution); GCC/Clang vector extensions.
+
+// Vectors for GCC/Clang vector extensions; the alignment attributes make
+// unaligned memcpy loads and stores legal.
+typedef int32_t V8i __attribute__((vector_size(32), aligned(4)));
+typedef uint32_t V8u __attribute__((vector_size(32), aligned(4)));
+typedef int32_t V4i __attribute__((vector_size(16), aligned(4)));
+typedef int64_t V4l __attribute__((vector_size(32), aligned(8)));
+typedef int16_t V8s __attribute__((vector_size(16), aligned(2)));
+typedef int8_t V16b __attribute__((vector_size(16), aligned(1)));
+typedef uint8_t V16ub __attribute__((vector_size(16), aligned(1)));
+typedef int16_t V16s __attribute__((vector_size(32), aligned(2)));
+
+// (ab + nudge) / 2^31 with C's truncating division, ab = x * m: the high
+// half of SaturatingRoundingDoublingHighMul (m >= 0 never saturates).
+inline V4i HighMulV4(V4i x, V4i m) {
+  const V4l ab =
+      __builtin_convertvector(x, V4l) * __builtin_convertvector(m, V4l);
+  const V4l nudge =
+      (int64_t{1} << 30) + ((ab >> 63) & (1 - (int64_t{1} << 31)));
+  const V4l t = ab + nudge;
+  const V4l q = (t + ((t >> 63) & ((int64_t{1} << 31) - 1))) >> 31;
+  return __builtin_convertvector(q, V4i);
+}
+
+// MultiplyByQuantizedMultiplierSingleRounding on 4 lanes: the 64-bit
+// product rounded half up by 2^ts, saturated to int32.
+inline V4i SingleRoundV4(V4i x, V4i m, V4i ts) {
+  const V4l ab =
+      __builtin_convertvector(x, V4l) * __builtin_convertvector(m, V4l);
+  const V4l s = __builtin_convertvector(ts, V4l);
+  V4l r = (ab + ((V4l{} + 1) << (s - 1))) >> s;
+  const V4l lo = V4l{} + INT32_MIN, hi = V4l{} + INT32_MAX;
+  r = r < lo ? lo : r;
+  r = r > hi ? hi : r;
+  return __builtin_convertvector(r, V4i);
+}
+
+// Requantizes the 8 int32 sums of channels [c, c + 8) lane by lane with the
+// scalar kernels' integer operations: bias, rescale, output offset and
+// activation clamp. Operands go by reference: 32-byte vectors by value
+// would change the ABI between the two clones.
+inline void RequantizeV8(const QGemmRequant& rq, const V8i& acc, int64_t c,
+                         int32_t* out) {
+  V8i bias, mult, rshift;
+  std::memcpy(&bias, rq.bias.data() + c, sizeof(bias));
+  std::memcpy(&mult, rq.mult.data() + c, sizeof(mult));
+  std::memcpy(&rshift, rq.rshift.data() + c, sizeof(rshift));
+  V4i m_half[2], h_half[2];
+  std::memcpy(m_half, &mult, sizeof(mult));
+  V8i v;
+  if (rq.single_rounding) {
+    const V8i x = acc + bias;
+    V4i x_half[2], s_half[2];
+    std::memcpy(x_half, &x, sizeof(x));
+    std::memcpy(s_half, &rshift, sizeof(rshift));
+    h_half[0] = SingleRoundV4(x_half[0], m_half[0], s_half[0]);
+    h_half[1] = SingleRoundV4(x_half[1], m_half[1], s_half[1]);
+    std::memcpy(&v, h_half, sizeof(v));
+  } else {
+    V8i lshift, mask;
+    std::memcpy(&lshift, rq.lshift.data() + c, sizeof(lshift));
+    std::memcpy(&mask, rq.mask.data() + c, sizeof(mask));
+    const V8i x = reinterpret_cast<V8i>(reinterpret_cast<V8u>(acc + bias)
+                                        << reinterpret_cast<V8u>(lshift));
+    V4i x_half[2];
+    std::memcpy(x_half, &x, sizeof(x));
+    h_half[0] = HighMulV4(x_half[0], m_half[0]);
+    h_half[1] = HighMulV4(x_half[1], m_half[1]);
+    V8i h;
+    std::memcpy(&h, h_half, sizeof(h));
+    // RoundingDivideByPOT; a true vector comparison is -1.
+    const V8i rem = h & mask;
+    const V8i threshold = (mask >> 1) - (h >> 31);
+    v = (h >> rshift) - (rem > threshold);
+  }
+  v += rq.output_offset;
+  v = v < rq.act_min ? V8i{} + rq.act_min : v;
+  v = v > rq.act_max ? V8i{} + rq.act_max : v;
+  std::memcpy(out, &v, sizeof(v));
+}
+
+// dst[i] = src[i] + off for i < n (in int16), inlined into the caller and
+// its target clone.
+template <typename S, typename VS>
+inline __attribute__((always_inline)) void WidenWithOffsetInline(const S* src,
+                                                                 int64_t n,
+                                                                 int32_t off,
+                                                                 int16_t* dst) {
+  const int16_t off16 = static_cast<int16_t>(off);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    VS x;
+    std::memcpy(&x, src + i, sizeof(x));
+    const V16s w = __builtin_convertvector(x, V16s) + off16;
+    std::memcpy(dst + i, &w, sizeof(w));
+  }
+  for (; i < n; ++i) dst[i] = static_cast<int16_t>(src[i] + off);
+}
+
+// Fills `rq` for `mult.size()` channels; `bias` has the same size (int64
+// values of an INT32 bias).
+void QGemmPrepareRequant(const std::vector<QuantizedMultiplier>& mult,
+                         const std::vector<int64_t>& bias, bool single_rounding,
+                         int32_t output_offset, int32_t act_min,
+                         int32_t act_max, QGemmRequant* rq);
+
+// a's rows [0, rows) from src[r * src_stride + kk] + off, kk < k: rows of
+// QGemmPaddedK(k) values at dst.
+void QGemmWidenRows(const int8_t* src, int64_t rows, int64_t k,
+                    int64_t src_stride, int32_t off, int16_t* dst);
+void QGemmWidenRows(const uint8_t* src, int64_t rows, int64_t k,
+                    int64_t src_stride, int32_t off, int16_t* dst);
+
+// Rows [0, rows) of the product of `a` (row stride QGemmPaddedK(k)) and panels
+// [p0, p1) of `packed` (n columns in all), requantized with channels
+// [channel0 + p0 * kQGemmNr, ...) of `rq`, stored as T (int8_t or uint8_t)
+// at out[r * out_stride + c] for the panels' columns c < n.
+template <typename T>
+void QGemm(const int16_t* a, int64_t rows, int64_t k, const int16_t* packed,
+           int64_t n, int64_t p0, int64_t p1, const QGemmRequant& rq,
+           int64_t channel0, T* out, int64_t out_stride);
+
+}  // namespace graft::kernels
+
+#endif  // GRAFT_DISPATCH_KERNELS_QUANTIZED_GEMM_H_
