@@ -1,7 +1,7 @@
 #include "dispatch/runtime.h"
 
 #include <algorithm>
-
+#include <atomic>
 #include <set>
 #include <utility>
 
@@ -86,6 +86,9 @@ absl::Status Runtime::Init(const RuntimeOptions& options) {
   env_->model = model_.get();
   env_->pool = pool_.get();
   env_->profiling = options.profiling;
+  static std::atomic<uint64_t> next_load_id{1};
+  env_->load_id = next_load_id.fetch_add(1, std::memory_order_relaxed);
+  env_->call_once_done.assign(model.subgraphs.size(), false);
   backends_ = options.dispatch_backends;
   // Vendor dispatch libraries for the vendors the manifest names, unless the
   // caller passed a backend for that vendor. A vendor with no library falls

@@ -22,8 +22,17 @@
 // when the backend refuses the op, they run their fallback subgraph on CPU
 // kernels (policy kAllowCpuFallback), or Load fails listing every op that
 // would run on CPU (kRequireAccelerator). STABLEHLO_COMPOSITE ops run their
-// decomposition subgraph. Control flow (WHILE, IF, CALL_ONCE) is refused at
-// load for now.
+// decomposition subgraph.
+//
+// Control flow and resource variables follow TFLite: IF runs its then or
+// else subgraph, WHILE its cond and body subgraphs, CALL_ONCE its init
+// subgraph once per Runtime (at the first Invoke that reaches it, never at
+// load). VAR_HANDLE (container, shared_name) names a variable shared by all
+// subgraphs and signatures of one Runtime; it keeps its value across Invoke
+// calls; READ_VARIABLE before any ASSIGN_VARIABLE fails that Invoke. Shapes
+// stay static: a loop body that changes a loop variable's shape, IF branches
+// of different shapes, and variables whose dtype and shape are not fixed at
+// load are refused at load.
 //
 // Thread-safety: a Runtime is used by one thread at a time (Invoke, Bind*,
 // tensor access). Several runtimes may run concurrently.

@@ -155,17 +155,15 @@ TEST(RuntimeTest, RefusesAtLoadListingEveryOpWithoutAKernel) {
   EXPECT_THAT(msg, HasSubstr("op 2 (HASHTABLE_LOOKUP): no CPU kernel"));
 }
 
-TEST(RuntimeTest, RefusesControlFlowAtLoad) {
+TEST(RuntimeTest, RefusesTheDeprecatedCallOpAtLoad) {
   ModelBuilder mb;
   auto& g = mb.Subgraph("main");
   TensorId x = g.Input("x", F32, {1});
-  g.Output(g.Op(tfl::BuiltinOperator_WHILE).In(x).Out("y", F32, {1}));
-  mb.Subgraph("cond");
-  mb.Subgraph("body");
+  g.Output(g.Op(tfl::BuiltinOperator_CALL).In(x).Out("y", F32, {1}));
   auto rt = Runtime::LoadModel(std::move(mb).BuildUnverified());
   ASSERT_FALSE(rt.ok());
   EXPECT_THAT(std::string(rt.status().message()),
-              HasSubstr("op 0 (WHILE): control flow is not supported yet"));
+              HasSubstr("op 0 (CALL): the deprecated CALL op is not supported"));
 }
 
 TEST(RuntimeTest, ReportsKernelErrorsWithTheOp) {

@@ -20,10 +20,17 @@ namespace {
 // model must not recurse forever.
 constexpr int kMaxCallDepth = 16;
 
-bool IsControlFlow(tfl::BuiltinOperator op) {
-  return op == tfl::BuiltinOperator_WHILE || op == tfl::BuiltinOperator_IF ||
-         op == tfl::BuiltinOperator_CALL_ONCE ||
-         op == tfl::BuiltinOperator_CALL;
+bool IsVariableOp(tfl::BuiltinOperator op) {
+  return op == tfl::BuiltinOperator_VAR_HANDLE ||
+         op == tfl::BuiltinOperator_READ_VARIABLE ||
+         op == tfl::BuiltinOperator_ASSIGN_VARIABLE;
+}
+
+// Types whose tensors have no fixed byte size (STRING, VARIANT, the 4-bit
+// types) cannot be copied between a caller and a callee; RESOURCE tensors
+// carry nothing at run time (their variable is resolved at load).
+bool PassesThroughCalls(tfl::TensorType type) {
+  return type == tfl::TensorType_RESOURCE || ElementSize(type) != 0;
 }
 
 size_t AlignUp(size_t n, size_t a) { return (n + a - 1) / a * a; }
@@ -50,7 +57,18 @@ int64_t Sum(const std::vector<int64_t>& v) {
 }  // namespace
 
 struct SubgraphExecutor::PreparedOp {
-  enum class Kind { kKernel, kFolded, kCall, kDispatch, kMissing };
+  enum class Kind {
+    kKernel,
+    kFolded,
+    kCall,
+    kDispatch,
+    kIf,
+    kWhile,
+    kCallOnce,
+    kReadVariable,
+    kAssignVariable,
+    kMissing,
+  };
   Kind kind = Kind::kMissing;
   OpId index = 0;
   const tfl::OperatorT* op = nullptr;
@@ -62,9 +80,21 @@ struct SubgraphExecutor::PreparedOp {
   size_t scratch_bytes = 0;
   uint8_t* scratch = nullptr;
   int64_t reduction_length = 0;
-  // kCall (composite decomposition or dispatch fallback)
-  std::unique_ptr<SubgraphExecutor> callee;
+  // The called subgraphs: kCall (composite decomposition or dispatch
+  // fallback): the callee; kIf: then, else; kWhile: cond, body; kCallOnce:
+  // init.
+  std::vector<std::unique_ptr<SubgraphExecutor>> callees;
   bool fallback = false;
+  // kCallOnce: the init subgraph (LoadEnv::call_once_done).
+  SubgraphId init = -1;
+  // kWhile: per loop variable, its offset in the op's scratch (the second
+  // buffer set), and the cond output's offset; the two buffer sets of the
+  // current run (set 0 = the op's outputs), filled at each run.
+  std::vector<size_t> loop_offsets;
+  size_t cond_offset = 0;
+  std::vector<uint8_t*> loop_bufs[2];
+  // kReadVariable, kAssignVariable.
+  ResourceVariable* variable = nullptr;
   // kDispatch
   std::unique_ptr<DispatchExecutable> executable;
   std::vector<const Tensor*> in_ptrs;
@@ -107,8 +137,8 @@ uint8_t* SubgraphExecutor::AllocateOwned(size_t bytes) {
 }
 
 absl::StatusOr<std::unique_ptr<SubgraphExecutor>> SubgraphExecutor::Create(
-    LoadEnv* env, SubgraphId id, const std::vector<Shape>* input_shapes,
-    bool external_io, bool count_cpu_ops, int depth) {
+    LoadEnv* env, SubgraphId id, const CalleeInputs* inputs, bool external_io,
+    bool count_cpu_ops, int depth) {
   const Model& model = *env->model;
   if (id < 0 || id >= static_cast<SubgraphId>(model.subgraphs.size())) {
     return absl::InvalidArgumentError(
@@ -121,19 +151,21 @@ absl::StatusOr<std::unique_ptr<SubgraphExecutor>> SubgraphExecutor::Create(
   }
   std::unique_ptr<SubgraphExecutor> e(new SubgraphExecutor(env, id, depth));
   e->external_io_ = external_io;
-  GRAFT_RETURN_IF_ERROR(e->InitTensors(input_shapes));
+  GRAFT_RETURN_IF_ERROR(e->InitTensors(inputs));
+  e->bound_in_.assign(e->subgraph().inputs.size(), nullptr);
+  e->bound_out_.assign(e->subgraph().outputs.size(), nullptr);
   GRAFT_RETURN_IF_ERROR(e->PrepareOps(count_cpu_ops));
   GRAFT_RETURN_IF_ERROR(e->PlanMemory());
   return e;
 }
 
-absl::Status SubgraphExecutor::InitTensors(
-    const std::vector<Shape>* input_shapes) {
+absl::Status SubgraphExecutor::InitTensors(const CalleeInputs* inputs) {
   const Subgraph& sg = subgraph();
   const size_t n = sg.tensors.size();
   tensors_.resize(n);
   planned_.assign(n, nullptr);
   written_.assign(n, false);
+  resource_.assign(n, -1);
   for (size_t i = 0; i < n; ++i) {
     const tfl::TensorT& src = sg.tensors[i];
     Tensor& t = tensors_[i];
@@ -171,27 +203,40 @@ absl::Status SubgraphExecutor::InitTensors(
     }
   }
   // Variables (e.g. recurrent state) persist across invokes: own storage,
-  // initialized from the buffer when there is one.
+  // initialized from the buffer when there is one, else where TFLite's
+  // ResetVariableTensor puts them: an INT8 variable at its zero point,
+  // others at 0.
   for (size_t i = 0; i < n; ++i) {
     if (!sg.tensors[i].is_variable) continue;
     Tensor& t = tensors_[i];
     const uint8_t* init = t.constant ? t.raw_data : nullptr;
     uint8_t* storage = AllocateOwned(t.bytes);
     if (storage == nullptr) return absl::ResourceExhaustedError("out of memory");
-    if (init != nullptr) std::memcpy(storage, init, t.bytes);
+    if (init != nullptr) {
+      std::memcpy(storage, init, t.bytes);
+    } else if (t.type == tfl::TensorType_INT8 && t.quantization != nullptr &&
+               !t.quantization->zero_point.empty()) {
+      std::memset(storage, static_cast<uint8_t>(t.quantization->zero_point[0]),
+                  t.bytes);
+    }
     t.raw_data = storage;
     t.constant = false;
   }
-  if (input_shapes != nullptr) {
-    if (input_shapes->size() != sg.inputs.size()) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "subgraph %d takes %d inputs, the caller passes %d", id_,
-          sg.inputs.size(), input_shapes->size()));
+  if (inputs != nullptr) {
+    if (inputs->shapes.size() != sg.inputs.size() ||
+        (!inputs->resources.empty() &&
+         inputs->resources.size() != sg.inputs.size())) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("subgraph %d takes %d inputs, the caller passes %d",
+                          id_, sg.inputs.size(), inputs->shapes.size()));
     }
     for (size_t i = 0; i < sg.inputs.size(); ++i) {
       Tensor& t = tensors_[sg.inputs[i]];
-      t.shape = (*input_shapes)[i];
+      t.shape = inputs->shapes[i];
       t.bytes = static_cast<size_t>(NumElements(t.shape)) * ElementSize(t.type);
+      if (!inputs->resources.empty()) {
+        resource_[sg.inputs[i]] = inputs->resources[i];
+      }
     }
   }
   return absl::OkStatus();
@@ -272,10 +317,18 @@ absl::Status SubgraphExecutor::PrepareOps(bool count_cpu_ops) {
       }
       st = PrepareCallOp(p, o->decomposition_subgraph_index, count_cpu_ops,
                          absl::StrCat("composite '", o->name, "'"));
-    } else if (IsControlFlow(builtin)) {
+    } else if (builtin == tfl::BuiltinOperator_IF) {
+      st = PrepareIfOp(p, count_cpu_ops);
+    } else if (builtin == tfl::BuiltinOperator_WHILE) {
+      st = PrepareWhileOp(p, count_cpu_ops);
+    } else if (builtin == tfl::BuiltinOperator_CALL_ONCE) {
+      st = PrepareCallOnceOp(p, count_cpu_ops);
+    } else if (IsVariableOp(builtin)) {
+      st = PrepareVariableOp(p, builtin, count_cpu_ops);
+    } else if (builtin == tfl::BuiltinOperator_CALL) {
+      // The deprecated CALL op: converters emit IF / WHILE / CALL_ONCE.
       p.kind = PreparedOp::Kind::kMissing;
-      p.detail =
-          "control flow is not supported yet (TODO(dispatch runtime issue))";
+      p.detail = "the deprecated CALL op is not supported";
     } else {
       st = PrepareKernelOp(p, builtin, count_cpu_ops);
     }
@@ -300,13 +353,19 @@ absl::Status SubgraphExecutor::PrepareKernelOp(PreparedOp& p,
                             " in this build");
     return absl::OkStatus();
   }
-  std::string first_refusal;
+  // Every kernel's distinct refusal, in table order: a generic one ("no CPU
+  // kernel for dtypes ...") of one kernel must not hide the specific reason
+  // of the kernel meant for those dtypes.
+  std::vector<std::string> refusals;
   for (const Kernel* kernel : kernels) {
     PrepareContext ctx(op, absl::MakeSpan(tensors_), subgraph().tensors,
                        env_->pool);
     absl::Status st = kernel->prepare(ctx);
     if (absl::IsUnimplemented(st)) {
-      if (first_refusal.empty()) first_refusal = std::string(st.message());
+      std::string why(st.message());
+      if (std::find(refusals.begin(), refusals.end(), why) == refusals.end()) {
+        refusals.push_back(std::move(why));
+      }
       continue;
     }
     if (!st.ok()) {
@@ -348,7 +407,7 @@ absl::Status SubgraphExecutor::PrepareKernelOp(PreparedOp& p,
     return absl::OkStatus();
   }
   p.kind = PreparedOp::Kind::kMissing;
-  p.detail = first_refusal;
+  p.detail = absl::StrJoin(refusals, "; ");
   return absl::OkStatus();
 }
 
@@ -382,37 +441,63 @@ absl::Status SubgraphExecutor::FoldOp(PreparedOp& p) {
   return absl::OkStatus();
 }
 
-absl::Status SubgraphExecutor::PrepareCallOp(PreparedOp& p, SubgraphId callee,
-                                             bool count_cpu_ops,
-                                             const std::string& why) {
-  const tfl::OperatorT& op = *p.op;
-  std::vector<Shape> shapes;
-  for (TensorId in : op.inputs) {
+absl::StatusOr<std::unique_ptr<SubgraphExecutor>>
+SubgraphExecutor::CreateCallee(const PreparedOp& p, SubgraphId callee,
+                               absl::Span<const TensorId> inputs,
+                               absl::string_view role) {
+  if (callee < 0 ||
+      callee >= static_cast<SubgraphId>(model_->subgraphs.size())) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: %s subgraph %d does not exist", OpLabel(p.index), role, callee));
+  }
+  const Subgraph& cs = model_->subgraphs[callee];
+  if (cs.inputs.size() != inputs.size()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: %s subgraph %d takes %d inputs, the op passes %d",
+        OpLabel(p.index), role, callee, cs.inputs.size(), inputs.size()));
+  }
+  CalleeInputs ci;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const TensorId in = inputs[i];
     if (in < 0) {
       return absl::InvalidArgumentError(absl::StrCat(
           OpLabel(p.index), ": a call cannot take an omitted input"));
     }
-    shapes.push_back(tensors_[in].shape);
+    const TensorId callee_in = cs.inputs[i];
+    if (callee_in < 0 ||
+        callee_in >= static_cast<TensorId>(cs.tensors.size())) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: %s subgraph %d input %d is out of range",
+                          OpLabel(p.index), role, callee, i));
+    }
+    const tfl::TensorType want = cs.tensors[callee_in].type;
+    if (want != tensors_[in].type) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: input %d is %s, %s subgraph %d expects %s", OpLabel(p.index), i,
+          TensorTypeName(tensors_[in].type), role, callee,
+          TensorTypeName(want)));
+    }
+    ci.shapes.push_back(tensors_[in].shape);
+    ci.resources.push_back(resource_[in]);
   }
-  GRAFT_ASSIGN_OR_RETURN(
-      p.callee, Create(env_, callee, &shapes, /*external_io=*/true,
-                       /*count_cpu_ops=*/false, depth_ + 1));
-  const Subgraph& cs = p.callee->subgraph();
+  return Create(env_, callee, &ci, /*external_io=*/true,
+                /*count_cpu_ops=*/false, depth_ + 1);
+}
+
+absl::Status SubgraphExecutor::PrepareCallOp(PreparedOp& p, SubgraphId callee,
+                                             bool count_cpu_ops,
+                                             const std::string& why) {
+  const tfl::OperatorT& op = *p.op;
+  GRAFT_ASSIGN_OR_RETURN(std::unique_ptr<SubgraphExecutor> e,
+                         CreateCallee(p, callee, op.inputs, "called"));
+  const Subgraph& cs = e->subgraph();
   if (cs.outputs.size() != op.outputs.size()) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s: subgraph %d has %d outputs, the op %d", OpLabel(p.index), callee,
         cs.outputs.size(), op.outputs.size()));
   }
-  for (size_t i = 0; i < op.inputs.size(); ++i) {
-    if (p.callee->tensor(cs.inputs[i])->type != tensors_[op.inputs[i]].type) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: input %d is %s, subgraph %d expects %s", OpLabel(p.index), i,
-          TensorTypeName(tensors_[op.inputs[i]].type), callee,
-          TensorTypeName(p.callee->tensor(cs.inputs[i])->type)));
-    }
-  }
   for (size_t i = 0; i < op.outputs.size(); ++i) {
-    const Tensor* src = p.callee->tensor(cs.outputs[i]);
+    const Tensor* src = e->tensor(cs.outputs[i]);
     Tensor& dst = tensors_[op.outputs[i]];
     if (src->type != dst.type) {
       return absl::InvalidArgumentError(absl::StrFormat(
@@ -421,9 +506,338 @@ absl::Status SubgraphExecutor::PrepareCallOp(PreparedOp& p, SubgraphId callee,
     }
     dst.shape = src->shape;
     dst.bytes = src->bytes;
+    resource_[op.outputs[i]] = e->resource(cs.outputs[i]);
   }
+  p.callees.push_back(std::move(e));
   p.kind = PreparedOp::Kind::kCall;
   if (p.detail.empty()) p.detail = absl::StrFormat("%s, subgraph %d", why, callee);
+  if (count_cpu_ops) {
+    env_->cpu_ops.push_back(absl::StrCat(OpLabel(p.index), ": ", p.detail));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SubgraphExecutor::PrepareIfOp(PreparedOp& p, bool count_cpu_ops) {
+  const tfl::OperatorT& op = *p.op;
+  const tfl::IfOptionsT* o = op.builtin_options.AsIfOptions();
+  if (o == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(OpLabel(p.index), ": missing IfOptions"));
+  }
+  if (op.inputs.empty() || op.inputs[0] < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(OpLabel(p.index), ": IF needs a condition input"));
+  }
+  const Tensor& cond = tensors_[op.inputs[0]];
+  if (cond.type != tfl::TensorType_BOOL || cond.num_elements() != 1) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: the condition is %s %s; IF takes a BOOL with one element",
+        OpLabel(p.index), TensorTypeName(cond.type),
+        ShapeToString(cond.shape)));
+  }
+  const absl::Span<const TensorId> inputs =
+      absl::MakeConstSpan(op.inputs).subspan(1);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i] >= 0 && !PassesThroughCalls(tensors_[inputs[i]].type)) {
+      p.kind = PreparedOp::Kind::kMissing;
+      p.detail = absl::StrFormat(
+          "input %d ('%s') is %s; only fixed-size dtypes and RESOURCE pass "
+          "through control flow",
+          i + 1, tensors_[inputs[i]].name,
+          TensorTypeName(tensors_[inputs[i]].type));
+      return absl::OkStatus();
+    }
+  }
+  const SubgraphId branch_ids[2] = {o->then_subgraph_index,
+                                    o->else_subgraph_index};
+  const char* const roles[2] = {"then", "else"};
+  for (int b = 0; b < 2; ++b) {
+    GRAFT_ASSIGN_OR_RETURN(std::unique_ptr<SubgraphExecutor> e,
+                           CreateCallee(p, branch_ids[b], inputs, roles[b]));
+    if (e->subgraph().outputs.size() != op.outputs.size()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: %s subgraph %d has %d outputs, the op %d",
+                          OpLabel(p.index), roles[b], branch_ids[b],
+                          e->subgraph().outputs.size(), op.outputs.size()));
+    }
+    p.callees.push_back(std::move(e));
+  }
+  const SubgraphExecutor& then_e = *p.callees[0];
+  const SubgraphExecutor& else_e = *p.callees[1];
+  for (size_t i = 0; i < op.outputs.size(); ++i) {
+    const TensorId to = then_e.subgraph().outputs[i];
+    const TensorId eo = else_e.subgraph().outputs[i];
+    const Tensor* t = then_e.tensor(to);
+    const Tensor* e = else_e.tensor(eo);
+    Tensor& dst = tensors_[op.outputs[i]];
+    if (t->type != dst.type || e->type != dst.type) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: output %d is %s, then subgraph %d yields %s, else subgraph %d "
+          "yields %s",
+          OpLabel(p.index), i, TensorTypeName(dst.type), branch_ids[0],
+          TensorTypeName(t->type), branch_ids[1], TensorTypeName(e->type)));
+    }
+    if (t->shape != e->shape) {
+      p.kind = PreparedOp::Kind::kMissing;
+      p.detail = absl::StrFormat(
+          "output %d ('%s'): then subgraph %d yields %s, else subgraph %d "
+          "yields %s; branches of different shapes are not supported yet",
+          i, dst.name, branch_ids[0], ShapeToString(t->shape), branch_ids[1],
+          ShapeToString(e->shape));
+      return absl::OkStatus();
+    }
+    if (then_e.resource(to) != else_e.resource(eo)) {
+      p.kind = PreparedOp::Kind::kMissing;
+      p.detail = absl::StrFormat(
+          "output %d ('%s'): the branches yield different resource "
+          "variables; that is not supported",
+          i, dst.name);
+      return absl::OkStatus();
+    }
+    dst.shape = t->shape;
+    dst.bytes = t->bytes;
+    resource_[op.outputs[i]] = then_e.resource(to);
+  }
+  p.kind = PreparedOp::Kind::kIf;
+  p.detail = absl::StrFormat("if: then subgraph %d, else subgraph %d",
+                             branch_ids[0], branch_ids[1]);
+  if (count_cpu_ops) {
+    env_->cpu_ops.push_back(absl::StrCat(OpLabel(p.index), ": ", p.detail));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SubgraphExecutor::PrepareWhileOp(PreparedOp& p,
+                                              bool count_cpu_ops) {
+  const tfl::OperatorT& op = *p.op;
+  const tfl::WhileOptionsT* o = op.builtin_options.AsWhileOptions();
+  if (o == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(OpLabel(p.index), ": missing WhileOptions"));
+  }
+  const size_t n = op.inputs.size();
+  if (op.outputs.size() != n) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: %d loop variables in, %d out", OpLabel(p.index), n,
+                        op.outputs.size()));
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (op.inputs[i] < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          OpLabel(p.index), ": a loop variable cannot be an omitted input"));
+    }
+    const Tensor& in = tensors_[op.inputs[i]];
+    if (in.type != tensors_[op.outputs[i]].type) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: loop variable %d is %s in and %s out",
+                          OpLabel(p.index), i, TensorTypeName(in.type),
+                          TensorTypeName(tensors_[op.outputs[i]].type)));
+    }
+    if (!PassesThroughCalls(in.type)) {
+      p.kind = PreparedOp::Kind::kMissing;
+      p.detail = absl::StrFormat(
+          "loop variable %d ('%s') is %s; only fixed-size dtypes and "
+          "RESOURCE pass through control flow",
+          i, in.name, TensorTypeName(in.type));
+      return absl::OkStatus();
+    }
+  }
+  const SubgraphId cond_id = o->cond_subgraph_index;
+  const SubgraphId body_id = o->body_subgraph_index;
+  GRAFT_ASSIGN_OR_RETURN(std::unique_ptr<SubgraphExecutor> cond,
+                         CreateCallee(p, cond_id, op.inputs, "cond"));
+  GRAFT_ASSIGN_OR_RETURN(std::unique_ptr<SubgraphExecutor> body,
+                         CreateCallee(p, body_id, op.inputs, "body"));
+  const Subgraph& cs = cond->subgraph();
+  if (cs.outputs.size() != 1 ||
+      cond->tensor(cs.outputs[0])->type != tfl::TensorType_BOOL ||
+      cond->tensor(cs.outputs[0])->num_elements() != 1) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: cond subgraph %d must yield one BOOL with one element",
+        OpLabel(p.index), cond_id));
+  }
+  const Subgraph& bs = body->subgraph();
+  if (bs.outputs.size() != n) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: body subgraph %d has %d outputs for %d loop variables",
+        OpLabel(p.index), body_id, bs.outputs.size(), n));
+  }
+  p.loop_offsets.resize(n);
+  size_t scratch = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const Tensor& in = tensors_[op.inputs[i]];
+    const Tensor* out = body->tensor(bs.outputs[i]);
+    if (out->type != in.type) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: body subgraph %d turns loop variable %d from %s into %s",
+          OpLabel(p.index), body_id, i, TensorTypeName(in.type),
+          TensorTypeName(out->type)));
+    }
+    if (out->shape != in.shape) {
+      p.kind = PreparedOp::Kind::kMissing;
+      p.detail = absl::StrFormat(
+          "body subgraph %d changes the shape of loop variable %d (tensor "
+          "'%s', body output '%s') from %s to %s; loops with dynamic shapes "
+          "are not supported yet",
+          body_id, i, in.name, out->name, ShapeToString(in.shape),
+          ShapeToString(out->shape));
+      return absl::OkStatus();
+    }
+    if (body->resource(bs.outputs[i]) != resource_[op.inputs[i]]) {
+      p.kind = PreparedOp::Kind::kMissing;
+      p.detail = absl::StrFormat(
+          "body subgraph %d replaces the resource variable of loop variable "
+          "%d ('%s'); that is not supported",
+          body_id, i, in.name);
+      return absl::OkStatus();
+    }
+    Tensor& dst = tensors_[op.outputs[i]];
+    dst.shape = in.shape;
+    dst.bytes = in.bytes;
+    resource_[op.outputs[i]] = resource_[op.inputs[i]];
+    p.loop_offsets[i] = scratch;
+    scratch += AlignUp(in.bytes, kArenaAlignment);
+  }
+  p.cond_offset = scratch;
+  p.scratch_bytes = scratch + kArenaAlignment;
+  p.loop_bufs[0].assign(n, nullptr);
+  p.loop_bufs[1].assign(n, nullptr);
+  p.callees.push_back(std::move(cond));
+  p.callees.push_back(std::move(body));
+  p.kind = PreparedOp::Kind::kWhile;
+  p.detail = absl::StrFormat("while: cond subgraph %d, body subgraph %d",
+                             cond_id, body_id);
+  if (count_cpu_ops) {
+    env_->cpu_ops.push_back(absl::StrCat(OpLabel(p.index), ": ", p.detail));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SubgraphExecutor::PrepareCallOnceOp(PreparedOp& p,
+                                                 bool count_cpu_ops) {
+  const tfl::OperatorT& op = *p.op;
+  const tfl::CallOnceOptionsT* o = op.builtin_options.AsCallOnceOptions();
+  if (o == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(OpLabel(p.index), ": missing CallOnceOptions"));
+  }
+  if (!op.inputs.empty() || !op.outputs.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        OpLabel(p.index), ": CALL_ONCE takes no inputs and has no outputs"));
+  }
+  const SubgraphId init = o->init_subgraph_index;
+  GRAFT_ASSIGN_OR_RETURN(std::unique_ptr<SubgraphExecutor> e,
+                         CreateCallee(p, init, {}, "init"));
+  if (!e->subgraph().outputs.empty()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: init subgraph %d has %d outputs; it must have none",
+        OpLabel(p.index), init, e->subgraph().outputs.size()));
+  }
+  if (static_cast<size_t>(init) >= env_->call_once_done.size()) {
+    return absl::InternalError(absl::StrCat(
+        OpLabel(p.index), ": LoadEnv::call_once_done is not sized"));
+  }
+  p.callees.push_back(std::move(e));
+  p.init = init;
+  p.kind = PreparedOp::Kind::kCallOnce;
+  p.detail = absl::StrFormat("call once: init subgraph %d", init);
+  if (count_cpu_ops) {
+    env_->cpu_ops.push_back(absl::StrCat(OpLabel(p.index), ": ", p.detail));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SubgraphExecutor::PrepareVariableOp(PreparedOp& p,
+                                                 tfl::BuiltinOperator builtin,
+                                                 bool count_cpu_ops) {
+  const tfl::OperatorT& op = *p.op;
+  ResourceVariables& vars = env_->variables;
+  if (builtin == tfl::BuiltinOperator_VAR_HANDLE) {
+    if (!op.inputs.empty() || op.outputs.size() != 1 ||
+        tensors_[op.outputs[0]].type != tfl::TensorType_RESOURCE) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(OpLabel(p.index),
+                       ": VAR_HANDLE takes no inputs and yields one "
+                       "RESOURCE tensor"));
+    }
+    const tfl::VarHandleOptionsT* o = op.builtin_options.AsVarHandleOptions();
+    const int32_t id = o != nullptr ? vars.Handle(o->container, o->shared_name)
+                                    : vars.Handle("", "");
+    resource_[op.outputs[0]] = id;
+    // The handle is known at load: nothing runs at invoke.
+    p.kind = PreparedOp::Kind::kFolded;
+    p.detail =
+        absl::StrCat("variable ", ResourceVariables::Name(*vars.Get(id)));
+    return absl::OkStatus();
+  }
+  const bool read = builtin == tfl::BuiltinOperator_READ_VARIABLE;
+  if (op.inputs.size() != (read ? 1u : 2u) ||
+      op.outputs.size() != (read ? 1u : 0u) || op.inputs[0] < 0 ||
+      (!read && op.inputs[1] < 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        OpLabel(p.index),
+        read ? ": READ_VARIABLE takes a resource and yields one tensor"
+             : ": ASSIGN_VARIABLE takes a resource and a value and yields "
+               "nothing"));
+  }
+  const int32_t id = resource_[op.inputs[0]];
+  ResourceVariable* v = vars.Get(id);
+  if (v == nullptr) {
+    p.kind = PreparedOp::Kind::kMissing;
+    p.detail = absl::StrFormat(
+        "the variable of resource tensor '%s' is not known at load (it does "
+        "not come from a VAR_HANDLE of this model)",
+        tensors_[op.inputs[0]].name);
+    return absl::OkStatus();
+  }
+  const std::string name = ResourceVariables::Name(*v);
+  absl::Status declared;
+  if (read) {
+    if (!v->declared) {
+      tfl::TensorType type;
+      Shape shape;
+      if (!FindDeclaredAssignment(*model_, v->container, v->shared_name, &type,
+                                  &shape)) {
+        p.kind = PreparedOp::Kind::kMissing;
+        p.detail = absl::StrFormat(
+            "variable %s is read, but no ASSIGN_VARIABLE of it with a static "
+            "shape precedes this read or is found in the model, so its "
+            "dtype and shape are unknown at load",
+            name);
+        return absl::OkStatus();
+      }
+      declared = vars.Declare(
+          id, type, shape,
+          absl::StrCat("an ASSIGN_VARIABLE found in the model for ",
+                       OpLabel(p.index)));
+    }
+  } else {
+    const Tensor& value = tensors_[op.inputs[1]];
+    declared = vars.Declare(id, value.type, value.shape, OpLabel(p.index));
+  }
+  if (absl::IsUnimplemented(declared)) {
+    p.kind = PreparedOp::Kind::kMissing;
+    p.detail = std::string(declared.message());
+    return absl::OkStatus();
+  }
+  if (!declared.ok()) {
+    return absl::Status(declared.code(), absl::StrCat(OpLabel(p.index), ": ",
+                                                      declared.message()));
+  }
+  if (read) {
+    Tensor& out = tensors_[op.outputs[0]];
+    if (out.type != v->type) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: reads %s variable %s into a %s tensor", OpLabel(p.index),
+          TensorTypeName(v->type), name, TensorTypeName(out.type)));
+    }
+    out.shape = v->shape;
+    out.bytes = v->bytes;
+  }
+  p.variable = v;
+  p.kind = read ? PreparedOp::Kind::kReadVariable
+                : PreparedOp::Kind::kAssignVariable;
+  p.detail = absl::StrCat("variable ", name);
   if (count_cpu_ops) {
     env_->cpu_ops.push_back(absl::StrCat(OpLabel(p.index), ": ", p.detail));
   }
@@ -479,6 +893,7 @@ absl::Status SubgraphExecutor::PrepareDispatchOp(PreparedOp& p,
       info.inputs = p.in_ptrs;
       info.outputs = absl::MakeConstSpan(p.out_ptrs.data(), p.out_ptrs.size());
       info.model = model_;
+      info.load_id = env_->load_id;
       info.profiling = env_->profiling;
       absl::StatusOr<std::unique_ptr<DispatchExecutable>> exec =
           backend->Prepare(info);
@@ -661,11 +1076,49 @@ inline absl::Status SubgraphExecutor::RunOp(PreparedOp& p) {
       break;
     }
     case PreparedOp::Kind::kCall:
-      st = p.callee->RunAsCallee(absl::MakeSpan(tensors_), *p.op);
+      st = p.callees[0]->RunAsCallee(absl::MakeSpan(tensors_), *p.op);
       break;
     case PreparedOp::Kind::kDispatch:
       st = p.executable->Execute(p.in_ptrs, p.out_ptrs);
       break;
+    case PreparedOp::Kind::kIf: {
+      const bool cond = tensors_[p.op->inputs[0]].raw_data[0] != 0;
+      st = p.callees[cond ? 0 : 1]->RunAsCallee(absl::MakeSpan(tensors_), *p.op,
+                                                /*first_input=*/1);
+      break;
+    }
+    case PreparedOp::Kind::kWhile:
+      st = RunWhile(p);
+      break;
+    case PreparedOp::Kind::kCallOnce:
+      // Marked done only once the init subgraph succeeded (as TFLite does).
+      if (!env_->call_once_done[p.init]) {
+        st = p.callees[0]->RunBound();
+        if (st.ok()) env_->call_once_done[p.init] = true;
+      }
+      break;
+    case PreparedOp::Kind::kReadVariable: {
+      const ResourceVariable& v = *p.variable;
+      if (!v.assigned) {
+        st = absl::FailedPreconditionError(absl::StrCat(
+            "variable ", ResourceVariables::Name(v),
+            " is read before any ASSIGN_VARIABLE gave it a value"));
+        break;
+      }
+      if (v.bytes > 0) {
+        std::memcpy(tensors_[p.op->outputs[0]].raw_data, v.data, v.bytes);
+      }
+      return absl::OkStatus();
+    }
+    case PreparedOp::Kind::kAssignVariable: {
+      ResourceVariable& v = *p.variable;
+      const Tensor& value = tensors_[p.op->inputs[1]];
+      if (v.bytes > 0 && value.raw_data != v.data) {
+        std::memcpy(v.data, value.raw_data, v.bytes);
+      }
+      v.assigned = true;
+      return absl::OkStatus();
+    }
     case PreparedOp::Kind::kMissing:
       return absl::FailedPreconditionError(
           absl::StrCat(OpLabel(p.index), ": ", p.detail));
@@ -709,23 +1162,75 @@ absl::Status SubgraphExecutor::RunProfiled() {
 }
 
 absl::Status SubgraphExecutor::RunAsCallee(absl::Span<Tensor> caller,
-                                           const tfl::OperatorT& op) {
+                                           const tfl::OperatorT& op,
+                                           size_t first_input) {
+  for (size_t i = 0; i < bound_in_.size(); ++i) {
+    bound_in_[i] = caller[op.inputs[first_input + i]].raw_data;
+  }
+  for (size_t i = 0; i < bound_out_.size(); ++i) {
+    bound_out_[i] = caller[op.outputs[i]].raw_data;
+  }
+  return RunBound();
+}
+
+absl::Status SubgraphExecutor::RunBound() {
   const Subgraph& sg = subgraph();
   for (size_t i = 0; i < sg.inputs.size(); ++i) {
-    tensors_[sg.inputs[i]].raw_data = caller[op.inputs[i]].raw_data;
+    tensors_[sg.inputs[i]].raw_data = bound_in_[i];
   }
   for (size_t i = 0; i < sg.outputs.size(); ++i) {
-    if (output_bindable_[i]) {
-      tensors_[sg.outputs[i]].raw_data = caller[op.outputs[i]].raw_data;
-    }
+    if (output_bindable_[i]) tensors_[sg.outputs[i]].raw_data = bound_out_[i];
   }
   GRAFT_RETURN_IF_ERROR(Run());
   for (size_t i = 0; i < sg.outputs.size(); ++i) {
     if (output_bindable_[i]) continue;
     const Tensor& src = tensors_[sg.outputs[i]];
-    Tensor& dst = caller[op.outputs[i]];
-    if (src.bytes > 0 && src.raw_data != dst.raw_data) {
-      std::memcpy(dst.raw_data, src.raw_data, src.bytes);
+    if (src.bytes > 0 && src.raw_data != bound_out_[i]) {
+      std::memcpy(bound_out_[i], src.raw_data, src.bytes);
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The loop variables live in two buffer sets: set 0 is the op's outputs,
+// set 1 the op's scratch. Each iteration the body reads one set and writes
+// the other, so nothing is copied per iteration but the outputs the body
+// does not compute (a variable passed through).
+absl::Status SubgraphExecutor::RunWhile(PreparedOp& p) {
+  const tfl::OperatorT& op = *p.op;
+  const size_t n = op.inputs.size();
+  SubgraphExecutor& cond = *p.callees[0];
+  SubgraphExecutor& body = *p.callees[1];
+  for (size_t i = 0; i < n; ++i) {
+    const Tensor& in = tensors_[op.inputs[i]];
+    Tensor& out = tensors_[op.outputs[i]];
+    if (out.bytes > 0 && out.raw_data != in.raw_data) {
+      std::memcpy(out.raw_data, in.raw_data, out.bytes);
+    }
+    p.loop_bufs[0][i] = out.raw_data;
+    p.loop_bufs[1][i] = p.scratch + p.loop_offsets[i];
+  }
+  uint8_t* const cond_out = p.scratch + p.cond_offset;
+  absl::Span<uint8_t*> cond_in = cond.callee_inputs();
+  absl::Span<uint8_t*> body_in = body.callee_inputs();
+  absl::Span<uint8_t*> body_out = body.callee_outputs();
+  cond.callee_outputs()[0] = cond_out;
+  int cur = 0;
+  for (;;) {
+    for (size_t i = 0; i < n; ++i) cond_in[i] = p.loop_bufs[cur][i];
+    GRAFT_RETURN_IF_ERROR(cond.RunBound());
+    if (cond_out[0] == 0) break;
+    for (size_t i = 0; i < n; ++i) {
+      body_in[i] = p.loop_bufs[cur][i];
+      body_out[i] = p.loop_bufs[1 - cur][i];
+    }
+    GRAFT_RETURN_IF_ERROR(body.RunBound());
+    cur = 1 - cur;
+  }
+  if (cur == 1) {
+    for (size_t i = 0; i < n; ++i) {
+      const size_t bytes = tensors_[op.outputs[i]].bytes;
+      if (bytes > 0) std::memcpy(p.loop_bufs[0][i], p.loop_bufs[1][i], bytes);
     }
   }
   return absl::OkStatus();
@@ -741,6 +1246,13 @@ OpReport::Where SubgraphExecutor::WhereOf(const PreparedOp& p) {
       return p.fallback ? OpReport::Where::kFallback : OpReport::Where::kCall;
     case PreparedOp::Kind::kDispatch:
       return OpReport::Where::kVendor;
+    case PreparedOp::Kind::kIf:
+    case PreparedOp::Kind::kWhile:
+    case PreparedOp::Kind::kCallOnce:
+      return OpReport::Where::kCall;
+    case PreparedOp::Kind::kReadVariable:
+    case PreparedOp::Kind::kAssignVariable:
+      return OpReport::Where::kCpu;
     case PreparedOp::Kind::kMissing:
       break;
   }
@@ -760,8 +1272,8 @@ SubgraphReport SubgraphExecutor::Report() const {
     o.detail = p.detail;
     o.reduction_length = p.reduction_length;
     o.where = WhereOf(p);
-    if (p.kind == PreparedOp::Kind::kCall) {
-      o.callee.push_back(p.callee->Report());
+    if (p.kind != PreparedOp::Kind::kMissing) {
+      for (const auto& c : p.callees) o.callee.push_back(c->Report());
     }
     r.ops.push_back(std::move(o));
   }
@@ -787,9 +1299,7 @@ void SubgraphExecutor::AppendProfile(int depth,
       o.vendor_median_ns = Median(p.vendor_ns);
     }
     out->push_back(std::move(o));
-    if (p.kind == PreparedOp::Kind::kCall) {
-      p.callee->AppendProfile(depth + 1, out);
-    }
+    for (const auto& c : p.callees) c->AppendProfile(depth + 1, out);
   }
 }
 
@@ -809,7 +1319,7 @@ void SubgraphExecutor::ResetProfile() {
   for (PreparedOp& p : ops_) {
     p.profile_ns.clear();
     p.vendor_ns.clear();
-    if (p.callee != nullptr) p.callee->ResetProfile();
+    for (const auto& c : p.callees) c->ResetProfile();
   }
 }
 

@@ -10,8 +10,28 @@
 // evaluates the ops in order with no allocation.
 //
 // A subgraph run by a call (STABLEHLO_COMPOSITE's decomposition, a dispatch
-// op's fallback) is an executor with external I/O: its inputs and outputs
-// are not in its arena but bound to the caller's tensors before each run.
+// op's fallback, IF's branches, WHILE's cond and body, CALL_ONCE's init) is
+// an executor with external I/O: its inputs and outputs are not in its arena
+// but bound to the caller's buffers before each run (callee_inputs(),
+// callee_outputs(), RunBound()). Every call site gets its own callee
+// executors, even when several ops call one subgraph: a callee's bindings,
+// arena and kernel state belong to one caller, and nested or repeated calls
+// (a body calling the same subgraph as its caller) must not share them.
+//
+// Control flow, static shapes only (everything is prepared at load and a run
+// allocates nothing):
+// - IF runs its then or else branch with inputs 1..n; both branches must
+//   yield the same dtypes and shapes.
+// - WHILE keeps its loop variables in the op's outputs and in scratch of
+//   the op (double buffering: the body reads one set and writes the other),
+//   so zero iterations leave outputs = inputs. A body that changes a loop
+//   variable's shape is refused at load.
+// - CALL_ONCE runs its init subgraph at the first Invoke that reaches it
+//   (once per runtime and init subgraph, as LoadEnv::call_once_done says).
+// Resource variables (resource_variables.h): RESOURCE tensors carry no data
+// at run time; which variable each one names is resolved at load (VAR_HANDLE
+// is folded; ids flow into callees and out of their outputs), so
+// READ_VARIABLE and ASSIGN_VARIABLE are copies from / into the variable.
 //
 // Profiling (LoadEnv::profiling, set from RuntimeOptions::profiling): Run()
 // then times every op and the whole run with a monotonic clock and keeps
@@ -31,11 +51,13 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "core/compiled_format.h"
 #include "core/model.h"
 #include "dispatch/dispatch_backend.h"
 #include "dispatch/kernel.h"
+#include "dispatch/resource_variables.h"
 #include "dispatch/runtime_report.h"
 #include "dispatch/tensor.h"
 #include "dispatch/thread_pool.h"
@@ -59,12 +81,30 @@ struct LoadEnv {
   std::vector<std::string> cpu_ops;
   // Time every op of every run (see Profile()).
   bool profiling = false;
+  // Unique per load in this process (DispatchOpInfo::load_id).
+  uint64_t load_id = 0;
+
+  // The runtime's resource variables (VAR_HANDLE), shared by all its
+  // subgraphs and signatures.
+  ResourceVariables variables;
+  // Per subgraph id: whether a CALL_ONCE has run it as its init subgraph
+  // (sized to the model's subgraph count at load).
+  std::vector<bool> call_once_done;
+};
+
+// What a caller knows at load about the inputs of a subgraph it calls.
+struct CalleeInputs {
+  // The caller's shapes, one per input of the callee.
+  std::vector<Shape> shapes;
+  // Per input: the resource variable id a RESOURCE input names (-1 none).
+  std::vector<int32_t> resources;
 };
 
 class SubgraphExecutor {
  public:
-  // Prepares subgraph `id`. `input_shapes`, when given, overrides the
-  // declared shapes of the subgraph's inputs (a caller's actual shapes).
+  // Prepares subgraph `id`. `inputs`, when given, overrides the declared
+  // shapes of the subgraph's inputs (a caller's actual shapes) and names the
+  // variables of its RESOURCE inputs.
   // `external_io`: inputs/outputs are bound per run by a caller instead of
   // living in the arena. `count_cpu_ops`: list this subgraph's CPU ops in
   // env->cpu_ops (off inside calls, whose calling op is listed instead).
@@ -72,8 +112,8 @@ class SubgraphExecutor {
   // on (outputs take their declared shapes) so all of them are reported;
   // other errors return at once.
   static absl::StatusOr<std::unique_ptr<SubgraphExecutor>> Create(
-      LoadEnv* env, SubgraphId id, const std::vector<Shape>* input_shapes,
-      bool external_io, bool count_cpu_ops, int depth = 0);
+      LoadEnv* env, SubgraphId id, const CalleeInputs* inputs, bool external_io,
+      bool count_cpu_ops, int depth = 0);
 
   ~SubgraphExecutor();
   SubgraphExecutor(const SubgraphExecutor&) = delete;
@@ -95,9 +135,25 @@ class SubgraphExecutor {
   // Evaluates every op in order.
   absl::Status Run();
   // Runs as the callee of `caller`'s op `op`: binds this subgraph's inputs
-  // and outputs to the op's tensors, runs, and copies outputs no op wrote.
+  // to the op's inputs from `first_input` on and its outputs to the op's
+  // outputs, runs, and copies outputs no op wrote.
   absl::Status RunAsCallee(absl::Span<Tensor> caller_tensors,
-                           const tfl::OperatorT& op);
+                           const tfl::OperatorT& op, size_t first_input = 0);
+
+  // External I/O (executors created with external_io): the buffers the
+  // subgraph's inputs / outputs are bound to at the next RunBound(), one
+  // per subgraph input / output, each holding that tensor's bytes. Filled
+  // by the caller; sized at load.
+  absl::Span<uint8_t*> callee_inputs() { return absl::MakeSpan(bound_in_); }
+  absl::Span<uint8_t*> callee_outputs() { return absl::MakeSpan(bound_out_); }
+  // Binds inputs and outputs to callee_inputs() / callee_outputs(), runs,
+  // and copies into the bound output buffers the outputs no op wrote (an
+  // input passed through, a constant, a repeated output).
+  absl::Status RunBound();
+
+  // The resource variable id RESOURCE tensor `id` names, -1 when none or
+  // not known at load.
+  int32_t resource(TensorId id) const { return resource_[id]; }
 
   // What runs where, recursively through calls.
   SubgraphReport Report() const;
@@ -119,13 +175,24 @@ class SubgraphExecutor {
   };
   SubgraphExecutor(LoadEnv* env, SubgraphId id, int depth);
 
-  absl::Status InitTensors(const std::vector<Shape>* input_shapes);
+  absl::Status InitTensors(const CalleeInputs* inputs);
   absl::Status PrepareOps(bool count_cpu_ops);
   absl::Status PrepareKernelOp(PreparedOp& p, tfl::BuiltinOperator builtin,
                                bool count_cpu_ops);
   absl::Status PrepareCallOp(PreparedOp& p, SubgraphId callee,
                              bool count_cpu_ops, const std::string& why);
   absl::Status PrepareDispatchOp(PreparedOp& p, bool count_cpu_ops);
+  // A callee executor for op `p` running subgraph `callee` on the caller
+  // tensors `inputs`; `role` names it in messages ("body").
+  absl::StatusOr<std::unique_ptr<SubgraphExecutor>> CreateCallee(
+      const PreparedOp& p, SubgraphId callee, absl::Span<const TensorId> inputs,
+      absl::string_view role);
+  absl::Status PrepareIfOp(PreparedOp& p, bool count_cpu_ops);
+  absl::Status PrepareWhileOp(PreparedOp& p, bool count_cpu_ops);
+  absl::Status PrepareCallOnceOp(PreparedOp& p, bool count_cpu_ops);
+  absl::Status PrepareVariableOp(PreparedOp& p, tfl::BuiltinOperator builtin,
+                                 bool count_cpu_ops);
+  absl::Status RunWhile(PreparedOp& p);
   absl::Status FoldOp(PreparedOp& p);
   void UseDeclaredOutputShapes(const tfl::OperatorT& op);
   absl::Status PlanMemory();
@@ -154,6 +221,10 @@ class SubgraphExecutor {
   std::vector<int64_t> run_ns_;
   // Outputs a caller can bind directly (written here, listed once).
   std::vector<bool> output_bindable_;
+  // External I/O: the buffers of the next RunBound().
+  std::vector<uint8_t*> bound_in_, bound_out_;
+  // Per tensor: the resource variable a RESOURCE tensor names (-1 none).
+  std::vector<int32_t> resource_;
 
   struct FreeDeleter {
     void operator()(uint8_t* p) const;

@@ -704,8 +704,9 @@ absl::Status PrepareQuantizedLstmCommon(PrepareContext& ctx, bool sequence) {
 
   // TFLite's interpreter starts the states where ResetVariableTensor puts
   // them: an INT8 variable at its zero point, others at 0, whatever buffer
-  // the model gives. The runtime zero-fills variables (or copies their
-  // buffer), so the initial state is set here, once at load.
+  // the model gives (the runtime does so too for states without a buffer,
+  // and copies a buffer when there is one), so the initial state is set
+  // here, once at load.
   std::memset(h_state->raw_data, static_cast<uint8_t>(s->output_state_zp),
               h_state->bytes);
   std::memset(c_state->raw_data, 0, c_state->bytes);
