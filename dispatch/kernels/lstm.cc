@@ -31,27 +31,11 @@
 
 #include "dispatch/kernels/gemm.h"
 #include "dispatch/kernels/kernel_util.h"
+#include "dispatch/kernels/lstm_shared.h"
 
 namespace graft {
 namespace kernels {
 namespace {
-
-// Input indices (TFLite's lstm_shared.h order).
-enum LstmInput {
-  kInput = 0,
-  kInputToGate = 1,      // 1..4: input, forget, cell, output
-  kRecurrentToGate = 5,  // 5..8
-  kCellToGate = 9,       // 9..11: input, forget, output (peephole)
-  kGateBias = 12,        // 12..15
-  kProjectionWeights = 16,
-  kProjectionBias = 17,
-  kOutputState = 18,
-  kCellState = 19,
-  kLayerNorm = 20,  // 20..23
-};
-
-// Gates in TFLite's order; the packed weights hold them side by side.
-enum Gate { kI = 0, kF = 1, kZ = 2, kO = 3 };
 
 struct LstmState : KernelState {
   int64_t batch = 0, steps = 0, n_input = 0, n_cell = 0, n_output = 0;

@@ -40,27 +40,12 @@
 #include <vector>
 
 #include "dispatch/kernels/kernel_util.h"
+#include "dispatch/kernels/lstm_shared.h"
 #include "dispatch/kernels/quantization_util.h"
 
 namespace graft {
 namespace kernels {
 namespace {
-
-// Input indices (TFLite's lstm_shared.h order).
-enum LstmInput {
-  kInput = 0,
-  kInputToGate = 1,      // 1..4: input, forget, cell, output
-  kRecurrentToGate = 5,  // 5..8
-  kCellToGate = 9,       // 9..11: input, forget, output (peephole)
-  kGateBias = 12,        // 12..15
-  kProjectionWeights = 16,
-  kProjectionBias = 17,
-  kOutputState = 18,
-  kCellState = 19,
-  kLayerNorm = 20,  // 20..23
-};
-
-enum Gate { kI = 0, kF = 1, kZ = 2, kO = 3 };
 
 // ---- gemmlowp's 16-bit fixed point, as TFLite's integer LSTM uses it ----
 
