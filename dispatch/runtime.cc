@@ -53,6 +53,10 @@ absl::Status Signature::BindOutput(size_t i, void* data, size_t bytes) {
 
 absl::Status Signature::Invoke() { return executor_->Run(); }
 
+absl::Status Signature::ResizeInputs(const std::vector<Shape>& shapes) {
+  return runtime_->Resize(*this, shapes);
+}
+
 Runtime::Runtime() = default;
 Runtime::~Runtime() = default;
 
@@ -86,6 +90,7 @@ absl::Status Runtime::Init(const RuntimeOptions& options) {
   env_->model = model_.get();
   env_->pool = pool_.get();
   env_->profiling = options.profiling;
+  policy_ = options.policy;
   static std::atomic<uint64_t> next_load_id{1};
   env_->load_id = next_load_id.fetch_add(1, std::memory_order_relaxed);
   env_->call_once_done.assign(model.subgraphs.size(), false);
@@ -170,6 +175,7 @@ absl::Status Runtime::Init(const RuntimeOptions& options) {
   }
 
   const Subgraph& main_sg = model.subgraphs[0];
+  main_.runtime_ = this;
   main_.executor_ = by_subgraph[0];
   main_.inputs_ = main_sg.inputs;
   main_.outputs_ = main_sg.outputs;
@@ -181,6 +187,7 @@ absl::Status Runtime::Init(const RuntimeOptions& options) {
   }
   for (const tfl::SignatureDefT& def : model.signature_defs) {
     Signature sig;
+    sig.runtime_ = this;
     sig.key_ = def.signature_key;
     sig.executor_ = by_subgraph[def.subgraph_index];
     for (const auto& m : def.inputs) {
@@ -192,6 +199,89 @@ absl::Status Runtime::Init(const RuntimeOptions& options) {
       sig.output_names_.push_back(m->name);
     }
     signatures_.push_back(std::move(sig));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Runtime::Resize(Signature& sig, const std::vector<Shape>& shapes) {
+  const SubgraphId id = sig.executor_->id();
+  const Subgraph& sg = model_->subgraphs[id];
+  const std::string where =
+      sig.key_.empty() ? std::string("subgraph 0")
+                       : absl::StrCat("signature '", sig.key_, "'");
+  if (shapes.size() != sig.inputs_.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s has %d inputs, %d shapes given", where,
+                        sig.inputs_.size(), shapes.size()));
+  }
+  // The new shapes in the subgraph's input order; inputs the signature does
+  // not name keep theirs.
+  CalleeInputs inputs;
+  for (TensorId t : sg.inputs) {
+    inputs.shapes.push_back(sig.executor_->tensor(t)->shape);
+  }
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const TensorId t = sig.inputs_[i];
+    const tfl::TensorT& declared = sg.tensors[t];
+    const Shape& want = shapes[i];
+    const std::string label =
+        absl::StrCat(where, " input ", i, " ('", sig.input_names_[i], "')");
+    if (want.size() != declared.shape.size()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: rank %d given, the model's is %d (%s)", label, want.size(),
+          declared.shape.size(), ShapeToString(declared.shape)));
+    }
+    for (size_t d = 0; d < want.size(); ++d) {
+      if (want[d] < 0) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "%s: dimension %d is %d", label, d, want[d]));
+      }
+      const bool fixed = d < declared.shape_signature.size() &&
+                         declared.shape_signature[d] >= 0;
+      if (fixed && want[d] != declared.shape_signature[d]) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "%s: dimension %d is fixed at %d by the model (shape signature "
+            "%s), %d given",
+            label, d, declared.shape_signature[d],
+            ShapeToString(declared.shape_signature), want[d]));
+      }
+    }
+    const auto pos = std::find(sg.inputs.begin(), sg.inputs.end(), t);
+    if (pos == sg.inputs.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(label, ": not an input of subgraph ", id));
+    }
+    inputs.shapes[pos - sg.inputs.begin()] = want;
+  }
+  env_->missing.clear();
+  env_->cpu_ops.clear();
+  GRAFT_ASSIGN_OR_RETURN(
+      std::unique_ptr<SubgraphExecutor> fresh,
+      SubgraphExecutor::Create(env_.get(), id, &inputs, /*external_io=*/false,
+                               /*count_cpu_ops=*/true));
+  if (!env_->missing.empty()) {
+    return absl::UnimplementedError(
+        absl::StrCat(where, " at the new shapes: ",
+                     absl::StrJoin(env_->missing, "; ")));
+  }
+  if (policy_ == AcceleratorPolicy::kRequireAccelerator &&
+      !env_->cpu_ops.empty()) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "policy kRequireAccelerator: at the new shapes %d ops of %s would "
+        "run on CPU:\n  %s",
+        env_->cpu_ops.size(), where, absl::StrJoin(env_->cpu_ops, "\n  ")));
+  }
+  SubgraphExecutor* old = sig.executor_;
+  for (auto& e : executors_) {
+    if (e.get() == old) e = std::move(fresh);
+  }
+  SubgraphExecutor* now = nullptr;
+  for (auto& e : executors_) {
+    if (e->id() == id) now = e.get();
+  }
+  if (main_.executor_ == old) main_.executor_ = now;
+  for (Signature& s : signatures_) {
+    if (s.executor_ == old) s.executor_ = now;
   }
   return absl::OkStatus();
 }

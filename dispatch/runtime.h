@@ -55,6 +55,7 @@
 
 namespace graft {
 
+class Runtime;
 class SubgraphExecutor;
 class ThreadPool;
 struct LoadEnv;
@@ -114,8 +115,21 @@ class Signature {
 
   absl::Status Invoke();
 
+  // Re-prepares this entry point for new input shapes, one per input in
+  // signature order (TFLite's ResizeInputTensor + AllocateTensors): kernels
+  // are prepared again, constants refolded and the arena re-planned. A
+  // dimension the model declares fixed (its shape_signature is not -1)
+  // must keep its size; the rank must stay. On success every tensor pointer
+  // and binding of this entry point (and of others on the same subgraph) is
+  // reset: bind or fetch them again. On failure nothing changes. A dispatch
+  // op whose vendor cannot take the new shapes runs its fallback on CPU
+  // (kAllowCpuFallback) or the resize fails (kRequireAccelerator).
+  // Allocates: not for the invoke path.
+  absl::Status ResizeInputs(const std::vector<Shape>& shapes);
+
  private:
   friend class Runtime;
+  Runtime* runtime_ = nullptr;
   std::string key_;
   SubgraphExecutor* executor_ = nullptr;
   std::vector<TensorId> inputs_, outputs_;
@@ -149,6 +163,9 @@ class Runtime {
     return main_.BindOutput(i, data, bytes);
   }
   absl::Status Invoke() { return main_.Invoke(); }
+  absl::Status ResizeInputs(const std::vector<Shape>& shapes) {
+    return main_.ResizeInputs(shapes);
+  }
 
   // The model's signatures, in model order.
   size_t num_signatures() const { return signatures_.size(); }
@@ -165,14 +182,17 @@ class Runtime {
   const Model& model() const { return *model_; }
 
  private:
+  friend class Signature;
   Runtime();
   absl::Status Init(const RuntimeOptions& options);
+  absl::Status Resize(Signature& sig, const std::vector<Shape>& shapes);
 
   std::unique_ptr<Model> model_;
   std::unique_ptr<Manifest> manifest_;
   std::vector<std::shared_ptr<DispatchBackend>> backends_;
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<LoadEnv> env_;
+  AcceleratorPolicy policy_ = AcceleratorPolicy::kAllowCpuFallback;
   // One executor per entry subgraph, in subgraph order.
   std::vector<std::unique_ptr<SubgraphExecutor>> executors_;
   Signature main_;

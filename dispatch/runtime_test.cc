@@ -166,6 +166,49 @@ TEST(RuntimeTest, RefusesTheDeprecatedCallOpAtLoad) {
               HasSubstr("op 0 (CALL): the deprecated CALL op is not supported"));
 }
 
+TEST(RuntimeTest, ResizeInputsReshapesWhatTheModelLeavesOpen) {
+  ModelBuilder mb;
+  auto& g = mb.Subgraph("main");
+  TensorId x = g.Input("x", F32, {1, 3});
+  TensorId c = g.Constant<float>("c", {3}, {1, 2, 3});
+  g.Output(g.Op(tfl::BuiltinOperator_MUL).In(x, c).Out("y", F32, {1, 3}));
+  Model model = std::move(mb).BuildUnverified();
+  model.subgraphs[0].tensors[x].shape_signature = {-1, 3};
+  auto rt = Runtime::LoadModel(std::move(model));
+  ASSERT_TRUE(rt.ok()) << rt.status();
+
+  ASSERT_TRUE((*rt)->ResizeInputs({{4, 3}}).ok());
+  ASSERT_EQ((*rt)->input(0)->shape, (Shape{4, 3}));
+  std::vector<float> in(12);
+  for (int i = 0; i < 12; ++i) in[i] = static_cast<float>(i);
+  std::memcpy((*rt)->input(0)->raw_data, in.data(), sizeof(float) * 12);
+  ASSERT_TRUE((*rt)->Invoke().ok());
+  const Tensor* y = (*rt)->output(0);
+  ASSERT_EQ(y->shape, (Shape{4, 3}));
+  for (int i = 0; i < 12; ++i) {
+    EXPECT_EQ(y->data<float>()[i], in[i] * (i % 3 + 1)) << i;
+  }
+  // Back to one row; the binding API works on the new tensors.
+  ASSERT_TRUE((*rt)->ResizeInputs({{1, 3}}).ok());
+  float one[3] = {2, 2, 2}, out[3] = {};
+  ASSERT_TRUE((*rt)->BindInput(0, one, sizeof(one)).ok());
+  ASSERT_TRUE((*rt)->BindOutput(0, out, sizeof(out)).ok());
+  ASSERT_TRUE((*rt)->Invoke().ok());
+  EXPECT_EQ(std::vector<float>(out, out + 3), (std::vector<float>{2, 4, 6}));
+
+  // Refusals name the input and leave the runtime as it was.
+  absl::Status st = (*rt)->ResizeInputs({{2, 4}});
+  EXPECT_THAT(std::string(st.message()),
+              HasSubstr("input 0 ('x'): dimension 1 is fixed at 3 by the model"));
+  st = (*rt)->ResizeInputs({{6}});
+  EXPECT_THAT(std::string(st.message()), HasSubstr("rank 1 given, the model's is 2"));
+  st = (*rt)->ResizeInputs({});
+  EXPECT_THAT(std::string(st.message()), HasSubstr("has 1 inputs, 0 shapes given"));
+  EXPECT_EQ((*rt)->input(0)->shape, (Shape{1, 3}));
+  ASSERT_TRUE((*rt)->Invoke().ok());
+  EXPECT_EQ(std::vector<float>(out, out + 3), (std::vector<float>{2, 4, 6}));
+}
+
 TEST(RuntimeTest, ReportsKernelErrorsWithTheOp) {
   ModelBuilder mb;
   auto& g = mb.Subgraph("main");

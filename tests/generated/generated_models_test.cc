@@ -239,6 +239,59 @@ TEST_P(GeneratedModelTest, CompilesWithExampleVendor) {
 }
 
 // The table names only models that exist, so it cannot outlive them.
+// The dynamic-batch model (batch dimension -1) resized to batch 3: row 0
+// is the reference input and must give the reference output; rows 1 and 2
+// (scaled and mirrored copies) must give what a batch-1 runtime gives for
+// them alone. A fixed dimension cannot be resized.
+TEST(GeneratedModelsTest, DynamicBatchModelResizesToBatchThree) {
+  const std::string name = "dynamic_batch_float";
+  auto rt = Runtime::Load(ModelPath(name));
+  ASSERT_TRUE(rt.ok()) << rt.status();
+  auto one = Runtime::Load(ModelPath(name));
+  ASSERT_TRUE(one.ok()) << one.status();
+  auto ref_in = ReadNpy(RefDir(name) + "/input_0.npy");
+  auto ref_out = ReadNpy(RefDir(name) + "/output_0.npy");
+  ASSERT_TRUE(ref_in.ok() && ref_out.ok());
+  const size_t row_in = ref_in->data.size();
+
+  absl::Status fixed = (*rt)->ResizeInputs({{3, 16, 16, 4}});
+  EXPECT_FALSE(fixed.ok());
+  EXPECT_NE(fixed.message().find("dimension 3 is fixed at 3"), std::string::npos)
+      << fixed;
+  ASSERT_TRUE((*rt)->ResizeInputs({{3, 16, 16, 3}}).ok());
+  Tensor* in = (*rt)->input(0);
+  ASSERT_EQ(in->shape, (Shape{3, 16, 16, 3}));
+  ASSERT_EQ(in->bytes, 3 * row_in);
+  std::vector<std::vector<float>> rows(3);
+  const auto* base = reinterpret_cast<const float*>(ref_in->data.data());
+  const size_t n = row_in / sizeof(float);
+  for (size_t i = 0; i < n; ++i) {
+    rows[0].push_back(base[i]);
+    rows[1].push_back(base[i] * 0.5f);
+    rows[2].push_back(base[n - 1 - i]);
+  }
+  for (int r = 0; r < 3; ++r) {
+    std::memcpy(in->raw_data + r * row_in, rows[r].data(), row_in);
+  }
+  ASSERT_TRUE((*rt)->Invoke().ok());
+  const Tensor* out = (*rt)->output(0);
+  ASSERT_EQ(out->shape, (Shape{3, 10}));
+  const int64_t k = (*rt)->Report().MaxReductionLength();
+  for (int r = 0; r < 3; ++r) {
+    Tensor row = *out;
+    row.shape = {1, 10};
+    row.bytes = out->bytes / 3;
+    row.raw_data = out->raw_data + r * row.bytes;
+    NpyArray want = *ref_out;
+    if (r > 0) {
+      std::memcpy((*one)->input(0)->raw_data, rows[r].data(), row_in);
+      ASSERT_TRUE((*one)->Invoke().ok());
+      want = TensorToNpy(*(*one)->output(0));
+    }
+    EXPECT_EQ(CompareToReference(row, want, k, 0), "") << "row " << r;
+  }
+}
+
 TEST(GeneratedModelsTest, NotYetRunnableNamesExistingModels) {
   std::vector<std::string> names = ModelNames();
   for (const auto& [name, error] : NotYetRunnable()) {
