@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
@@ -22,6 +23,7 @@ namespace {
 
 constexpr char kUsage[] =
     "graft run MODEL [--input=NAME_OR_INDEX=FILE.npy,...] [--seed=N]\n"
+    "          [--input-shape=NAME_OR_INDEX=DxDx...,...]\n"
     "          [--output-dir=DIR] [--iterations=N] [--threads=N]\n"
     "          [--dispatch-dir=DIR] [--plugin-dir=DIR [--cache-dir=DIR]]\n"
     "          [--require-accelerator] [--signature=KEY] [--profile]";
@@ -126,11 +128,16 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
                   std::ostream& err) {
   std::string inputs_flag, output_dir, dispatch_dir = DefaultPluginDir(),
       plugin_dir, cache_dir, signature_key;
+  std::string shapes_flag;
   int64_t seed = 1, iterations = 1, threads = 1;
   bool require_accelerator = false, profile = false;
   FlagParser flags(kUsage, kDescription);
   flags.AddString("input", &inputs_flag,
                   "comma-separated NAME_OR_INDEX=FILE.npy; others are random");
+  flags.AddString("input-shape", &shapes_flag,
+                  "comma-separated NAME_OR_INDEX=DxDx... shapes for inputs the "
+                  "model leaves dynamic (-1); an .npy input of another shape "
+                  "resizes its input too");
   flags.AddInt("seed", &seed, "seed of the random inputs");
   flags.AddString("output-dir", &output_dir, "write each output as NAME.npy here");
   flags.AddInt("iterations", &iterations, "timed runs (after one warm-up run)");
@@ -195,18 +202,60 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
   }
 
   std::mt19937 rng(static_cast<uint32_t>(seed));
-  std::vector<std::string> given(sig->num_inputs());
-  for (absl::string_view item : absl::StrSplit(inputs_flag, ',', absl::SkipEmpty())) {
-    std::pair<std::string, std::string> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
-    size_t index = sig->num_inputs();
-    for (size_t i = 0; i < sig->num_inputs(); ++i) {
-      if (sig->input_name(i) == kv.first || std::to_string(i) == kv.first) index = i;
+  // NAME_OR_INDEX=VALUE items of a flag, by input index.
+  auto per_input = [&](const std::string& flag, const std::string& text,
+                       std::vector<std::string>* values) -> absl::Status {
+    values->assign(sig->num_inputs(), "");
+    for (absl::string_view item : absl::StrSplit(text, ',', absl::SkipEmpty())) {
+      std::pair<std::string, std::string> kv =
+          absl::StrSplit(item, absl::MaxSplits('=', 1));
+      size_t index = sig->num_inputs();
+      for (size_t i = 0; i < sig->num_inputs(); ++i) {
+        if (sig->input_name(i) == kv.first || std::to_string(i) == kv.first) index = i;
+      }
+      if (index == sig->num_inputs()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--", flag, ": the model has no input '", kv.first, "'"));
+      }
+      (*values)[index] = kv.second;
     }
-    if (index == sig->num_inputs()) {
-      return fail(absl::InvalidArgumentError(absl::StrCat(
-                      "--input: the model has no input '", kv.first, "'")), 2);
+    return absl::OkStatus();
+  };
+  std::vector<std::string> given, shape_text;
+  if (absl::Status st = per_input("input", inputs_flag, &given); !st.ok()) {
+    return fail(st, 2);
+  }
+  if (absl::Status st = per_input("input-shape", shapes_flag, &shape_text); !st.ok()) {
+    return fail(st, 2);
+  }
+  std::vector<NpyArray> npys(sig->num_inputs());
+  std::vector<Shape> shapes(sig->num_inputs());
+  bool resize = false;
+  for (size_t i = 0; i < sig->num_inputs(); ++i) {
+    shapes[i] = sig->input(i)->shape;
+    if (!shape_text[i].empty()) {
+      Shape wanted;
+      for (absl::string_view d : absl::StrSplit(shape_text[i], 'x')) {
+        int32_t v = 0;
+        if (!absl::SimpleAtoi(d, &v) || v < 0) {
+          return fail(absl::InvalidArgumentError(absl::StrCat(
+                          "--input-shape: '", shape_text[i],
+                          "' is not a shape like 1x224x224x3")), 2);
+        }
+        wanted.push_back(v);
+      }
+      shapes[i] = wanted;
     }
-    given[index] = kv.second;
+    if (!given[i].empty()) {
+      auto npy = ReadNpy(given[i]);
+      if (!npy.ok()) return fail(npy.status(), 1);
+      if (shape_text[i].empty()) shapes[i].assign(npy->shape.begin(), npy->shape.end());
+      npys[i] = *std::move(npy);
+    }
+    resize |= shapes[i] != sig->input(i)->shape;
+  }
+  if (resize) {
+    if (absl::Status st = sig->ResizeInputs(shapes); !st.ok()) return fail(st, 1);
   }
   for (size_t i = 0; i < sig->num_inputs(); ++i) {
     Tensor* t = sig->input(i);
@@ -214,8 +263,7 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
       FillRandom(t, rng);
       continue;
     }
-    auto npy = ReadNpy(given[i]);
-    if (!npy.ok()) return fail(npy.status(), 1);
+    const NpyArray* npy = &npys[i];
     if (npy->type != t->type || npy->data.size() != t->bytes) {
       return fail(absl::InvalidArgumentError(absl::StrCat(
                       given[i], ": ", TensorTypeName(npy->type), " with ",

@@ -14,6 +14,7 @@
 #include "core/model_builder.h"
 #include "core/model_io.h"
 #include "core/test_support.h"
+#include "dispatch/npy.h"
 #include "dispatch/runtime.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -247,6 +248,39 @@ TEST(RunCommandTest, ProfilePrintsATableOfTheTimedRuns) {
   EXPECT_THAT(text, HasSubstr("profile of subgraph 0 'main': 3 runs,"));
   EXPECT_THAT(text, ::testing::ContainsRegex("\n  0 +TANH +cpu +3 "));
   EXPECT_THAT(text, ::testing::ContainsRegex("\n  1 +RELU +cpu +3 "));
+}
+
+// --input-shape resizes an input the model leaves dynamic; an .npy of
+// another shape does too; a fixed dimension is refused by name.
+TEST(RunCommandTest, InputShapesResizeDynamicInputs) {
+  testing::TempDir dir;
+  const std::string path = dir.Join("model.tflite");
+  ModelBuilder mb;
+  auto& g = mb.Subgraph("main");
+  TensorId x = g.Input("x", F32, {1, 4});
+  g.Output(g.Op(tfl::BuiltinOperator_RELU).In(x).Out("y", F32, {1, 4}));
+  Model model = std::move(mb).BuildUnverified();
+  model.subgraphs[0].tensors[x].shape_signature = {-1, 4};
+  ASSERT_TRUE(SaveModel(model, path).ok());
+
+  std::ostringstream out, err;
+  ASSERT_EQ(tools::RunRunCommand({path, "--input-shape=x=3x4"}, out, err), 0)
+      << err.str();
+  EXPECT_THAT(out.str(), HasSubstr("output y: 3x4 FLOAT32"));
+
+  const std::vector<uint8_t> zeros(5 * 4 * sizeof(float), 0);
+  const std::string npy = dir.Join("x.npy");
+  ASSERT_TRUE(WriteNpy(npy, F32, std::vector<int64_t>{5, 4}, zeros).ok());
+  out.str("");
+  ASSERT_EQ(tools::RunRunCommand({path, "--input=0=" + npy}, out, err), 0)
+      << err.str();
+  EXPECT_THAT(out.str(), HasSubstr("output y: 5x4 FLOAT32"));
+
+  err.str("");
+  EXPECT_EQ(tools::RunRunCommand({path, "--input-shape=0=3x5"}, out, err), 1);
+  EXPECT_THAT(err.str(), HasSubstr("dimension 1 is fixed at 4"));
+  EXPECT_EQ(tools::RunRunCommand({path, "--input-shape=0=3xz"}, out, err), 2);
+  EXPECT_THAT(err.str(), HasSubstr("is not a shape like 1x224x224x3"));
 }
 
 }  // namespace
