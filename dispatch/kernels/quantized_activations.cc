@@ -19,7 +19,8 @@
 //   invoke, as in TFLite.
 // - SOFTMAX INT8 -> INT8, INT8 -> INT16 and UINT8 -> UINT8: reference_ops::Softmax, gemmlowp
 //   fixed-point exp with a 12-integer-bit accumulator (TFLite's kReference
-//   path and TFLite Micro). TFLite's default kernel uses a float exp table
+//   path and TFLite Micro); the exp of each of the 256 possible diffs is
+//   computed once at prepare. TFLite's default kernel uses a float exp table
 //   and may differ by 1 LSB.
 #include <cmath>
 #include <cstdint>
@@ -331,6 +332,10 @@ struct SoftmaxQState : KernelState {
   int input_left_shift = 0;
   int32_t diff_min = 0;
   int64_t outer = 0, depth = 0;
+  // exp_of[-diff]: the Q0.31 exp of the rescaled diff (x - row max) for the
+  // 256 diffs 8-bit inputs can have (0 where diff < diff_min, never read),
+  // computed at prepare with the same arithmetic eval would use.
+  int32_t exp_of[256] = {};
 };
 
 template <typename T, typename Out = T>
@@ -346,11 +351,7 @@ absl::Status EvalSoftmaxQ(EvalContext& ctx) {
     Out* y = out + r * s.depth;
     int32_t max_in_row = std::numeric_limits<T>::min();
     for (int64_t c = 0; c < s.depth; ++c) max_in_row = std::max<int32_t>(max_in_row, x[c]);
-    auto scaled_exp = [&](int32_t diff) {
-      const int32_t rescaled = SaturatingRoundingDoublingHighMul(
-          diff * (1 << s.input_left_shift), s.input_multiplier);
-      return ExpOnNegativeValuesQ5(rescaled);
-    };
+    auto scaled_exp = [&](int32_t diff) { return s.exp_of[-diff]; };
     int32_t sum_of_exps = 0;  // Q12.19
     for (int64_t c = 0; c < s.depth; ++c) {
       const int32_t diff = static_cast<int32_t>(x[c]) - max_in_row;
@@ -419,6 +420,10 @@ absl::Status PrepareSoftmaxQuantized(PrepareContext& ctx) {
       (1ll << (31 - kScaledDiffIntegerBits)) /
       (1ll << s->input_left_shift);
   s->diff_min = -static_cast<int32_t>(std::floor(max_input_rescaled));
+  for (int32_t d = 0; d < 256 && -d >= s->diff_min; ++d) {
+    s->exp_of[d] = ExpOnNegativeValuesQ5(SaturatingRoundingDoublingHighMul(
+        -d * (1 << s->input_left_shift), s->input_multiplier));
+  }
   s->depth = in->shape.back();
   s->outer = s->depth == 0 ? 0 : in->num_elements() / s->depth;
   if (to16) {
