@@ -687,15 +687,6 @@ absl::Status PrepareQuantizedLstmCommon(PrepareContext& ctx, bool sequence) {
         std::min(std::max(proj_clip / Scale(out), -128.0f), 127.0f));
   }
 
-  // TFLite's interpreter starts the states where ResetVariableTensor puts
-  // them: an INT8 variable at its zero point, others at 0, whatever buffer
-  // the model gives (the runtime does so too for states without a buffer,
-  // and copies a buffer when there is one), so the initial state is set
-  // here, once at load.
-  std::memset(h_state->raw_data, static_cast<uint8_t>(s->output_state_zp),
-              h_state->bytes);
-  std::memset(c_state->raw_data, 0, c_state->bytes);
-
   // Scratch: five int16 buffers (four gates, tanh of the cell) and the int8
   // hidden value, each one step's rows.
   const int64_t rows = s->batch * s->n_cell;
