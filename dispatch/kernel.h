@@ -8,6 +8,13 @@
 //   whatever eval needs (quantized multipliers, packed weights, loop bounds)
 //   into a KernelState, and request scratch bytes. An op or dtype combination
 //   the kernel does not handle is refused here, never at invoke.
+//   An output shape that depends on input VALUES not known at load (TOPK_V2
+//   with k computed by the model, WHERE, a RESHAPE to a computed shape)
+//   is the one exception: prepare checks everything else, then calls
+//   ctx.DeferToRun(), and the runtime prepares the op again at every
+//   invoke, once its inputs are computed (ctx.ValuesKnown() is then true for
+//   every input). Ops fed by such an op are prepared again whenever their
+//   input shapes change.
 // - eval, at every invoke: compute the outputs. Eval allocates nothing: its
 //   memory is the planned arena (outputs, scratch) and its state.
 //
@@ -136,6 +143,22 @@ class PrepareContext : public OpContext {
   // values (SHAPE): the runtime then computes them once at load time.
   void MarkShapeOnly() { shape_only_ = true; }
 
+  // Whether input `t`'s values can be read now: a constant's always; every
+  // input's when the op is prepared at invoke (see DeferToRun).
+  bool ValuesKnown(const Tensor* t) const {
+    return t != nullptr && (t->constant || at_run_);
+  }
+  // For output shapes that depend on input values not known yet: prepare
+  // returns this after its dtype and rank checks, setting no output shape,
+  // and is called again at every invoke with ValuesKnown() true. Never
+  // returned at invoke (an error then).
+  absl::Status DeferToRun() {
+    deferred_ = true;
+    return absl::OkStatus();
+  }
+  // Set by the runtime when it prepares at invoke.
+  void set_at_run(bool at_run) { at_run_ = at_run; }
+
   ThreadPool* thread_pool() const { return pool_; }
 
   // The refusal of an unhandled dtype combination: Unimplemented with
@@ -152,6 +175,7 @@ class PrepareContext : public OpContext {
   int64_t reduction_length() const { return reduction_length_; }
   bool output_shape_set(int i) const;
   bool shape_only() const { return shape_only_; }
+  bool deferred() const { return deferred_; }
 
  private:
   absl::Span<const tfl::TensorT> model_tensors_;
@@ -162,6 +186,8 @@ class PrepareContext : public OpContext {
   int64_t reduction_length_ = 0;
   uint64_t shapes_set_ = 0;  // bit i: output i has a shape
   bool shape_only_ = false;
+  bool at_run_ = false;
+  bool deferred_ = false;
 };
 
 class EvalContext : public OpContext {

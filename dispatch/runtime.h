@@ -15,7 +15,12 @@
 // selection, shape inference, weight packing), computes ops whose inputs are
 // all constant, and plans one arena per subgraph. Everything that can fail
 // for a model fails here, with a message naming the subgraph, op index, op
-// name and dtypes; Invoke allocates nothing.
+// name and dtypes; Invoke allocates nothing. The exception is an output
+// shape that depends on values computed at invoke (TOPK_V2 with k from an
+// input, WHERE, RESHAPE to a computed shape): that op and the ops it feeds
+// are prepared again at invoke, their buffers grow as needed, and their
+// shape errors fail that Invoke; such outputs are read after Invoke and
+// cannot be bound.
 //
 // Dispatch ops (custom code GRAFT_DISPATCH) run on the DispatchBackend of
 // the vendor they name (RuntimeOptions::dispatch_backends); without one, or

@@ -209,6 +209,95 @@ TEST(RuntimeTest, ResizeInputsReshapesWhatTheModelLeavesOpen) {
   EXPECT_EQ(std::vector<float>(out, out + 3), (std::vector<float>{2, 4, 6}));
 }
 
+// values, indices = top_k(x, k) with k an input; y = values + values, an op
+// fed by a shape known only at invoke.
+void BuildRuntimeK(ModelBuilder& mb) {
+  auto& g = mb.Subgraph("main");
+  TensorId x = g.Input("x", F32, {1, 6});
+  TensorId k = g.Input("k", tfl::TensorType_INT32, {});
+  auto topk = g.Op(tfl::BuiltinOperator_TOPK_V2).In(x, k);
+  TensorId values = topk.Out("values", F32, {1, -1});
+  TensorId indices = topk.Out("indices", tfl::TensorType_INT32, {1, -1});
+  TensorId y =
+      g.Op(tfl::BuiltinOperator_ADD).In(values, values).Out("y", F32, {1, -1});
+  g.Output(y).Output(indices);
+}
+
+TEST(RuntimeTest, ShapesComputedAtInvoke) {
+  ModelBuilder mb;
+  BuildRuntimeK(mb);
+  auto rt = Runtime::LoadModel(std::move(mb).BuildUnverified());
+  ASSERT_TRUE(rt.ok()) << rt.status();
+  SetInput<float>(**rt, 0, {3, 9, 1, 7, 5, 8});
+  for (int32_t k : {2, 5, 1, 5}) {
+    SetInput<int32_t>(**rt, 1, {k});
+    ASSERT_TRUE((*rt)->Invoke().ok()) << "k = " << k;
+    const std::vector<float> doubled = {18, 16, 14, 10, 6};
+    const std::vector<int32_t> order = {1, 5, 3, 4, 0};
+    EXPECT_EQ((*rt)->output(0)->shape, (Shape{1, k}));
+    EXPECT_EQ(GetOutput<float>(**rt, 0),
+              std::vector<float>(doubled.begin(), doubled.begin() + k));
+    EXPECT_EQ(GetOutput<int32_t>(**rt, 1),
+              std::vector<int32_t>(order.begin(), order.begin() + k));
+  }
+  // A k the input cannot give fails that invoke, naming the op.
+  SetInput<int32_t>(**rt, 1, {7});
+  absl::Status st = (*rt)->Invoke();
+  EXPECT_THAT(std::string(st.message()),
+              HasSubstr("subgraph 0 op 0 (TOPK_V2): k = 7 is outside [0, 6]"));
+  // Such outputs have no size to bind; the report says where shapes wait.
+  float out[6];
+  st = (*rt)->BindOutput(0, out, sizeof(out));
+  EXPECT_THAT(std::string(st.message()),
+              HasSubstr("output 'y' gets its shape only at invoke"));
+  EXPECT_THAT((*rt)->Report().ToString(),
+              HasSubstr("op 1 ADD: cpu (Add, shapes at invoke)"));
+}
+
+TEST(RuntimeTest, CallsRefuseShapesComputedAtInvoke) {
+  // An IF whose input gets its shape at invoke, and an IF whose branch
+  // yields one: both need their callees' shapes at load.
+  for (bool in_branch : {false, true}) {
+    ModelBuilder mb;
+    auto& g = mb.Subgraph("main");
+    TensorId c = g.Input("c", tfl::TensorType_BOOL, {});
+    TensorId x = g.Input("x", F32, {4});
+    TensorId arg = x;
+    if (!in_branch) {
+      arg = g.Op(tfl::BuiltinOperator_WHERE)
+                .In(x)
+                .Out("w", tfl::TensorType_INT64, {-1, 1});
+    }
+    const tfl::TensorType t = in_branch ? F32 : tfl::TensorType_INT64;
+    tfl::IfOptionsT o;
+    o.then_subgraph_index = 1;
+    o.else_subgraph_index = 1;
+    g.Output(g.Op(tfl::BuiltinOperator_IF)
+                 .In(c, arg)
+                 .Options(o)
+                 .Out("y", tfl::TensorType_INT64, {-1, 1}));
+    auto& b = mb.Subgraph("branch");
+    TensorId bx = b.Input("x", t, in_branch ? std::vector<int32_t>{4}
+                                            : std::vector<int32_t>{-1, 1});
+    if (in_branch) {
+      b.Output(b.Op(tfl::BuiltinOperator_WHERE)
+                   .In(bx)
+                   .Out("bw", tfl::TensorType_INT64, {-1, 1}));
+    } else {
+      b.Output(bx);
+    }
+    auto rt = Runtime::LoadModel(std::move(mb).BuildUnverified());
+    ASSERT_FALSE(rt.ok());
+    EXPECT_THAT(std::string(rt.status().message()),
+                HasSubstr(in_branch
+                              ? "subgraph 0 op 0 (IF): then subgraph 1 output "
+                                "'bw' gets its shape only at invoke"
+                              : "subgraph 0 op 1 (IF): input 'w' gets its "
+                                "shape only at invoke, and IF needs its "
+                                "shapes at load"));
+  }
+}
+
 TEST(RuntimeTest, ReportsKernelErrorsWithTheOp) {
   ModelBuilder mb;
   auto& g = mb.Subgraph("main");

@@ -72,9 +72,19 @@ struct SubgraphExecutor::PreparedOp {
   Kind kind = Kind::kMissing;
   OpId index = 0;
   const tfl::OperatorT* op = nullptr;
+  tfl::BuiltinOperator builtin = tfl::BuiltinOperator_ADD;
   std::string name;
   // kKernel
   const Kernel* kernel = nullptr;
+  // Prepared again at invoke: `deferred`, its kernel needs input values
+  // (every invoke); otherwise an input's shape is computed at run time
+  // (whenever the input shapes differ from `prepared_shapes`). Its outputs
+  // and scratch live in dynamic buffers, not in the arena.
+  bool dynamic = false;
+  bool deferred = false;
+  bool prepared_at_run = false;
+  std::vector<Shape> prepared_shapes;
+  DynamicBuffer dynamic_scratch;
   EvalFn eval = nullptr;
   std::unique_ptr<KernelState> state;
   size_t scratch_bytes = 0;
@@ -110,6 +120,18 @@ struct SubgraphExecutor::PreparedOp {
 
 void SubgraphExecutor::FreeDeleter::operator()(uint8_t* p) const {
   std::free(p);
+}
+
+uint8_t* SubgraphExecutor::DynamicBuffer::Reserve(size_t bytes) {
+  if (data == nullptr || bytes > capacity) {
+    // Grows by half again so a slowly growing shape reallocates rarely.
+    const size_t size = AlignUp(
+        std::max({bytes, capacity + capacity / 2, size_t{1}}), kArenaAlignment);
+    data.reset(static_cast<uint8_t*>(std::aligned_alloc(kArenaAlignment, size)));
+    capacity = data != nullptr ? size : 0;
+    if (data == nullptr) return nullptr;
+  }
+  return data.get();
 }
 
 SubgraphExecutor::SubgraphExecutor(LoadEnv* env, SubgraphId id, int depth)
@@ -166,6 +188,8 @@ absl::Status SubgraphExecutor::InitTensors(const CalleeInputs* inputs) {
   planned_.assign(n, nullptr);
   written_.assign(n, false);
   resource_.assign(n, -1);
+  dynamic_.assign(n, false);
+  dynamic_buffers_.resize(n);
   for (size_t i = 0; i < n; ++i) {
     const tfl::TensorT& src = sg.tensors[i];
     Tensor& t = tensors_[i];
@@ -300,8 +324,29 @@ absl::Status SubgraphExecutor::PrepareOps(bool count_cpu_ops) {
     }
     const tfl::OperatorCodeT& code = model_->operator_codes[op.opcode_index];
     const tfl::BuiltinOperator builtin = EffectiveBuiltinCode(code);
+    p.builtin = builtin;
+    // An input whose shape is known only at invoke: kernels are prepared
+    // again then; calls, control flow, variables and dispatch ops are
+    // prepared once, at load, and cannot take it.
+    TensorId dynamic_input = -1;
+    for (TensorId t : op.inputs) {
+      if (t >= 0 && dynamic_[t]) dynamic_input = t;
+    }
+    const bool kernel_op = builtin != tfl::BuiltinOperator_CUSTOM &&
+                           builtin != tfl::BuiltinOperator_STABLEHLO_COMPOSITE &&
+                           builtin != tfl::BuiltinOperator_IF &&
+                           builtin != tfl::BuiltinOperator_WHILE &&
+                           builtin != tfl::BuiltinOperator_CALL_ONCE &&
+                           builtin != tfl::BuiltinOperator_CALL &&
+                           !IsVariableOp(builtin);
     absl::Status st;
-    if (builtin == tfl::BuiltinOperator_CUSTOM) {
+    if (dynamic_input >= 0 && !kernel_op) {
+      p.kind = PreparedOp::Kind::kMissing;
+      p.detail = absl::StrFormat(
+          "input '%s' gets its shape only at invoke, and %s needs its shapes "
+          "at load",
+          tensors_[dynamic_input].name, p.name);
+    } else if (builtin == tfl::BuiltinOperator_CUSTOM) {
       if (code.custom_code == kDispatchCustomCode) {
         st = PrepareDispatchOp(p, count_cpu_ops);
       } else {
@@ -330,7 +375,12 @@ absl::Status SubgraphExecutor::PrepareOps(bool count_cpu_ops) {
       p.kind = PreparedOp::Kind::kMissing;
       p.detail = "the deprecated CALL op is not supported";
     } else {
-      st = PrepareKernelOp(p, builtin, count_cpu_ops);
+      st = PrepareKernelOp(p, dynamic_input >= 0, count_cpu_ops);
+    }
+    if (absl::IsUnimplemented(st)) {  // e.g. a callee's dynamic output
+      p.kind = PreparedOp::Kind::kMissing;
+      p.detail = std::string(st.message());
+      st = absl::OkStatus();
     }
     GRAFT_RETURN_IF_ERROR(st);
     if (p.kind == PreparedOp::Kind::kMissing) {
@@ -343,10 +393,10 @@ absl::Status SubgraphExecutor::PrepareOps(bool count_cpu_ops) {
 }
 
 absl::Status SubgraphExecutor::PrepareKernelOp(PreparedOp& p,
-                                               tfl::BuiltinOperator builtin,
+                                               bool dynamic_input,
                                                bool count_cpu_ops) {
   const tfl::OperatorT& op = *p.op;
-  absl::Span<const Kernel* const> kernels = FindKernels(builtin);
+  absl::Span<const Kernel* const> kernels = FindKernels(p.builtin);
   if (kernels.empty()) {
     p.kind = PreparedOp::Kind::kMissing;
     p.detail = absl::StrCat("no CPU kernel for ", p.name,
@@ -368,9 +418,26 @@ absl::Status SubgraphExecutor::PrepareKernelOp(PreparedOp& p,
       }
       continue;
     }
-    if (!st.ok()) {
+    // With an input shape known only at invoke, the shapes seen here are
+    // placeholders: the first kernel that takes the dtypes is the guess,
+    // and shape errors wait for the real shapes.
+    if (!st.ok() && !dynamic_input) {
       return absl::Status(st.code(),
                           absl::StrCat(OpLabel(p.index), ": ", st.message()));
+    }
+    if (!st.ok() || dynamic_input || ctx.deferred()) {
+      p.kind = PreparedOp::Kind::kKernel;
+      p.kernel = kernel;
+      p.dynamic = true;
+      p.deferred = ctx.deferred();
+      p.detail = absl::StrCat(kernel->name, ", shapes at invoke");
+      UseDeclaredOutputShapes(op);
+      for (TensorId out : op.outputs) dynamic_[out] = true;
+      if (count_cpu_ops) {
+        env_->cpu_ops.push_back(
+            absl::StrCat(OpLabel(p.index), ": CPU kernel ", kernel->name));
+      }
+      return absl::OkStatus();
     }
     for (int i = 0; i < ctx.num_outputs(); ++i) {
       if (!ctx.output_shape_set(i)) {
@@ -480,8 +547,18 @@ SubgraphExecutor::CreateCallee(const PreparedOp& p, SubgraphId callee,
     ci.shapes.push_back(tensors_[in].shape);
     ci.resources.push_back(resource_[in]);
   }
-  return Create(env_, callee, &ci, /*external_io=*/true,
-                /*count_cpu_ops=*/false, depth_ + 1);
+  GRAFT_ASSIGN_OR_RETURN(std::unique_ptr<SubgraphExecutor> e,
+                         Create(env_, callee, &ci, /*external_io=*/true,
+                                /*count_cpu_ops=*/false, depth_ + 1));
+  for (TensorId out : cs.outputs) {
+    if (out >= 0 && e->dynamic(out)) {
+      return absl::UnimplementedError(absl::StrFormat(
+          "%s subgraph %d output '%s' gets its shape only at invoke, and a "
+          "caller needs its callees' output shapes at load",
+          role, callee, e->tensor(out)->name));
+    }
+  }
+  return e;
 }
 
 absl::Status SubgraphExecutor::PrepareCallOp(PreparedOp& p, SubgraphId callee,
@@ -956,7 +1033,8 @@ absl::Status SubgraphExecutor::PlanMemory() {
   std::vector<TensorId> request_tensor;  // -1 - op index for scratch
   for (size_t t = 0; t < n; ++t) {
     const Tensor& tensor = tensors_[t];
-    if (tensor.raw_data != nullptr || tensor.constant || first[t] == kNone) {
+    if (tensor.raw_data != nullptr || tensor.constant || first[t] == kNone ||
+        dynamic_[t]) {
       continue;
     }
     if (external_io_ && io[t]) continue;
@@ -1034,6 +1112,12 @@ absl::Status SubgraphExecutor::BindOutput(TensorId id, void* data,
                                           size_t bytes) {
   const Subgraph& sg = subgraph();
   Tensor& t = tensors_[id];
+  if (dynamic_[id]) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "output '%s' gets its shape only at invoke, so it cannot be bound to "
+        "a buffer; read it (shape and data) after Invoke",
+        t.name));
+  }
   output_copies_.erase(
       std::remove_if(output_copies_.begin(), output_copies_.end(),
                      [&](const OutputCopy& c) { return c.tensor == id; }),
@@ -1070,6 +1154,10 @@ inline absl::Status SubgraphExecutor::RunOp(PreparedOp& p) {
     case PreparedOp::Kind::kFolded:
       return absl::OkStatus();
     case PreparedOp::Kind::kKernel: {
+      if (p.dynamic) {
+        st = PrepareAtRun(p);
+        if (!st.ok()) break;
+      }
       EvalContext ctx(*p.op, absl::MakeSpan(tensors_), p.state.get(), p.scratch,
                       env_->pool);
       st = p.eval(ctx);
@@ -1128,6 +1216,56 @@ inline absl::Status SubgraphExecutor::RunOp(PreparedOp& p) {
                         absl::StrCat(OpLabel(p.index), ": ", st.message()));
   }
   return st;
+}
+
+absl::Status SubgraphExecutor::PrepareAtRun(PreparedOp& p) {
+  const tfl::OperatorT& op = *p.op;
+  if (!p.deferred && p.prepared_at_run) {
+    bool same = true;
+    size_t k = 0;
+    for (TensorId t : op.inputs) {
+      if (t >= 0) same &= tensors_[t].shape == p.prepared_shapes[k++];
+    }
+    if (same) return absl::OkStatus();
+  }
+  p.prepared_at_run = false;
+  std::vector<std::string> refusals;
+  for (const Kernel* kernel : FindKernels(p.builtin)) {
+    PrepareContext ctx(op, absl::MakeSpan(tensors_), subgraph().tensors,
+                       env_->pool);
+    ctx.set_at_run(true);
+    absl::Status st = kernel->prepare(ctx);
+    if (absl::IsUnimplemented(st)) {
+      refusals.emplace_back(st.message());
+      continue;
+    }
+    GRAFT_RETURN_IF_ERROR(st);
+    for (int i = 0; i < ctx.num_outputs(); ++i) {
+      if (ctx.deferred() || !ctx.output_shape_set(i)) {
+        return absl::InternalError(absl::StrFormat(
+            "kernel %s set no shape for output %d at invoke", kernel->name, i));
+      }
+    }
+    p.kernel = kernel;
+    p.eval = ctx.eval() != nullptr ? ctx.eval() : kernel->eval;
+    p.state = ctx.TakeState();
+    p.reduction_length = ctx.reduction_length();
+    p.scratch = p.dynamic_scratch.Reserve(ctx.scratch_bytes());
+    bool ok = p.scratch != nullptr;
+    for (TensorId out : op.outputs) {
+      Tensor& t = tensors_[out];
+      t.raw_data = dynamic_buffers_[out].Reserve(t.bytes);
+      ok &= t.raw_data != nullptr;
+    }
+    if (!ok) return absl::ResourceExhaustedError("out of memory");
+    p.prepared_shapes.clear();
+    for (TensorId t : op.inputs) {
+      if (t >= 0) p.prepared_shapes.push_back(tensors_[t].shape);
+    }
+    p.prepared_at_run = true;
+    return absl::OkStatus();
+  }
+  return absl::FailedPreconditionError(absl::StrJoin(refusals, "; "));
 }
 
 void SubgraphExecutor::CopyUnwrittenOutputs() {

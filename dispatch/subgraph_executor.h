@@ -7,7 +7,10 @@
 // outputs' shapes follow from its inputs'), ops whose inputs are all
 // constant are computed once right there ("folded"), then one arena is
 // planned for every remaining activation and scratch buffer. Run() then
-// evaluates the ops in order with no allocation.
+// evaluates the ops in order with no allocation, except for "dynamic" ops:
+// a kernel that needs input values computed at invoke to shape its outputs
+// (PrepareContext::DeferToRun), and every op fed by one, is prepared again
+// in Run() and keeps its outputs and scratch in growable DynamicBuffers.
 //
 // A subgraph run by a call (STABLEHLO_COMPOSITE's decomposition, a dispatch
 // op's fallback, IF's branches, WHILE's cond and body, CALL_ONCE's init) is
@@ -154,6 +157,9 @@ class SubgraphExecutor {
   // The resource variable id RESOURCE tensor `id` names, -1 when none or
   // not known at load.
   int32_t resource(TensorId id) const { return resource_[id]; }
+  // Whether tensor `id`'s shape is computed at invoke (see kernel.h,
+  // DeferToRun): its shape and data are valid after a run.
+  bool dynamic(TensorId id) const { return dynamic_[id]; }
 
   // What runs where, recursively through calls.
   SubgraphReport Report() const;
@@ -168,6 +174,16 @@ class SubgraphExecutor {
   void ResetProfile();
 
  private:
+  struct FreeDeleter {
+    void operator()(uint8_t* p) const;
+  };
+  // Storage whose size is known only at invoke; grows, never shrinks.
+  struct DynamicBuffer {
+    std::unique_ptr<uint8_t, FreeDeleter> data;
+    size_t capacity = 0;
+    // `bytes` of storage (contents undefined), or null when out of memory.
+    uint8_t* Reserve(size_t bytes);
+  };
   struct PreparedOp;
   struct OutputCopy {
     TensorId tensor;
@@ -177,7 +193,7 @@ class SubgraphExecutor {
 
   absl::Status InitTensors(const CalleeInputs* inputs);
   absl::Status PrepareOps(bool count_cpu_ops);
-  absl::Status PrepareKernelOp(PreparedOp& p, tfl::BuiltinOperator builtin,
+  absl::Status PrepareKernelOp(PreparedOp& p, bool dynamic_input,
                                bool count_cpu_ops);
   absl::Status PrepareCallOp(PreparedOp& p, SubgraphId callee,
                              bool count_cpu_ops, const std::string& why);
@@ -193,6 +209,8 @@ class SubgraphExecutor {
   absl::Status PrepareVariableOp(PreparedOp& p, tfl::BuiltinOperator builtin,
                                  bool count_cpu_ops);
   absl::Status RunWhile(PreparedOp& p);
+  // A dynamic op's prepare at invoke, and its outputs' and scratch storage.
+  absl::Status PrepareAtRun(PreparedOp& p);
   absl::Status FoldOp(PreparedOp& p);
   void UseDeclaredOutputShapes(const tfl::OperatorT& op);
   absl::Status PlanMemory();
@@ -225,10 +243,11 @@ class SubgraphExecutor {
   std::vector<uint8_t*> bound_in_, bound_out_;
   // Per tensor: the resource variable a RESOURCE tensor names (-1 none).
   std::vector<int32_t> resource_;
+  // Per tensor: its shape is computed at invoke (an output of a dynamic
+  // op), and its storage then.
+  std::vector<bool> dynamic_;
+  std::vector<DynamicBuffer> dynamic_buffers_;
 
-  struct FreeDeleter {
-    void operator()(uint8_t* p) const;
-  };
   std::unique_ptr<uint8_t, FreeDeleter> arena_;
   size_t arena_bytes_ = 0;
   size_t unshared_bytes_ = 0;

@@ -142,7 +142,8 @@ absl::Status PrepareSplit(PrepareContext& ctx) {
   GRAFT_RETURN_IF_ERROR(CheckArity(ctx, 2, 2, ctx.num_outputs()));
   GRAFT_ASSIGN_OR_RETURN(const Tensor* axis_t, RequiredInput(ctx, 0));
   GRAFT_ASSIGN_OR_RETURN(const Tensor* in, RequiredInput(ctx, 1));
-  if (!axis_t->constant) return ctx.Unsupported("an axis computed at run time");
+  if (ElementSize(in->type) == 0) return ctx.Unsupported();
+  if (!ctx.ValuesKnown(axis_t)) return ctx.DeferToRun();
   GRAFT_ASSIGN_OR_RETURN(std::vector<int64_t> axis_v, ReadIntValues(*axis_t));
   GRAFT_KERNEL_CHECK(axis_v.size() == 1, "axis must hold one value");
   GRAFT_ASSIGN_OR_RETURN(int axis, NormalizeAxis(axis_v[0], in->rank()));
@@ -159,8 +160,9 @@ absl::Status PrepareSplitV(PrepareContext& ctx) {
   GRAFT_ASSIGN_OR_RETURN(const Tensor* in, RequiredInput(ctx, 0));
   GRAFT_ASSIGN_OR_RETURN(const Tensor* sizes_t, RequiredInput(ctx, 1));
   GRAFT_ASSIGN_OR_RETURN(const Tensor* axis_t, RequiredInput(ctx, 2));
-  if (!axis_t->constant || !sizes_t->constant) {
-    return ctx.Unsupported("split sizes or axis computed at run time");
+  if (ElementSize(in->type) == 0) return ctx.Unsupported();
+  if (!ctx.ValuesKnown(axis_t) || !ctx.ValuesKnown(sizes_t)) {
+    return ctx.DeferToRun();
   }
   GRAFT_ASSIGN_OR_RETURN(std::vector<int64_t> axis_v, ReadIntValues(*axis_t));
   GRAFT_KERNEL_CHECK(axis_v.size() == 1, "axis must hold one value");

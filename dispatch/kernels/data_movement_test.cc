@@ -1,5 +1,6 @@
 // Kernels that move elements (reshape_ops.cc, transpose.cc,
-// concat_split.cc, slice.cc, pad.cc, gather.cc, tile.cc, resize.cc) against
+// concat_split.cc, slice.cc, pad.cc, gather.cc, tile.cc, resize.cc, and
+// scatter_topk.cc's WHERE) against
 // reference index arithmetic and hand-computed NumPy results, across dtypes.
 #include <algorithm>
 #include <functional>
@@ -248,6 +249,79 @@ TEST(TileTest, TileBroadcastToAndSpaceToDepth) {
     g.Output(g.Op(tfl::BuiltinOperator_SPACE_TO_DEPTH).In(x).Options(o).Out("y", F32, {1, 1, 1, 4}));
   }, {1, 1, 1, 4});
   EXPECT_EQ(s, (std::vector<float>{0, 1, 2, 3}));
+}
+
+// Each op takes x = 0, 1, 2, ... of shape [2, 3] and a second input
+// `param` whose values shape its output: prepared again at every invoke.
+// Returns the output after invoking with `param` set to `values`.
+std::vector<float> RunWithParam(tfl::BuiltinOperator op,
+                                const std::vector<int32_t>& values,
+                                const std::vector<int32_t>& want_shape) {
+  ModelBuilder mb;
+  auto& g = mb.Subgraph("main");
+  TensorId x = g.Input("x", F32, {2, 3});
+  TensorId param = g.Input("param", I32, {static_cast<int32_t>(values.size())});
+  auto b = g.Op(op);
+  if (op == tfl::BuiltinOperator_STRIDED_SLICE) {
+    b.In(x, g.Constant<int32_t>("begin", {2}, {0, 1}), param);
+  } else {
+    b.In(x, param);
+  }
+  g.Output(b.Out("y", F32, {-1, -1}));
+  auto rt = Runtime::LoadModel(std::move(mb).BuildUnverified());
+  EXPECT_TRUE(rt.ok()) << rt.status();
+  if (!rt.ok()) return {};
+  testing::SetInput(**rt, 0, Iota(6));
+  testing::SetInput(**rt, 1, values);
+  absl::Status st = (*rt)->Invoke();
+  EXPECT_TRUE(st.ok()) << st;
+  EXPECT_EQ(testing::ToVec((*rt)->output(0)->shape), want_shape);
+  return testing::GetOutput<float>(**rt, 0);
+}
+
+TEST(DynamicShapeTest, OutputShapesFromValuesComputedAtInvoke) {
+  EXPECT_EQ(RunWithParam(tfl::BuiltinOperator_TILE, {2, 1}, {4, 3}),
+            (std::vector<float>{0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5}));
+  EXPECT_EQ(RunWithParam(tfl::BuiltinOperator_TILE, {1, 0}, {2, 0}),
+            std::vector<float>{});
+  EXPECT_EQ(RunWithParam(tfl::BuiltinOperator_STRIDED_SLICE, {2, 3}, {2, 2}),
+            (std::vector<float>{1, 2, 4, 5}));
+  EXPECT_EQ(RunWithParam(tfl::BuiltinOperator_RESHAPE, {3, -1}, {3, 2}),
+            Iota(6));
+  EXPECT_EQ(RunWithParam(tfl::BuiltinOperator_TRANSPOSE, {1, 0}, {3, 2}),
+            (std::vector<float>{0, 3, 1, 4, 2, 5}));
+  EXPECT_EQ(RunWithParam(tfl::BuiltinOperator_PAD, {0, 1, 1, 0}, {3, 4}),
+            (std::vector<float>{0, 0, 1, 2, 0, 3, 4, 5, 0, 0, 0, 0}));
+}
+
+TEST(DynamicShapeTest, WhereListsTheCoordinatesOfTrueElements) {
+  ModelBuilder mb;
+  auto& g = mb.Subgraph("main");
+  TensorId c = g.Input("c", tfl::TensorType_BOOL, {2, 3});
+  g.Output(g.Op(tfl::BuiltinOperator_WHERE)
+               .In(c)
+               .Out("i", tfl::TensorType_INT64, {-1, 2}));
+  auto rt = Runtime::LoadModel(std::move(mb).BuildUnverified());
+  ASSERT_TRUE(rt.ok()) << rt.status();
+  testing::SetInput<uint8_t>(**rt, 0, {0, 1, 0, 1, 0, 1});
+  ASSERT_TRUE((*rt)->Invoke().ok());
+  EXPECT_EQ(testing::ToVec((*rt)->output(0)->shape), (std::vector<int32_t>{3, 2}));
+  EXPECT_EQ(testing::GetOutput<int64_t>(**rt, 0),
+            (std::vector<int64_t>{0, 1, 1, 0, 1, 2}));
+  testing::SetInput<uint8_t>(**rt, 0, {0, 0, 0, 0, 0, 0});
+  ASSERT_TRUE((*rt)->Invoke().ok());
+  EXPECT_EQ(testing::ToVec((*rt)->output(0)->shape), (std::vector<int32_t>{0, 2}));
+  // Constant conditions are computed once at load.
+  ModelBuilder cb;
+  auto& h = cb.Subgraph("main");
+  h.Output(h.Op(tfl::BuiltinOperator_WHERE)
+               .In(h.Constant<float>("c", {4}, {0, 2, -1, 0}))
+               .Out("i", tfl::TensorType_INT64, {2, 1}));
+  auto folded = testing::LoadBuilt(cb);
+  ASSERT_TRUE(folded.ok()) << folded.status();
+  ASSERT_TRUE((*folded)->Invoke().ok());
+  EXPECT_EQ(testing::GetOutput<int64_t>(**folded, 0),
+            (std::vector<int64_t>{1, 2}));
 }
 
 TEST(ResizeTest, NearestAndBilinear) {

@@ -96,19 +96,16 @@ absl::StatusOr<std::vector<int64_t>> ReadIntValues(const Tensor& t) {
 
 bool IsConstant(const Tensor* t) { return t != nullptr && t->constant; }
 
-absl::StatusOr<Shape> DeclaredOutputShape(const PrepareContext& ctx, int i) {
+std::optional<Shape> StaticDeclaredOutputShape(const PrepareContext& ctx,
+                                               int i) {
   const tfl::TensorT& spec = ctx.model_output(i);
-  Shape shape(spec.shape.begin(), spec.shape.end());
-  bool dynamic = false;
-  for (int32_t d : spec.shape) dynamic |= d < 0;
-  for (int32_t d : spec.shape_signature) dynamic |= d < 0;
-  if (dynamic) {
-    return absl::UnimplementedError(absl::StrCat(
-        "no CPU kernel for a shape computed at run time (output '", spec.name,
-        "' has dynamic shape ", ShapeToString(spec.shape),
-        "; dynamic shapes are not supported yet)"));
+  for (int32_t d : spec.shape) {
+    if (d < 0) return std::nullopt;
   }
-  return shape;
+  for (int32_t d : spec.shape_signature) {
+    if (d < 0) return std::nullopt;
+  }
+  return Shape(spec.shape.begin(), spec.shape.end());
 }
 
 absl::StatusOr<BroadcastPlan> MakeBroadcastPlan(

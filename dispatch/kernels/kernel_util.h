@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -68,8 +69,12 @@ absl::StatusOr<std::vector<int64_t>> ReadIntValues(const Tensor& t);
 // must then be fully static. Returns whether the values are constant.
 bool IsConstant(const Tensor* t);
 
-// The model's declared shape of output i, if fully static.
-absl::StatusOr<Shape> DeclaredOutputShape(const PrepareContext& ctx, int i);
+// The model's declared shape of output i when fully static (no -1 in its
+// shape or shape signature): what kernels whose output shape depends on an
+// input computed at run time use at load. Otherwise nullopt, and such a
+// kernel defers its prepare to invoke (PrepareContext::DeferToRun).
+std::optional<Shape> StaticDeclaredOutputShape(const PrepareContext& ctx,
+                                               int i);
 
 // TFLite's convolution/pooling size arithmetic.
 inline int EffectiveFilter(int filter, int dilation) {

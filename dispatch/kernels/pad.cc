@@ -94,7 +94,7 @@ absl::Status PreparePadCommon(PrepareContext& ctx, bool mirror,
   GRAFT_ASSIGN_OR_RETURN(const Tensor* in, RequiredInput(ctx, 0));
   GRAFT_ASSIGN_OR_RETURN(const Tensor* pads_t, RequiredInput(ctx, 1));
   if (ctx.output(0)->type != in->type) return ctx.Unsupported();
-  if (!pads_t->constant) return ctx.Unsupported("paddings computed at run time");
+  if (!ctx.ValuesKnown(pads_t)) return ctx.DeferToRun();
   GRAFT_ASSIGN_OR_RETURN(std::vector<int64_t> pads, ReadIntValues(*pads_t));
   const int rank = in->rank();
   GRAFT_KERNEL_CHECK(static_cast<int>(pads.size()) == 2 * rank,

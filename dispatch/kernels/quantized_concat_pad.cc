@@ -80,7 +80,7 @@ absl::Status PreparePadQuantized(PrepareContext& ctx) {
   if (!SameQuantization(*in, *out)) {
     return ctx.Unsupported("PAD with different input and output scales");
   }
-  if (!pads_t->constant) return ctx.Unsupported("paddings computed at run time");
+  if (!ctx.ValuesKnown(pads_t)) return ctx.DeferToRun();
   GRAFT_ASSIGN_OR_RETURN(std::vector<int64_t> pads, ReadIntValues(*pads_t));
   const int rank = in->rank();
   GRAFT_KERNEL_CHECK(static_cast<int>(pads.size()) == 2 * rank,

@@ -90,9 +90,6 @@ absl::Status EvalReduce(EvalContext& ctx) {
 // The axes input as a sorted set of dims in [0, rank).
 absl::StatusOr<std::vector<bool>> ReducedDims(const PrepareContext& ctx,
                                               const Tensor& axes, int rank) {
-  if (!axes.constant) {
-    return ctx.Unsupported("axes computed at run time");
-  }
   GRAFT_ASSIGN_OR_RETURN(std::vector<int64_t> values, ReadIntValues(axes));
   std::vector<bool> reduced(rank, false);
   for (int64_t a : values) {
@@ -102,7 +99,7 @@ absl::StatusOr<std::vector<bool>> ReducedDims(const PrepareContext& ctx,
   return reduced;
 }
 
-// Sets the output shape of a reduction of `in` over the constant `axes`
+// Sets the output shape of a reduction of `in` over `axes` (values known)
 // (keep_dims from the op's options) and fills the plan and count.
 absl::Status PrepareReduction(PrepareContext& ctx, const Tensor& in,
                               const Tensor& axes, ReduceState* s) {
@@ -156,6 +153,7 @@ absl::Status PrepareReduce(PrepareContext& ctx) {
       return ctx.Unsupported();
     }
   }
+  if (!ctx.ValuesKnown(axes)) return ctx.DeferToRun();
   return PrepareReduction(ctx, *in, *axes, MakeState<ReduceState>(ctx));
 }
 
@@ -227,6 +225,7 @@ absl::Status PrepareQuantizedMeanOrSum(PrepareContext& ctx) {
     default:
       return ctx.Unsupported();
   }
+  if (!ctx.ValuesKnown(axes)) return ctx.DeferToRun();
   auto* s = MakeState<QuantizedSumState>(ctx);
   GRAFT_RETURN_IF_ERROR(PrepareReduction(ctx, *in, *axes, s));
   s->in_zero_point = ZeroPoint(*in);
@@ -278,6 +277,7 @@ absl::Status PrepareQuantizedExtreme(PrepareContext& ctx) {
     default:
       return ctx.Unsupported();
   }
+  if (!ctx.ValuesKnown(axes)) return ctx.DeferToRun();
   return PrepareReduction(ctx, *in, *axes, MakeState<ReduceState>(ctx));
 }
 
@@ -370,7 +370,7 @@ absl::Status PrepareArg(PrepareContext& ctx) {
     default:
       return ctx.Unsupported();
   }
-  if (!axis_t->constant) return ctx.Unsupported("an axis computed at run time");
+  if (!ctx.ValuesKnown(axis_t)) return ctx.DeferToRun();
   GRAFT_ASSIGN_OR_RETURN(std::vector<int64_t> axis_v, ReadIntValues(*axis_t));
   GRAFT_KERNEL_CHECK(axis_v.size() == 1, "axis must hold one value");
   GRAFT_ASSIGN_OR_RETURN(int axis, NormalizeAxis(axis_v[0], in->rank()));

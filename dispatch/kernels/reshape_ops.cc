@@ -64,14 +64,16 @@ absl::Status PrepareReshape(PrepareContext& ctx) {
   const Tensor* shape_t = ctx.input(1);
   const auto* o = ctx.op().builtin_options.AsReshapeOptions();
   std::vector<int64_t> dims;
-  if (shape_t != nullptr && shape_t->constant) {
+  if (ctx.ValuesKnown(shape_t)) {
     GRAFT_ASSIGN_OR_RETURN(dims, ReadIntValues(*shape_t));
   } else if (shape_t == nullptr && o != nullptr) {
     dims.assign(o->new_shape.begin(), o->new_shape.end());
+  } else if (std::optional<Shape> declared =
+                 StaticDeclaredOutputShape(ctx, 0)) {
+    // A shape computed at run time, declared static by the model.
+    dims.assign(declared->begin(), declared->end());
   } else {
-    // A shape computed at run time: the declared output shape, if static.
-    GRAFT_ASSIGN_OR_RETURN(Shape declared, DeclaredOutputShape(ctx, 0));
-    dims.assign(declared.begin(), declared.end());
+    return ctx.DeferToRun();
   }
   GRAFT_ASSIGN_OR_RETURN(Shape shape, ResolveShape(dims, in->num_elements()));
   ctx.SetEval(EvalCopy);
@@ -108,7 +110,7 @@ absl::Status PrepareExpandDims(PrepareContext& ctx) {
   GRAFT_ASSIGN_OR_RETURN(const Tensor* in, RequiredInput(ctx, 0));
   GRAFT_ASSIGN_OR_RETURN(const Tensor* axis_t, RequiredInput(ctx, 1));
   GRAFT_RETURN_IF_ERROR(CheckSameType(ctx, *in));
-  if (!axis_t->constant) return ctx.Unsupported("an axis computed at run time");
+  if (!ctx.ValuesKnown(axis_t)) return ctx.DeferToRun();
   GRAFT_ASSIGN_OR_RETURN(std::vector<int64_t> axis, ReadIntValues(*axis_t));
   GRAFT_KERNEL_CHECK(axis.size() == 1, "axis must hold one value");
   GRAFT_ASSIGN_OR_RETURN(int a, NormalizeAxis(axis[0], in->rank() + 1));

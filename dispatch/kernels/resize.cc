@@ -114,7 +114,7 @@ absl::Status PrepareResize(PrepareContext& ctx) {
   }
   GRAFT_KERNEL_CHECK(in->rank() == 4, "input must be 4-D, got %s",
                      ShapeToString(in->shape));
-  if (!size_t_->constant) return ctx.Unsupported("a size computed at run time");
+  if (!ctx.ValuesKnown(size_t_)) return ctx.DeferToRun();
   GRAFT_ASSIGN_OR_RETURN(std::vector<int64_t> size, ReadIntValues(*size_t_));
   GRAFT_KERNEL_CHECK(size.size() == 2 && size[0] > 0 && size[1] > 0,
                      "size must hold two positive values");

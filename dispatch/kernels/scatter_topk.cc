@@ -1,15 +1,19 @@
-// SCATTER_ND and TOPK_V2 with TFLite's semantics.
+// SCATTER_ND, TOPK_V2 and WHERE with TFLite's semantics.
 //
 // SCATTER_ND (INT32 indices, updates, INT32 shape): a zero tensor of
-// `shape` (constant)
-// into which each update slice is added at its index (duplicates add up);
-// float32, int32, int64, int8. An index out of range fails at invoke, as in
-// TFLite.
+// `shape` into which each update slice is added at its index (duplicates
+// add up); float32, int32, int64, int8. An index out of range fails at
+// invoke, as in TFLite.
 //
 // TOPK_V2 (input, k): the k largest values along the last dim, in
 // descending order, and their int32 indices; equal values keep their input
-// order (lower index first). k must be constant: with k computed at run
-// time the output shape would depend on it.
+// order (lower index first).
+//
+// WHERE (condition): the INT64 coordinates [count, rank] of the condition's
+// nonzero (true) elements, in row-major order.
+//
+// A shape or k computed by the model, and WHERE's input, are values known
+// only at invoke: these kernels then defer their prepare to it (kernel.h).
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -92,7 +96,7 @@ absl::Status PrepareScatterNd(PrepareContext& ctx) {
                      "indices (%s) and shape (%s) must have the same type",
                      TensorTypeName(indices->type),
                      TensorTypeName(shape_t->type));
-  if (!shape_t->constant) return ctx.Unsupported("a shape computed at run time");
+  if (!ctx.ValuesKnown(shape_t)) return ctx.DeferToRun();
   GRAFT_ASSIGN_OR_RETURN(std::vector<int64_t> dims, ReadIntValues(*shape_t));
   GRAFT_KERNEL_CHECK(indices->rank() >= 1, "indices must be at least 1-D");
   auto* s = MakeState<ScatterNdState>(ctx);
@@ -179,7 +183,7 @@ absl::Status PrepareTopKV2(PrepareContext& ctx) {
     default:
       return ctx.Unsupported();
   }
-  if (!k_t->constant) return ctx.Unsupported("k computed at run time");
+  if (!ctx.ValuesKnown(k_t)) return ctx.DeferToRun();
   GRAFT_ASSIGN_OR_RETURN(std::vector<int64_t> k, ReadIntValues(*k_t));
   GRAFT_KERNEL_CHECK(k.size() == 1, "k must hold one value");
   GRAFT_KERNEL_CHECK(in->rank() >= 1, "input must be at least 1-D");
@@ -197,10 +201,83 @@ absl::Status PrepareTopKV2(PrepareContext& ctx) {
   return ctx.SetOutputShape(1, out);
 }
 
+// ---- WHERE ----
+
+struct WhereState : KernelState {
+  int64_t count = 0;  // true elements: the output's rows
+};
+
+template <typename T>
+absl::Status EvalWhere(EvalContext& ctx) {
+  const Tensor& in = *ctx.input(0);
+  const T* cond = in.data<T>();
+  int64_t* out = ctx.output(0)->data<int64_t>();
+  const int rank = in.rank();
+  const int64_t n = in.num_elements();
+  int64_t written = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (cond[i] == T{0}) continue;
+    if (written == ctx.state<WhereState>()->count) {
+      return absl::InternalError("WHERE: more true elements than prepared");
+    }
+    int64_t rest = i;
+    for (int d = rank - 1; d >= 0; --d) {
+      out[written * rank + d] = rest % in.dim(d);
+      rest /= in.dim(d);
+    }
+    ++written;
+  }
+  return absl::OkStatus();
+}
+
+template <typename T>
+int64_t CountNonzero(const Tensor& t) {
+  const T* v = t.data<T>();
+  return std::count_if(v, v + t.num_elements(),
+                       [](T x) { return x != T{0}; });
+}
+
+absl::Status PrepareWhere(PrepareContext& ctx) {
+  GRAFT_RETURN_IF_ERROR(CheckArity(ctx, 1, 1, 1));
+  GRAFT_ASSIGN_OR_RETURN(const Tensor* in, RequiredInput(ctx, 0));
+  if (ctx.output(0)->type != tfl::TensorType_INT64) {
+    return ctx.Unsupported("WHERE output other than INT64");
+  }
+  int64_t (*count)(const Tensor&) = nullptr;
+  switch (in->type) {
+    case tfl::TensorType_BOOL:
+      count = CountNonzero<bool>, ctx.SetEval(EvalWhere<bool>);
+      break;
+    case tfl::TensorType_FLOAT32:
+      count = CountNonzero<float>, ctx.SetEval(EvalWhere<float>);
+      break;
+    case tfl::TensorType_INT32:
+      count = CountNonzero<int32_t>, ctx.SetEval(EvalWhere<int32_t>);
+      break;
+    case tfl::TensorType_INT64:
+      count = CountNonzero<int64_t>, ctx.SetEval(EvalWhere<int64_t>);
+      break;
+    case tfl::TensorType_INT8:
+      count = CountNonzero<int8_t>, ctx.SetEval(EvalWhere<int8_t>);
+      break;
+    case tfl::TensorType_UINT8:
+      count = CountNonzero<uint8_t>, ctx.SetEval(EvalWhere<uint8_t>);
+      break;
+    default:
+      return ctx.Unsupported();
+  }
+  if (!ctx.ValuesKnown(in)) return ctx.DeferToRun();
+  auto* s = MakeState<WhereState>(ctx);
+  s->count = count(*in);
+  return ctx.SetOutputShape(
+      0, Shape{static_cast<int32_t>(s->count), static_cast<int32_t>(in->rank())});
+}
+
 }  // namespace
 }  // namespace kernels
 
 GRAFT_DEFINE_KERNEL(ScatterNd);
 GRAFT_DEFINE_KERNEL(TopKV2);
+GRAFT_DEFINE_KERNEL(Where);
 
 }  // namespace graft

@@ -78,6 +78,12 @@ absl::Status FinishSlice(PrepareContext& ctx, const Tensor& in,
     s->count[d] = count[d];
     dim_stride *= in.dim(d);
   }
+  return absl::OkStatus();
+}
+
+// Picks the copy by element size; first, so that the dtypes are checked at
+// load even when the slice bounds are known only at invoke.
+absl::Status SelectSliceEval(PrepareContext& ctx, const Tensor& in) {
   if (ctx.output(0)->type != in.type ||
       !DispatchByElementSize(ElementSize(in.type), [&](auto tag) {
         ctx.SetEval(EvalSlice<decltype(tag)>);
@@ -87,24 +93,17 @@ absl::Status FinishSlice(PrepareContext& ctx, const Tensor& in,
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<int64_t>> ConstantValues(const PrepareContext& ctx,
-                                                    const Tensor* t,
-                                                    const char* what) {
-  if (!t->constant) {
-    return ctx.Unsupported(absl::StrFormat("%s computed at run time", what));
-  }
-  return ReadIntValues(*t);
-}
-
 absl::Status PrepareSlice(PrepareContext& ctx) {
   GRAFT_RETURN_IF_ERROR(CheckArity(ctx, 3, 3, 1));
   GRAFT_ASSIGN_OR_RETURN(const Tensor* in, RequiredInput(ctx, 0));
   GRAFT_ASSIGN_OR_RETURN(const Tensor* begin_t, RequiredInput(ctx, 1));
   GRAFT_ASSIGN_OR_RETURN(const Tensor* size_t_, RequiredInput(ctx, 2));
-  GRAFT_ASSIGN_OR_RETURN(std::vector<int64_t> begin,
-                         ConstantValues(ctx, begin_t, "slice begin"));
-  GRAFT_ASSIGN_OR_RETURN(std::vector<int64_t> size,
-                         ConstantValues(ctx, size_t_, "slice size"));
+  GRAFT_RETURN_IF_ERROR(SelectSliceEval(ctx, *in));
+  if (!ctx.ValuesKnown(begin_t) || !ctx.ValuesKnown(size_t_)) {
+    return ctx.DeferToRun();
+  }
+  GRAFT_ASSIGN_OR_RETURN(std::vector<int64_t> begin, ReadIntValues(*begin_t));
+  GRAFT_ASSIGN_OR_RETURN(std::vector<int64_t> size, ReadIntValues(*size_t_));
   const int rank = in->rank();
   GRAFT_KERNEL_CHECK(static_cast<int>(begin.size()) == rank &&
                          static_cast<int>(size.size()) == rank,
@@ -128,14 +127,17 @@ absl::Status PrepareStridedSlice(PrepareContext& ctx) {
   GRAFT_ASSIGN_OR_RETURN(const Tensor* in, RequiredInput(ctx, 0));
   GRAFT_ASSIGN_OR_RETURN(const Tensor* begin_t, RequiredInput(ctx, 1));
   GRAFT_ASSIGN_OR_RETURN(const Tensor* end_t, RequiredInput(ctx, 2));
-  GRAFT_ASSIGN_OR_RETURN(std::vector<int64_t> begin,
-                         ConstantValues(ctx, begin_t, "strided_slice begin"));
-  GRAFT_ASSIGN_OR_RETURN(std::vector<int64_t> end,
-                         ConstantValues(ctx, end_t, "strided_slice end"));
+  const Tensor* strides_t = ctx.input(3);
+  GRAFT_RETURN_IF_ERROR(SelectSliceEval(ctx, *in));
+  if (!ctx.ValuesKnown(begin_t) || !ctx.ValuesKnown(end_t) ||
+      (strides_t != nullptr && !ctx.ValuesKnown(strides_t))) {
+    return ctx.DeferToRun();
+  }
+  GRAFT_ASSIGN_OR_RETURN(std::vector<int64_t> begin, ReadIntValues(*begin_t));
+  GRAFT_ASSIGN_OR_RETURN(std::vector<int64_t> end, ReadIntValues(*end_t));
   std::vector<int64_t> strides(begin.size(), 1);
-  if (const Tensor* strides_t = ctx.input(3)) {
-    GRAFT_ASSIGN_OR_RETURN(strides,
-                           ConstantValues(ctx, strides_t, "strided_slice strides"));
+  if (strides_t != nullptr) {
+    GRAFT_ASSIGN_OR_RETURN(strides, ReadIntValues(*strides_t));
   }
   const int n = static_cast<int>(begin.size());
   GRAFT_KERNEL_CHECK(static_cast<int>(end.size()) == n &&

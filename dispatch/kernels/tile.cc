@@ -50,11 +50,14 @@ absl::Status PrepareBroadcastTo(PrepareContext& ctx) {
   GRAFT_ASSIGN_OR_RETURN(const Tensor* shape_t, RequiredInput(ctx, 1));
   GRAFT_RETURN_IF_ERROR(SetReplicateEval(ctx, *in));
   Shape target;
-  if (shape_t->constant) {
+  if (ctx.ValuesKnown(shape_t)) {
     GRAFT_ASSIGN_OR_RETURN(std::vector<int64_t> v, ReadIntValues(*shape_t));
     for (int64_t d : v) target.push_back(static_cast<int32_t>(d));
+  } else if (std::optional<Shape> declared =
+                 StaticDeclaredOutputShape(ctx, 0)) {
+    target = *std::move(declared);
   } else {
-    GRAFT_ASSIGN_OR_RETURN(target, DeclaredOutputShape(ctx, 0));
+    return ctx.DeferToRun();
   }
   GRAFT_ASSIGN_OR_RETURN(Shape out, BroadcastShapes(in->shape, target));
   GRAFT_KERNEL_CHECK(out == target, "cannot broadcast %s to %s",
@@ -70,9 +73,7 @@ absl::Status PrepareTile(PrepareContext& ctx) {
   GRAFT_ASSIGN_OR_RETURN(const Tensor* in, RequiredInput(ctx, 0));
   GRAFT_ASSIGN_OR_RETURN(const Tensor* mult_t, RequiredInput(ctx, 1));
   GRAFT_RETURN_IF_ERROR(SetReplicateEval(ctx, *in));
-  if (!mult_t->constant) {
-    return ctx.Unsupported("multiples computed at run time");
-  }
+  if (!ctx.ValuesKnown(mult_t)) return ctx.DeferToRun();
   GRAFT_ASSIGN_OR_RETURN(std::vector<int64_t> mult, ReadIntValues(*mult_t));
   const int rank = in->rank();
   GRAFT_KERNEL_CHECK(static_cast<int>(mult.size()) == rank,

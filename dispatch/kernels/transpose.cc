@@ -54,9 +54,7 @@ absl::Status PrepareTranspose(PrepareContext& ctx) {
   GRAFT_ASSIGN_OR_RETURN(const Tensor* in, RequiredInput(ctx, 0));
   GRAFT_ASSIGN_OR_RETURN(const Tensor* perm_t, RequiredInput(ctx, 1));
   if (ctx.output(0)->type != in->type) return ctx.Unsupported();
-  if (!perm_t->constant) {
-    return ctx.Unsupported("a permutation computed at run time");
-  }
+  if (!ctx.ValuesKnown(perm_t)) return ctx.DeferToRun();
   GRAFT_ASSIGN_OR_RETURN(std::vector<int64_t> perm, ReadIntValues(*perm_t));
   const int rank = in->rank();
   GRAFT_KERNEL_CHECK(static_cast<int>(perm.size()) == rank,

@@ -114,12 +114,15 @@ absl::Status PrepareTransposeConv(PrepareContext& ctx) {
   GRAFT_KERNEL_CHECK(in->rank() == 4 && w->rank() == 4,
                      "input and weights must be 4-D");
   Shape out_shape;
-  if (shape_t->constant) {
+  if (ctx.ValuesKnown(shape_t)) {
     GRAFT_ASSIGN_OR_RETURN(std::vector<int64_t> v, ReadIntValues(*shape_t));
     GRAFT_KERNEL_CHECK(v.size() == 4, "output_shape must have 4 values");
     for (int64_t d : v) out_shape.push_back(static_cast<int32_t>(d));
+  } else if (std::optional<Shape> declared =
+                 StaticDeclaredOutputShape(ctx, 0)) {
+    out_shape = *std::move(declared);
   } else {
-    GRAFT_ASSIGN_OR_RETURN(out_shape, DeclaredOutputShape(ctx, 0));
+    return ctx.DeferToRun();
   }
   const auto* o = ctx.op().builtin_options.AsTransposeConvOptions();
   GRAFT_KERNEL_CHECK(o != nullptr, "missing TransposeConvOptions");
