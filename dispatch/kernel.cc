@@ -10,6 +10,16 @@
 namespace graft {
 
 absl::Status PrepareContext::SetOutputShape(int i, Shape shape) {
+  const size_t elem =
+      i >= 0 && i < num_outputs() ? ElementSize(output(i)->type) : 1;
+  if (elem == 0) {
+    return Unsupported(absl::StrCat(TensorTypeName(output(i)->type), " outputs"));
+  }
+  return SetOutputShape(i, shape,
+                        static_cast<size_t>(NumElements(shape)) * elem);
+}
+
+absl::Status PrepareContext::SetOutputShape(int i, Shape shape, size_t bytes) {
   if (i < 0 || i >= num_outputs()) {
     return absl::InternalError(absl::StrFormat("output %d out of range", i));
   }
@@ -20,11 +30,7 @@ absl::Status PrepareContext::SetOutputShape(int i, Shape shape) {
     }
   }
   Tensor* t = output(i);
-  size_t elem = ElementSize(t->type);
-  if (elem == 0) {
-    return Unsupported(absl::StrCat(TensorTypeName(t->type), " outputs"));
-  }
-  t->bytes = static_cast<size_t>(NumElements(shape)) * elem;
+  t->bytes = bytes;
   t->shape = std::move(shape);
   if (i < 64) shapes_set_ |= uint64_t{1} << i;
   return absl::OkStatus();

@@ -120,6 +120,10 @@ class PrepareContext : public OpContext {
 
   // Sets output i's shape (and byte size). Every output must get one.
   absl::Status SetOutputShape(int i, Shape shape);
+  // The same for a type without a fixed element size (STRING: its whole
+  // buffer's `bytes`, string_tensor.h), which prepare computes from the
+  // input values: such a kernel defers to invoke unless they are constant.
+  absl::Status SetOutputShape(int i, Shape shape, size_t bytes);
 
   // State for eval (replaces any earlier one).
   void SetState(std::unique_ptr<KernelState> state) {

@@ -1,7 +1,9 @@
 #include "dispatch/npy.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -10,6 +12,7 @@
 #include "absl/strings/strip.h"
 #include "core/file_util.h"
 #include "core/status.h"
+#include "dispatch/string_tensor.h"
 
 namespace graft {
 namespace {
@@ -94,7 +97,16 @@ absl::StatusOr<NpyArray> ParseNpy(absl::string_view bytes) {
   NpyArray a;
   GRAFT_ASSIGN_OR_RETURN(absl::string_view descr, HeaderValue(header, "descr"));
   descr = absl::StripPrefix(absl::StripSuffix(descr, "'"), "'");
-  bool found = false;
+  // Fixed-width byte strings ('|S<width>'): each element `width` bytes,
+  // NUL-padded; held as a STRING buffer (string_tensor.h).
+  int64_t string_width = -1;
+  if (absl::ConsumePrefix(&descr, "|S") &&
+      (!absl::SimpleAtoi(descr, &string_width) || string_width < 0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unsupported npy dtype |S", descr));
+  }
+  bool found = string_width >= 0;
+  if (found) a.type = tfl::TensorType_STRING;
   for (const DtypeName& d : kDtypes) {
     if (descr == d.descr) {
       a.type = d.type;
@@ -129,25 +141,52 @@ absl::StatusOr<NpyArray> ParseNpy(absl::string_view bytes) {
     }
     a.shape.push_back(d);
   }
-  const size_t elem = static_cast<size_t>(TensorTypeBits(a.type) / 8);
+  const size_t elem = string_width >= 0
+                          ? static_cast<size_t>(string_width)
+                          : static_cast<size_t>(TensorTypeBits(a.type) / 8);
   const size_t want = static_cast<size_t>(a.num_elements()) * elem;
   absl::string_view body = bytes.substr(offset + header_len);
   if (body.size() != want) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "npy data holds %d bytes, shape and dtype need %d", body.size(), want));
   }
-  a.data.assign(body.begin(), body.end());
+  if (string_width >= 0) {
+    std::vector<absl::string_view> strings;
+    for (size_t i = 0; i < want; i += elem) {
+      absl::string_view s = body.substr(i, elem);
+      strings.push_back(s.substr(0, s.find_last_not_of('\0') + 1));
+    }
+    a.data = PackStrings(absl::MakeConstSpan(strings));
+  } else {
+    a.data.assign(body.begin(), body.end());
+  }
   return a;
 }
 
 absl::StatusOr<std::string> SerializeNpy(tfl::TensorType type,
                                          absl::Span<const int64_t> shape,
                                          absl::Span<const uint8_t> data) {
-  const char* descr = nullptr;
+  std::string descr;
   for (const DtypeName& d : kDtypes) {
     if (d.type == type) descr = d.descr;
   }
-  if (descr == nullptr) {
+  // STRING: fixed-width byte strings as wide as the longest (numpy's 'S'
+  // dtype, which drops trailing NULs).
+  std::string padded;
+  if (type == tfl::TensorType_STRING) {
+    GRAFT_ASSIGN_OR_RETURN(std::vector<absl::string_view> strings,
+                           UnpackStrings(data));
+    size_t width = 1;
+    for (absl::string_view s : strings) width = std::max(width, s.size());
+    for (absl::string_view s : strings) {
+      padded.append(s.data(), s.size());
+      padded.append(width - s.size(), '\0');
+    }
+    descr = absl::StrCat("|S", width);
+    data = absl::MakeConstSpan(reinterpret_cast<const uint8_t*>(padded.data()),
+                               padded.size());
+  }
+  if (descr.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "no npy dtype for ", TensorTypeName(type)));
   }

@@ -3,8 +3,11 @@
 //
 // Supported dtypes and their TensorType: <f4 FLOAT32, <f8 FLOAT64, <f2
 // FLOAT16, <i8 INT64, <i4 INT32, <i2 INT16, |i1 INT8, <u8 UINT64, <u4
-// UINT32, <u2 UINT16, |u1 UINT8, |b1 BOOL. Others (big endian, Fortran
-// order, objects, strings) are refused with a message.
+// UINT32, <u2 UINT16, |u1 UINT8, |b1 BOOL, and |S<width> STRING (numpy's
+// fixed-width byte strings, NUL-padded; NpyArray::data then holds a STRING
+// buffer as string_tensor.h lays it out, and trailing NULs of a string are
+// lost, as in numpy). Others (big endian, Fortran order, objects, unicode)
+// are refused with a message.
 #ifndef GRAFT_DISPATCH_NPY_H_
 #define GRAFT_DISPATCH_NPY_H_
 

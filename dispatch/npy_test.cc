@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/test_support.h"
+#include "dispatch/string_tensor.h"
 #include "gtest/gtest.h"
 
 namespace graft {
@@ -60,6 +61,34 @@ TEST(NpyTest, ParsesNumpyWrittenHeader) {
   ASSERT_TRUE(a.ok()) << a.status();
   EXPECT_EQ(a->type, tfl::TensorType_INT32);
   EXPECT_EQ(a->num_elements(), 3);
+}
+
+TEST(NpyTest, ByteStringsBecomeStringBuffers) {
+  // What numpy writes for np.array([b'ab', b'', b'xyz'], dtype='S').
+  std::string header =
+      "{'descr': '|S3', 'fortran_order': False, 'shape': (3,), }";
+  header.append(128 - 10 - header.size() - 1, ' ');
+  header += '\n';
+  std::string file("\x93NUMPY\x01\x00", 8);
+  file.push_back(static_cast<char>(header.size()));
+  file.push_back(0);
+  file += header;
+  file.append("ab\0\0\0\0xyz", 9);
+  auto a = ParseNpy(file);
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->type, tfl::TensorType_STRING);
+  const std::vector<std::string> want = {"ab", "", "xyz"};
+  EXPECT_EQ(a->data, PackStrings(absl::MakeConstSpan(want)));
+  // Back to numpy's layout, as wide as the longest string.
+  auto bytes = SerializeNpy(a->type, a->shape, a->data);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  EXPECT_NE(bytes->find("'descr': '|S3'"), std::string::npos);
+  EXPECT_EQ(bytes->substr(bytes->size() - 9), std::string("ab\0\0\0\0xyz", 9));
+  auto again = ParseNpy(*bytes);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->data, a->data);
+  // A malformed STRING buffer is refused, not written.
+  EXPECT_FALSE(SerializeNpy(tfl::TensorType_STRING, {1}, {1, 0, 0}).ok());
 }
 
 TEST(NpyTest, RejectsMalformedFiles) {

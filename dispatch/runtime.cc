@@ -43,6 +43,15 @@ absl::Status Signature::BindInput(size_t i, void* data, size_t bytes) {
   return executor_->BindInput(inputs_[i], data, bytes);
 }
 
+absl::Status Signature::SetInputData(size_t i,
+                                     absl::Span<const uint8_t> bytes) {
+  if (i >= inputs_.size()) {
+    return absl::OutOfRangeError(absl::StrFormat(
+        "input %d out of range (%d inputs)", i, inputs_.size()));
+  }
+  return executor_->SetInput(inputs_[i], bytes);
+}
+
 absl::Status Signature::BindOutput(size_t i, void* data, size_t bytes) {
   if (i >= outputs_.size()) {
     return absl::OutOfRangeError(absl::StrFormat(

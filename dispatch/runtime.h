@@ -118,6 +118,12 @@ class Signature {
   absl::Status BindInput(size_t i, void* data, size_t bytes);
   absl::Status BindOutput(size_t i, void* data, size_t bytes);
 
+  // Copies `bytes` into input i: exactly its size, or for a STRING input
+  // (sized by its values, so never bound) a buffer in string_tensor.h's
+  // layout (PackStrings) with one string per element of its shape. STRING
+  // outputs are read after Invoke (UnpackStrings on the tensor's bytes).
+  absl::Status SetInputData(size_t i, absl::Span<const uint8_t> bytes);
+
   absl::Status Invoke();
 
   // Re-prepares this entry point for new input shapes, one per input in
@@ -166,6 +172,9 @@ class Runtime {
   }
   absl::Status BindOutput(size_t i, void* data, size_t bytes) {
     return main_.BindOutput(i, data, bytes);
+  }
+  absl::Status SetInputData(size_t i, absl::Span<const uint8_t> bytes) {
+    return main_.SetInputData(i, bytes);
   }
   absl::Status Invoke() { return main_.Invoke(); }
   absl::Status ResizeInputs(const std::vector<Shape>& shapes) {

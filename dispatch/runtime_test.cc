@@ -14,6 +14,7 @@
 #include "core/model_io.h"
 #include "core/test_support.h"
 #include "dispatch/kernels/kernel_test_util.h"
+#include "dispatch/string_tensor.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -296,6 +297,58 @@ TEST(RuntimeTest, CallsRefuseShapesComputedAtInvoke) {
                                 "shape only at invoke, and IF needs its "
                                 "shapes at load"));
   }
+}
+
+TEST(RuntimeTest, StringTensorsAreSizedByTheirValues) {
+  // words [2, 2] -> RESHAPE [4] -> GATHER(indices) -> picked; and GATHER of
+  // a constant list with constant indices, computed at load.
+  ModelBuilder mb;
+  auto& g = mb.Subgraph("main");
+  constexpr auto STR = tfl::TensorType_STRING;
+  TensorId words = g.Input("words", STR, {2, 2});
+  TensorId idx = g.Input("idx", tfl::TensorType_INT32, {3});
+  TensorId flat = g.Op(tfl::BuiltinOperator_RESHAPE)
+                      .In(words, g.Constant<int32_t>("s", {1}, {4}))
+                      .Out("flat", STR, {4});
+  g.Output(g.Op(tfl::BuiltinOperator_GATHER).In(flat, idx).Out("picked", STR, {3}));
+  const std::vector<std::string> names = {"zero", "one"};
+  TensorId list = g.Constant("list", STR, {2},
+                             Bytes::Own(PackStrings(absl::MakeConstSpan(names))));
+  g.Output(g.Op(tfl::BuiltinOperator_GATHER)
+               .In(list, g.Constant<int32_t>("i", {2}, {1, 0}))
+               .Out("swapped", STR, {2}));
+  auto rt = LoadBuilt(mb);
+  ASSERT_TRUE(rt.ok()) << rt.status();
+  auto strings = [&](size_t i) {
+    const Tensor* t = (*rt)->output(i);
+    auto v = UnpackStrings(absl::MakeConstSpan(t->raw_data, t->bytes));
+    EXPECT_TRUE(v.ok()) << v.status();
+    return v.ok() ? std::vector<std::string>(v->begin(), v->end())
+                  : std::vector<std::string>{};
+  };
+  absl::Status st = (*rt)->Invoke();
+  EXPECT_THAT(std::string(st.message()),
+              HasSubstr("STRING input 'words' has no value: set it with "
+                        "SetInputData"));
+  SetInput<int32_t>(**rt, 1, {3, 0, 3});
+  for (const std::vector<std::string>& in :
+       {std::vector<std::string>{"a", "", "ccc", "a much longer string"},
+        std::vector<std::string>{"w", "x", "y", "z"}}) {
+    ASSERT_TRUE((*rt)->SetInputData(0, PackStrings(absl::MakeConstSpan(in))).ok());
+    ASSERT_TRUE((*rt)->Invoke().ok());
+    EXPECT_EQ(strings(0), (std::vector<std::string>{in[3], in[0], in[3]}));
+    EXPECT_EQ(strings(1), (std::vector<std::string>{"one", "zero"}));
+  }
+  EXPECT_THAT((*rt)->Report().ToString(), HasSubstr("op 2 GATHER: folded"));
+  // Refusals: a count that does not fit the shape, binding, a bad buffer.
+  const std::vector<std::string> three = {"a", "b", "c"};
+  st = (*rt)->SetInputData(0, PackStrings(absl::MakeConstSpan(three)));
+  EXPECT_THAT(std::string(st.message()),
+              HasSubstr("STRING input 'words' of shape [2, 2] takes 4 strings, not 3"));
+  char buf[64];
+  EXPECT_THAT(std::string((*rt)->BindInput(0, buf, sizeof(buf)).message()),
+              HasSubstr("set it with SetInputData"));
+  EXPECT_FALSE((*rt)->SetInputData(0, std::vector<uint8_t>{9, 0, 0, 0}).ok());
 }
 
 TEST(RuntimeTest, ReportsKernelErrorsWithTheOp) {

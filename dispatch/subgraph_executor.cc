@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "core/status.h"
 #include "dispatch/memory_planner.h"
+#include "dispatch/string_tensor.h"
 
 namespace graft {
 namespace {
@@ -226,6 +227,13 @@ absl::Status SubgraphExecutor::InitTensors(const CalleeInputs* inputs) {
       t.raw_data = const_cast<uint8_t*>(data.data());
     }
   }
+  // A STRING tensor's size depends on its values: computed ones are sized
+  // at invoke (and subgraph inputs by SetInput).
+  for (size_t i = 0; i < n; ++i) {
+    if (tensors_[i].type == tfl::TensorType_STRING && !tensors_[i].constant) {
+      dynamic_[i] = true;
+    }
+  }
   // Variables (e.g. recurrent state) persist across invokes: own storage,
   // initialized from the buffer when there is one, else where TFLite's
   // ResetVariableTensor puts them: an INT8 variable at its zero point,
@@ -332,20 +340,22 @@ absl::Status SubgraphExecutor::PrepareOps(bool count_cpu_ops) {
     for (TensorId t : op.inputs) {
       if (t >= 0 && dynamic_[t]) dynamic_input = t;
     }
-    const bool kernel_op = builtin != tfl::BuiltinOperator_CUSTOM &&
-                           builtin != tfl::BuiltinOperator_STABLEHLO_COMPOSITE &&
-                           builtin != tfl::BuiltinOperator_IF &&
-                           builtin != tfl::BuiltinOperator_WHILE &&
-                           builtin != tfl::BuiltinOperator_CALL_ONCE &&
-                           builtin != tfl::BuiltinOperator_CALL &&
-                           !IsVariableOp(builtin);
+    const bool prepared_once =
+        (builtin == tfl::BuiltinOperator_CUSTOM &&
+         code.custom_code == kDispatchCustomCode) ||
+        builtin == tfl::BuiltinOperator_STABLEHLO_COMPOSITE ||
+        builtin == tfl::BuiltinOperator_IF ||
+        builtin == tfl::BuiltinOperator_WHILE ||
+        builtin == tfl::BuiltinOperator_CALL_ONCE || IsVariableOp(builtin);
     absl::Status st;
-    if (dynamic_input >= 0 && !kernel_op) {
+    if (dynamic_input >= 0 && prepared_once) {
       p.kind = PreparedOp::Kind::kMissing;
+      const Tensor& in = tensors_[dynamic_input];
       p.detail = absl::StrFormat(
-          "input '%s' gets its shape only at invoke, and %s needs its shapes "
+          "input '%s' gets its %s only at invoke, and %s needs its shapes "
           "at load",
-          tensors_[dynamic_input].name, p.name);
+          in.name, in.type == tfl::TensorType_STRING ? "size" : "shape",
+          p.name);
     } else if (builtin == tfl::BuiltinOperator_CUSTOM) {
       if (code.custom_code == kDispatchCustomCode) {
         st = PrepareDispatchOp(p, count_cpu_ops);
@@ -501,7 +511,10 @@ absl::Status SubgraphExecutor::FoldOp(PreparedOp& p) {
                                                 " (folded at load): ",
                                                 st.message()));
   }
-  for (TensorId out : op.outputs) tensors_[out].constant = true;
+  for (TensorId out : op.outputs) {
+    tensors_[out].constant = true;
+    dynamic_[out] = false;
+  }
   p.kind = PreparedOp::Kind::kFolded;
   p.state.reset();
   p.scratch_bytes = 0;
@@ -1083,9 +1096,36 @@ absl::Status SubgraphExecutor::PlanMemory() {
   return absl::OkStatus();
 }
 
+absl::Status SubgraphExecutor::SetInput(TensorId id,
+                                        absl::Span<const uint8_t> bytes) {
+  Tensor& t = tensors_[id];
+  if (t.type == tfl::TensorType_STRING) {
+    GRAFT_ASSIGN_OR_RETURN(std::vector<absl::string_view> strings,
+                           UnpackStrings(bytes));
+    if (static_cast<int64_t>(strings.size()) != t.num_elements()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "STRING input '%s' of shape %s takes %d strings, not %d", t.name,
+          ShapeToString(t.shape), t.num_elements(), strings.size()));
+    }
+    t.raw_data = dynamic_buffers_[id].Reserve(bytes.size());
+    if (t.raw_data == nullptr) return absl::ResourceExhaustedError("out of memory");
+    t.bytes = bytes.size();
+  } else if (bytes.size() != t.bytes) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "input '%s' holds %d bytes, %d given", t.name, t.bytes, bytes.size()));
+  }
+  if (!bytes.empty()) std::memcpy(t.raw_data, bytes.data(), bytes.size());
+  return absl::OkStatus();
+}
+
 absl::Status SubgraphExecutor::BindInput(TensorId id, void* data,
                                          size_t bytes) {
   Tensor& t = tensors_[id];
+  if (t.type == tfl::TensorType_STRING) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "STRING input '%s' is sized by its values: set it with SetInputData",
+        t.name));
+  }
   if (data == nullptr) {
     t.raw_data = planned_[id];
     return absl::OkStatus();
@@ -1276,6 +1316,13 @@ void SubgraphExecutor::CopyUnwrittenOutputs() {
 }
 
 absl::Status SubgraphExecutor::Run() {
+  for (TensorId t : subgraph().inputs) {
+    if (dynamic_[t] && tensors_[t].raw_data == nullptr) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "STRING input '%s' has no value: set it with SetInputData",
+          tensors_[t].name));
+    }
+  }
   if (env_->profiling) return RunProfiled();
   for (PreparedOp& p : ops_) GRAFT_RETURN_IF_ERROR(RunOp(p));
   CopyUnwrittenOutputs();

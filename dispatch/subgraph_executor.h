@@ -133,6 +133,10 @@ class SubgraphExecutor {
   // writes (an input passed through, a constant) is copied into `data` at
   // the end of each run instead.
   absl::Status BindInput(TensorId id, void* data, size_t bytes);
+  // Copies `bytes` into input tensor `id`: exactly its size, or for a
+  // STRING input a buffer in string_tensor.h's layout holding as many
+  // strings as its shape has elements (kept in storage of the executor).
+  absl::Status SetInput(TensorId id, absl::Span<const uint8_t> bytes);
   absl::Status BindOutput(TensorId id, void* data, size_t bytes);
 
   // Evaluates every op in order.

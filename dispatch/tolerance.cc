@@ -90,6 +90,7 @@ std::string CompareToReference(const Tensor& got, const NpyArray& want,
     case tfl::TensorType_INT16: return describe(int16_t{});
     case tfl::TensorType_INT32: return describe(int32_t{});
     case tfl::TensorType_INT64: return describe(int64_t{});
+    case tfl::TensorType_STRING: return "strings differ";
     default: return "integer outputs differ";
   }
 }

@@ -22,6 +22,8 @@
 // bit. The one exception is a kernel named in QuantizedLsbTolerance() below,
 // with the reason: its oracle rounds differently, so a model that runs it
 // may be off by that many units in the last place.
+//
+// String outputs: exact (the same strings, byte for byte).
 #ifndef GRAFT_DISPATCH_TOLERANCE_H_
 #define GRAFT_DISPATCH_TOLERANCE_H_
 

@@ -5,8 +5,10 @@
 #include <cmath>
 #include <filesystem>
 #include <random>
+#include <string>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -14,6 +16,7 @@
 #include "core/status.h"
 #include "dispatch/npy.h"
 #include "dispatch/runtime.h"
+#include "dispatch/string_tensor.h"
 #include "plugins/on_device.h"
 #include "tools/apply_cmd.h"
 #include "tools/flags.h"
@@ -80,6 +83,16 @@ std::string Summarize(const Tensor& t) {
   if (shape.empty()) shape = "scalar";
   std::string out = absl::StrCat(shape, " ", TensorTypeName(t.type));
   const int64_t n = t.num_elements();
+  if (t.type == tfl::TensorType_STRING) {
+    auto strings = UnpackStrings(absl::MakeConstSpan(t.raw_data, t.bytes));
+    if (!strings.ok()) return absl::StrCat(out, "  (", strings.status().message(), ")");
+    absl::StrAppend(&out, "  [");
+    for (size_t i = 0; i < std::min<size_t>(strings->size(), 6); ++i) {
+      absl::StrAppend(&out, i ? ", " : "", "\"", absl::CEscape((*strings)[i]), "\"");
+    }
+    absl::StrAppend(&out, strings->size() > 6 ? ", ...]" : "]");
+    return out;
+  }
   auto value = [&](int64_t i) -> double {
     switch (t.type) {
       case tfl::TensorType_FLOAT32: return t.data<float>()[i];
@@ -139,7 +152,7 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
                   "model leaves dynamic (-1); an .npy input of another shape "
                   "resizes its input too");
   flags.AddInt("seed", &seed, "seed of the random inputs");
-  flags.AddString("output-dir", &output_dir, "write each output as NAME.npy here");
+  flags.AddString("output-dir", &output_dir, "write each output as NAME.npy here (output_<i>.npy if unnamed)");
   flags.AddInt("iterations", &iterations, "timed runs (after one warm-up run)");
   flags.AddInt("threads", &threads, "CPU kernel threads");
   flags.AddString("dispatch-dir", &dispatch_dir,
@@ -259,19 +272,33 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
   }
   for (size_t i = 0; i < sig->num_inputs(); ++i) {
     Tensor* t = sig->input(i);
+    if (given[i].empty() && t->type == tfl::TensorType_STRING) {
+      // Random lowercase words of 0 to 8 letters.
+      std::vector<std::string> words(t->num_elements());
+      for (std::string& w : words) {
+        w.resize(rng() % 9);
+        for (char& c : w) c = static_cast<char>('a' + rng() % 26);
+      }
+      absl::Status s = sig->SetInputData(i, PackStrings(absl::MakeConstSpan(words)));
+      if (!s.ok()) return fail(s, 1);
+      continue;
+    }
     if (given[i].empty()) {
       FillRandom(t, rng);
       continue;
     }
     const NpyArray* npy = &npys[i];
-    if (npy->type != t->type || npy->data.size() != t->bytes) {
+    if (npy->type != t->type ||
+        (t->type != tfl::TensorType_STRING && npy->data.size() != t->bytes)) {
       return fail(absl::InvalidArgumentError(absl::StrCat(
                       given[i], ": ", TensorTypeName(npy->type), " with ",
                       npy->data.size(), " bytes, but input '", sig->input_name(i),
                       "' is ", TensorTypeName(t->type), " with ", t->bytes,
                       " bytes")), 1);
     }
-    std::copy(npy->data.begin(), npy->data.end(), t->raw_data);
+    if (absl::Status s = sig->SetInputData(i, npy->data); !s.ok()) {
+      return fail(absl::Status(s.code(), absl::StrCat(given[i], ": ", s.message())), 1);
+    }
   }
 
   std::vector<double> ms;
@@ -303,6 +330,7 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
       std::error_code ec;
       std::filesystem::create_directories(output_dir, ec);
       std::string name = sig->output_name(i);
+      if (name.empty()) name = absl::StrCat("output_", i);  // unnamed tensor
       std::replace(name.begin(), name.end(), '/', '_');
       std::string file = (std::filesystem::path(output_dir) / (name + ".npy")).string();
       std::vector<int64_t> shape(t->shape.begin(), t->shape.end());

@@ -1,10 +1,13 @@
 // GATHER (axis, batch_dims) and GATHER_ND for every fixed-size dtype, with
-// INT32 or INT64 indices. Out-of-range indices fail the invoke, as TFLite.
+// INT32 or INT64 indices, and GATHER of STRING params (the selected strings
+// repacked; sized from the values, so at invoke unless they are constant).
+// Out-of-range indices fail the invoke, as TFLite.
 #include <cstring>
 #include <vector>
 
 #include "absl/strings/str_format.h"
 #include "dispatch/kernels/kernel_util.h"
+#include "dispatch/string_tensor.h"
 
 namespace graft {
 namespace kernels {
@@ -14,9 +17,50 @@ struct GatherState : KernelState {
   int64_t batches = 1;     // product of the batch dims
   int64_t outer = 1;       // params dims between batch_dims and axis
   int64_t axis_size = 0;   // params.dim(axis)
-  int64_t inner_bytes = 0; // bytes of one slice after axis
+  int64_t inner_bytes = 0; // bytes of one slice after axis (STRING: strings)
   int64_t num_indices = 0; // index count per batch
 };
+
+// The strings GATHER selects from STRING `params`, in output order.
+template <typename Index>
+absl::StatusOr<std::vector<absl::string_view>> GatherStrings(
+    const GatherState& s, const Tensor& params, const Tensor& indices) {
+  GRAFT_ASSIGN_OR_RETURN(
+      std::vector<absl::string_view> in,
+      UnpackStrings(absl::MakeConstSpan(params.raw_data, params.bytes)));
+  GRAFT_KERNEL_CHECK(static_cast<int64_t>(in.size()) == params.num_elements(),
+                     "params hold %d strings for shape %s", in.size(),
+                     ShapeToString(params.shape));
+  std::vector<absl::string_view> out;
+  out.reserve(s.batches * s.outer * s.num_indices * s.inner_bytes);
+  const Index* idx = indices.data<Index>();
+  for (int64_t b = 0; b < s.batches; ++b) {
+    for (int64_t o = 0; o < s.outer; ++o) {
+      for (int64_t i = 0; i < s.num_indices; ++i) {
+        const int64_t k = static_cast<int64_t>(idx[b * s.num_indices + i]);
+        if (k < 0 || k >= s.axis_size) {
+          return absl::OutOfRangeError(absl::StrFormat(
+              "GATHER index %d out of range [0, %d)", k, s.axis_size));
+        }
+        const int64_t first =
+            ((b * s.outer + o) * s.axis_size + k) * s.inner_bytes;
+        out.insert(out.end(), in.begin() + first,
+                   in.begin() + first + s.inner_bytes);
+      }
+    }
+  }
+  return out;
+}
+
+template <typename Index>
+absl::Status EvalGatherStrings(EvalContext& ctx) {
+  GRAFT_ASSIGN_OR_RETURN(
+      std::vector<absl::string_view> strings,
+      GatherStrings<Index>(*ctx.state<GatherState>(), *ctx.input(0),
+                           *ctx.input(1)));
+  WritePackedStrings(strings, ctx.output(0)->raw_data);
+  return absl::OkStatus();
+}
 
 template <typename Index>
 absl::Status EvalGather(EvalContext& ctx) {
@@ -47,10 +91,14 @@ absl::Status PrepareGather(PrepareContext& ctx) {
   GRAFT_RETURN_IF_ERROR(CheckArity(ctx, 2, 2, 1));
   GRAFT_ASSIGN_OR_RETURN(const Tensor* params, RequiredInput(ctx, 0));
   GRAFT_ASSIGN_OR_RETURN(const Tensor* indices, RequiredInput(ctx, 1));
-  const size_t elem = ElementSize(params->type);
+  const bool strings = params->type == tfl::TensorType_STRING;
+  const size_t elem = strings ? 1 : ElementSize(params->type);
   if (elem == 0 || ctx.output(0)->type != params->type ||
       !IsIntegerIndexType(indices->type)) {
     return ctx.Unsupported();
+  }
+  if (strings && (!ctx.ValuesKnown(params) || !ctx.ValuesKnown(indices))) {
+    return ctx.DeferToRun();
   }
   const auto* o = ctx.op().builtin_options.AsGatherOptions();
   const int rank = params->rank();
@@ -76,8 +124,17 @@ absl::Status PrepareGather(PrepareContext& ctx) {
              indices->shape.end());
   out.insert(out.end(), params->shape.begin() + axis + 1,
              params->shape.end());
-  ctx.SetEval(indices->type == tfl::TensorType_INT32 ? EvalGather<int32_t>
-                                                     : EvalGather<int64_t>);
+  const bool i32 = indices->type == tfl::TensorType_INT32;
+  if (strings) {
+    absl::StatusOr<std::vector<absl::string_view>> selected =
+        i32 ? GatherStrings<int32_t>(*s, *params, *indices)
+            : GatherStrings<int64_t>(*s, *params, *indices);
+    GRAFT_RETURN_IF_ERROR(selected.status());
+    ctx.SetEval(i32 ? EvalGatherStrings<int32_t> : EvalGatherStrings<int64_t>);
+    return ctx.SetOutputShape(0, std::move(out),
+                              PackedStringsBytes(*selected));
+  }
+  ctx.SetEval(i32 ? EvalGather<int32_t> : EvalGather<int64_t>);
   return ctx.SetOutputShape(0, std::move(out));
 }
 

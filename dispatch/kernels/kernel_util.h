@@ -69,6 +69,12 @@ absl::StatusOr<std::vector<int64_t>> ReadIntValues(const Tensor& t);
 // must then be fully static. Returns whether the values are constant.
 bool IsConstant(const Tensor* t);
 
+// Whether `t` is a STRING tensor whose bytes are known only at invoke: a
+// kernel computing STRING outputs from it defers (DeferToRun).
+inline bool StringBytesUnknown(const PrepareContext& ctx, const Tensor& t) {
+  return t.type == tfl::TensorType_STRING && !ctx.ValuesKnown(&t);
+}
+
 // The model's declared shape of output i when fully static (no -1 in its
 // shape or shape signature): what kernels whose output shape depends on an
 // input computed at run time use at load. Otherwise nullopt, and such a

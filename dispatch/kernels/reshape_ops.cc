@@ -1,5 +1,6 @@
-// Ops that change only the shape, for every fixed-size dtype: RESHAPE,
-// SQUEEZE, EXPAND_DIMS (a copy of the bytes into the new shape), and SHAPE.
+// Ops that change only the shape, for every fixed-size dtype and STRING:
+// RESHAPE, SQUEEZE, EXPAND_DIMS (a copy of the bytes into the new shape),
+// and SHAPE.
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -20,11 +21,24 @@ absl::Status EvalCopy(EvalContext& ctx) {
   return absl::OkStatus();
 }
 
+// Every fixed-size dtype, and STRING: a STRING buffer does not record its
+// shape, so these ops copy it whole too (sized at invoke unless constant).
 absl::Status CheckSameType(PrepareContext& ctx, const Tensor& in) {
-  if (ctx.output(0)->type != in.type || ElementSize(in.type) == 0) {
+  if (ctx.output(0)->type != in.type ||
+      (ElementSize(in.type) == 0 && in.type != tfl::TensorType_STRING)) {
     return ctx.Unsupported();
   }
   return absl::OkStatus();
+}
+
+// Output 0 = the input's bytes under `shape`.
+absl::Status SetCopiedOutput(PrepareContext& ctx, const Tensor& in,
+                             Shape shape) {
+  ctx.SetEval(EvalCopy);
+  if (in.type == tfl::TensorType_STRING) {
+    return ctx.SetOutputShape(0, std::move(shape), in.bytes);
+  }
+  return ctx.SetOutputShape(0, std::move(shape));
 }
 
 // Resolves one -1 in `dims` so that the element count matches.
@@ -61,6 +75,7 @@ absl::Status PrepareReshape(PrepareContext& ctx) {
   GRAFT_RETURN_IF_ERROR(CheckArity(ctx, 1, 2, 1));
   GRAFT_ASSIGN_OR_RETURN(const Tensor* in, RequiredInput(ctx, 0));
   GRAFT_RETURN_IF_ERROR(CheckSameType(ctx, *in));
+  if (StringBytesUnknown(ctx, *in)) return ctx.DeferToRun();
   const Tensor* shape_t = ctx.input(1);
   const auto* o = ctx.op().builtin_options.AsReshapeOptions();
   std::vector<int64_t> dims;
@@ -76,14 +91,14 @@ absl::Status PrepareReshape(PrepareContext& ctx) {
     return ctx.DeferToRun();
   }
   GRAFT_ASSIGN_OR_RETURN(Shape shape, ResolveShape(dims, in->num_elements()));
-  ctx.SetEval(EvalCopy);
-  return ctx.SetOutputShape(0, std::move(shape));
+  return SetCopiedOutput(ctx, *in, std::move(shape));
 }
 
 absl::Status PrepareSqueeze(PrepareContext& ctx) {
   GRAFT_RETURN_IF_ERROR(CheckArity(ctx, 1, 1, 1));
   GRAFT_ASSIGN_OR_RETURN(const Tensor* in, RequiredInput(ctx, 0));
   GRAFT_RETURN_IF_ERROR(CheckSameType(ctx, *in));
+  if (StringBytesUnknown(ctx, *in)) return ctx.DeferToRun();
   const auto* o = ctx.op().builtin_options.AsSqueezeOptions();
   const int rank = in->rank();
   std::vector<bool> drop(rank, false);
@@ -101,8 +116,7 @@ absl::Status PrepareSqueeze(PrepareContext& ctx) {
   for (int d = 0; d < rank; ++d) {
     if (!drop[d]) shape.push_back(in->dim(d));
   }
-  ctx.SetEval(EvalCopy);
-  return ctx.SetOutputShape(0, std::move(shape));
+  return SetCopiedOutput(ctx, *in, std::move(shape));
 }
 
 absl::Status PrepareExpandDims(PrepareContext& ctx) {
@@ -110,14 +124,14 @@ absl::Status PrepareExpandDims(PrepareContext& ctx) {
   GRAFT_ASSIGN_OR_RETURN(const Tensor* in, RequiredInput(ctx, 0));
   GRAFT_ASSIGN_OR_RETURN(const Tensor* axis_t, RequiredInput(ctx, 1));
   GRAFT_RETURN_IF_ERROR(CheckSameType(ctx, *in));
+  if (StringBytesUnknown(ctx, *in)) return ctx.DeferToRun();
   if (!ctx.ValuesKnown(axis_t)) return ctx.DeferToRun();
   GRAFT_ASSIGN_OR_RETURN(std::vector<int64_t> axis, ReadIntValues(*axis_t));
   GRAFT_KERNEL_CHECK(axis.size() == 1, "axis must hold one value");
   GRAFT_ASSIGN_OR_RETURN(int a, NormalizeAxis(axis[0], in->rank() + 1));
   Shape shape = in->shape;
   shape.insert(shape.begin() + a, 1);
-  ctx.SetEval(EvalCopy);
-  return ctx.SetOutputShape(0, std::move(shape));
+  return SetCopiedOutput(ctx, *in, std::move(shape));
 }
 
 template <typename Index>

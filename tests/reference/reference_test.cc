@@ -151,13 +151,12 @@ Summary RunDifferential(const std::vector<std::string>& paths,
       Tensor* t = rt.input(i);
       if (!in.ok()) {
         problem = std::string(in.status().message());
-      } else if (in->type != t->type || in->data.size() != t->bytes) {
-        problem = absl::StrFormat("input %d: reference fed %s x %d bytes, "
-                                  "Graft expects %s x %d bytes",
-                                  i, TensorTypeName(in->type), in->data.size(),
-                                  TensorTypeName(t->type), t->bytes);
-      } else if (t->bytes > 0) {
-        std::memcpy(t->raw_data, in->data.data(), t->bytes);
+      } else if (in->type != t->type) {
+        problem = absl::StrFormat("input %d: reference fed %s, Graft expects %s",
+                                  i, TensorTypeName(in->type),
+                                  TensorTypeName(t->type));
+      } else if (absl::Status st = rt.SetInputData(i, in->data); !st.ok()) {
+        problem = absl::StrFormat("input %d: %s", i, st.message());
       }
     }
     if (problem.empty()) {

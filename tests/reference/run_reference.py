@@ -31,7 +31,9 @@ the oracle instead (status.json says "resolver": "builtin" and why):
 Random inputs, by dtype: float uniform in [-1, 1); wider integers uniform
 in [1, 3] (small, so index inputs stay in range for typical models, and
 nonzero, so integer divisors are valid); bool fair coin; 8-bit types their
-full range.
+full range; strings lowercase words of 0 to 8 letters. String tensors are
+saved as numpy fixed-width byte strings (dtype 'S'), which Graft's npy
+reader takes.
 
 Exit status: 0 when every model was attempted, 2 on usage errors, 77 when
 ai_edge_litert or numpy is not installed (a skip for ctest).
@@ -62,6 +64,11 @@ def random_input(rng, dtype, shape):
     return rng.integers(info.min, info.max, size=shape, endpoint=True).astype(dtype)
   if dtype.kind in "iu":
     return rng.integers(1, 4, size=shape).astype(dtype)
+  if dtype.kind == "S":
+    words = [bytes(rng.integers(ord("a"), ord("z") + 1, size=rng.integers(0, 9),
+                                dtype=np.uint8))
+             for _ in range(int(np.prod(shape, dtype=np.int64)))]
+    return np.array(words, dtype="S").reshape(shape)
   raise ValueError(f"cannot generate inputs of dtype {dtype}")
 
 
@@ -117,8 +124,10 @@ def run_one(model, out_dir, random_seed=None, inputs=None):
       interp.set_tensor(d["index"], value)
     interp.invoke()
     for i, d in enumerate(interp.get_output_details()):
-      np.save(os.path.join(out_dir, f"output_{i}.npy"),
-              np.array(interp.get_tensor(d["index"]), order="C"))
+      value = np.array(interp.get_tensor(d["index"]), order="C")
+      if value.dtype == np.object_:  # strings come back as objects
+        value = np.array(value.tolist(), dtype="S").reshape(value.shape)
+      np.save(os.path.join(out_dir, f"output_{i}.npy"), value)
   except Exception as e:  # the interpreter raises RuntimeError/ValueError
     status = {"ok": False,
               "error": f"{type(e).__name__}: {e}".strip().splitlines()[0]}
