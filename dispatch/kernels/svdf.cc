@@ -17,11 +17,15 @@
 // rescaled by input*feature/state scale into the int16 state, the time dot
 // products summed in int32 with the bias, rescaled by state*time/output
 // scale and clamped to INT8 (the fused RELU of converter output is then the
-// clamp at the output zero point). Hybrid SVDF is refused at load.
+// clamp at the output zero point). Hybrid SVDF is refused at load, and so
+// is integer SVDF with INT8 time weights or state (tflite-micro's form):
+// TFLite's kernel checks neither type and reads both buffers as INT16, past
+// the end of INT8 ones, so it defines no result for Graft to match.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 
+#include "absl/strings/str_format.h"
 #include "dispatch/kernels/kernel_util.h"
 #include "dispatch/kernels/quantization_util.h"
 
@@ -190,13 +194,21 @@ absl::Status PrepareSvdfQuantized(PrepareContext& ctx) {
   GRAFT_ASSIGN_OR_RETURN(const Tensor* state, RequiredInput(ctx, 4));
   const Tensor& out = *ctx.output(0);
   if (in->type != tfl::TensorType_INT8 || wf->type != tfl::TensorType_INT8 ||
-      wt->type != tfl::TensorType_INT16 ||
-      state->type != tfl::TensorType_INT16 ||
       out.type != tfl::TensorType_INT8 ||
       (bias != nullptr && bias->type != tfl::TensorType_INT32) ||
       !IsQuantized(*in) || !IsQuantized(*wf) || !IsQuantized(*wt) ||
       !IsQuantized(*state) || !IsQuantized(out)) {
     return ctx.Unsupported();
+  }
+  // TFLite (unlike tflite-micro) hands both to EvalIntegerSVDF as int16_t*
+  // whatever their type: an INT8 state is shifted and written as INT16,
+  // over twice its bytes, and INT8 time weights are read past their end.
+  if (wt->type != tfl::TensorType_INT16 ||
+      state->type != tfl::TensorType_INT16) {
+    return ctx.Unsupported(absl::StrFormat(
+        "integer SVDF with %s time weights and %s state (TFLite's kernel "
+        "reads both as INT16, out of bounds when INT8: no defined result)",
+        TensorTypeName(wt->type), TensorTypeName(state->type)));
   }
   const auto* o = ctx.op().builtin_options.AsSVDFOptions();
   GRAFT_KERNEL_CHECK(o != nullptr && o->rank > 0, "SVDF needs a rank > 0");
