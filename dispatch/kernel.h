@@ -87,6 +87,12 @@ class OpContext {
     return &tensors_[op_->inputs[i]];
   }
   Tensor* output(int i) const { return &tensors_[op_->outputs[i]]; }
+  // Tensor `id` of the op's subgraph, or null when out of range: for
+  // tensors an op names indirectly (a blockwise quantization's scales).
+  const Tensor* tensor(int32_t id) const {
+    if (id < 0 || static_cast<size_t>(id) >= tensors_.size()) return nullptr;
+    return &tensors_[id];
+  }
   // The op's intermediate tensor i (tensors some ops, e.g. the integer
   // LSTM, carry only for their quantization parameters), or null.
   const Tensor* intermediate(int i) const {

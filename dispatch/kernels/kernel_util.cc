@@ -1,5 +1,6 @@
 #include "dispatch/kernels/kernel_util.h"
 
+#include <cstring>
 #include <limits>
 
 #include "absl/strings/str_cat.h"
@@ -95,6 +96,31 @@ absl::StatusOr<std::vector<int64_t>> ReadIntValues(const Tensor& t) {
 }
 
 bool IsConstant(const Tensor* t) { return t != nullptr && t->constant; }
+
+// IEEE 754 binary16 -> binary32; exact for every input.
+float HalfToFloat(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1fu;
+  uint32_t mant = h & 0x3ffu;
+  uint32_t bits;
+  if (exp == 0x1f) {  // infinity or NaN: keep the payload
+    bits = sign | 0x7f800000u | (mant << 13);
+  } else if (exp != 0) {  // normal
+    bits = sign | ((exp + 112) << 23) | (mant << 13);
+  } else if (mant == 0) {  // signed zero
+    bits = sign;
+  } else {  // subnormal: normalize into a binary32 normal
+    int e = 113;
+    while ((mant & 0x400u) == 0) {
+      mant <<= 1;
+      --e;
+    }
+    bits = sign | (static_cast<uint32_t>(e) << 23) | ((mant & 0x3ffu) << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
 
 std::optional<Shape> StaticDeclaredOutputShape(const PrepareContext& ctx,
                                                int i) {

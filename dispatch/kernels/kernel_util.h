@@ -69,6 +69,9 @@ absl::StatusOr<std::vector<int64_t>> ReadIntValues(const Tensor& t);
 // must then be fully static. Returns whether the values are constant.
 bool IsConstant(const Tensor* t);
 
+// IEEE 754 binary16 -> binary32; exact for every input (NaN payloads kept).
+float HalfToFloat(uint16_t h);
+
 // Whether `t` is a STRING tensor whose bytes are known only at invoke: a
 // kernel computing STRING outputs from it defers (DeferToRun).
 inline bool StringBytesUnknown(const PrepareContext& ctx, const Tensor& t) {

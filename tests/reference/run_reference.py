@@ -74,10 +74,21 @@ def random_input(rng, dtype, shape):
 
 def reference_fault(interp):
   """Why the reference kernels cannot be the oracle for this model, or None."""
+  tensors = None
   for op in interp._get_ops_details():
     types = [np.dtype(t) for t in op["operand_types"][:1]]
     if op["op_name"] == "SUM" and types and types[0] in (np.int8, np.int16):
       return "the reference SUM kernel is wrong for int8/int16"
+    if (op["op_name"] == "FULLY_CONNECTED" and types and
+        types[0] == np.float32 and len(op["inputs"]) > 1):
+      if tensors is None:
+        tensors = {t["index"]: t for t in interp.get_tensor_details()}
+      w = tensors.get(int(op["inputs"][1]))
+      # Blockwise-quantized weights: scales listed, legacy scale 0.
+      if (w is not None and w["quantization"][0] == 0.0 and
+          len(w["quantization_parameters"]["scales"]) > 0):
+        return ("the reference FULLY_CONNECTED has no blockwise path (it "
+                "scales by the legacy per-tensor scale, 0)")
   return None
 
 
