@@ -172,9 +172,9 @@ absl::Status PrepareBatchMatMul(PrepareContext& ctx) {
   if (lhs->type != tfl::TensorType_FLOAT32 ||
       rhs->type != tfl::TensorType_FLOAT32 ||
       ctx.output(0)->type != tfl::TensorType_FLOAT32) {
-    return ctx.Unsupported(absl::StrFormat("%s lhs with %s rhs",
-                                           TensorTypeName(lhs->type),
-                                           TensorTypeName(rhs->type)));
+    return ctx.Unsupported(absl::StrFormat(
+        "a float BATCH_MATMUL of %s lhs and %s rhs", TensorTypeName(lhs->type),
+        TensorTypeName(rhs->type)));
   }
   GRAFT_ASSIGN_OR_RETURN(MatMulGeometry g, ResolveBatchMatMul(ctx, *lhs, *rhs));
   auto* s = MakeState<BatchMatMulState>(ctx);

@@ -3,7 +3,10 @@
 // random shapes (K off the vector width, N off the panel width, several
 // rows), per-tensor weights with a zero point and per-channel weights,
 // constant and run-time weights, fused activations, 1 and 3 threads.
+// Quantized BATCH_MATMUL (INT8, and INT16 x INT8 with per-channel rhs,
+// adjoints and broadcast batch dims) against TFLite's reference arithmetic.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -219,9 +222,10 @@ void RunBatchMatMul(std::mt19937& rng, int iter, int threads) {
   ASSERT_TRUE((*rt)->Invoke().ok());
   const std::vector<int8_t> got = testing::GetOutput<int8_t>(**rt, 0);
   ASSERT_EQ(got.size(), static_cast<size_t>(batch) * m * n);
+  // TFLite multiplies the two scales in float
+  // (GetQuantizedConvolutionMultipler).
   const kernels::QuantizedMultiplier mult = kernels::QuantizeMultiplier(
-      static_cast<double>(ls) * static_cast<double>(rs) /
-      static_cast<double>(os));
+      static_cast<double>(ls * rs) / static_cast<double>(os));
   for (int b = 0; b < batch; ++b) {
     const int rb = rhs_batch == 1 ? 0 : b;
     for (int i = 0; i < m; ++i) {
@@ -255,6 +259,212 @@ TEST(QuantizedBatchMatMulTest, Int8MatchesNaiveLoopExactly) {
     RunBatchMatMul(rng, iter, iter % 2 == 0 ? 1 : 3);
     if (HasFatalFailure()) return;
   }
+}
+
+// INT16 x INT8 -> INT16 BATCH_MATMUL (zero points 0) against TFLite's
+// reference arithmetic: int64 sums, the int64 MultiplyByQuantizedMultiplier
+// of (float) lhs_scale * rhs_scale / output_scale, the int16 clamp. An rhs
+// with several scales counts with TFLite's legacy per-tensor scale, 0.
+struct Bmm16x8Case {
+  int m = 1, k = 1, n = 1;
+  std::vector<int32_t> lhs_batch, rhs_batch;  // broadcast against each other
+  bool adj_x = false, adj_y = false;
+  bool const_rhs = true;
+  bool extreme = false;  // every value at its type's minimum
+  int threads = 1;
+};
+
+void RunBatchMatMul16x8(const Bmm16x8Case& c, std::mt19937& rng, int iter) {
+  // Output batch dims, and each operand's batch index per output batch.
+  const size_t rank = std::max(c.lhs_batch.size(), c.rhs_batch.size());
+  auto extend = [&](std::vector<int32_t> d) {
+    d.insert(d.begin(), rank - d.size(), 1);
+    return d;
+  };
+  const std::vector<int32_t> lb = extend(c.lhs_batch), rb = extend(c.rhs_batch);
+  std::vector<int32_t> ob(rank);
+  for (size_t d = 0; d < rank; ++d) ob[d] = std::max(lb[d], rb[d]);
+  int64_t nb = 1, lnb = 1, rnb = 1;
+  for (size_t d = 0; d < rank; ++d) nb *= ob[d], lnb *= lb[d], rnb *= rb[d];
+
+  const float ls = 3.0518506e-05f;
+  const float rs = std::uniform_real_distribution<float>(1e-3f, 1e-2f)(rng);
+  const float os = std::uniform_real_distribution<float>(0.5f, 4.0f)(rng) *
+                   1e-4f * std::sqrt(static_cast<float>(c.k));
+  std::vector<int16_t> lv(lnb * c.m * c.k);
+  std::vector<int8_t> rv(rnb * c.k * c.n);
+  for (auto& v : lv) {
+    v = static_cast<int16_t>(c.extreme ? -32768
+                                       : RandomInt(rng, -32768, 32767));
+  }
+  for (auto& v : rv) {
+    v = static_cast<int8_t>(c.extreme ? -128 : RandomInt(rng, -128, 127));
+  }
+
+  ModelBuilder mb;
+  auto& g = mb.Subgraph("main");
+  auto with = [](std::vector<int32_t> batch, int a, int b) {
+    batch.push_back(a);
+    batch.push_back(b);
+    return batch;
+  };
+  TensorId x = g.Input(
+      "x", tfl::TensorType_INT16,
+      c.adj_x ? with(c.lhs_batch, c.k, c.m) : with(c.lhs_batch, c.m, c.k));
+  const std::vector<int32_t> ys =
+      c.adj_y ? with(c.rhs_batch, c.n, c.k) : with(c.rhs_batch, c.k, c.n);
+  TensorId y = c.const_rhs ? g.Constant<int8_t>("y", ys, rv)
+                           : g.Input("y", tfl::TensorType_INT8, ys);
+  g.Quantize(x, ls, 0).Quantize(y, rs, 0);
+  tfl::BatchMatMulOptionsT o;
+  o.adj_x = c.adj_x, o.adj_y = c.adj_y;
+  TensorId z = g.Op(tfl::BuiltinOperator_BATCH_MATMUL)
+                   .In(x, y)
+                   .Options(o)
+                   .Out("z", tfl::TensorType_INT16, with(ob, c.m, c.n));
+  g.Quantize(z, os, 0).Output(z);
+  auto rt = testing::LoadBuilt(mb, c.threads);
+  ASSERT_TRUE(rt.ok()) << rt.status();
+  testing::SetInput(**rt, 0, lv);
+  if (!c.const_rhs) testing::SetInput(**rt, 1, rv);
+  ASSERT_TRUE((*rt)->Invoke().ok());
+  const std::vector<int16_t> got = testing::GetOutput<int16_t>(**rt, 0);
+  ASSERT_EQ(got.size(), static_cast<size_t>(nb * c.m * c.n));
+
+  // The scales' product in float, as TFLite's GetQuantizedConvolutionMultipler.
+  const kernels::QuantizedMultiplier mult = kernels::QuantizeMultiplier(
+      static_cast<double>(ls * rs) / static_cast<double>(os));
+  for (int64_t b = 0; b < nb; ++b) {
+    // The operands' flat batch indices (a batch dim of 1 broadcasts).
+    int64_t rem = b, li = 0, ri = 0, lstride = 1, rstride = 1;
+    for (int d = static_cast<int>(rank) - 1; d >= 0; --d) {
+      const int64_t idx = rem % ob[d];
+      rem /= ob[d];
+      li += (lb[d] == 1 ? 0 : idx) * lstride;
+      ri += (rb[d] == 1 ? 0 : idx) * rstride;
+      lstride *= lb[d];
+      rstride *= rb[d];
+    }
+    for (int i = 0; i < c.m; ++i) {
+      for (int j = 0; j < c.n; ++j) {
+        int64_t acc = 0;
+        for (int kk = 0; kk < c.k; ++kk) {
+          const int16_t a =
+              lv[li * c.m * c.k +
+                 (c.adj_x ? int64_t{kk} * c.m + i : int64_t{i} * c.k + kk)];
+          const int8_t w =
+              rv[ri * c.k * c.n +
+                 (c.adj_y ? int64_t{j} * c.k + kk : int64_t{kk} * c.n + j)];
+          acc += int64_t{a} * int64_t{w};
+        }
+        const int32_t v = std::min(
+            32767, std::max(-32768, kernels::MultiplyByQuantizedMultiplier(
+                                        acc, mult.multiplier, mult.shift)));
+        ASSERT_EQ(int{got[(b * c.m + i) * c.n + j]}, v)
+            << "iteration " << iter << " batch " << b << " row " << i
+            << " column " << j << " m " << c.m << " k " << c.k << " n " << c.n
+            << " adj " << c.adj_x << c.adj_y
+            << " const " << c.const_rhs << " threads " << c.threads;
+      }
+    }
+  }
+}
+
+Bmm16x8Case RandomBmm16x8Case(std::mt19937& rng) {
+  Bmm16x8Case c;
+  c.m = RandomInt(rng, 1, 40);
+  c.k = RandomInt(rng, 1, 90);
+  c.n = RandomInt(rng, 1, 30);
+  // Up to two batch dims; either side may have 1s (broadcast) or fewer
+  // dims (a 2-D rhs, the einsum case, serves every lhs batch).
+  const int rank = RandomInt(rng, 0, 2);
+  for (int d = 0; d < rank; ++d) {
+    const int dim = RandomInt(rng, 1, 3);
+    c.lhs_batch.push_back(RandomInt(rng, 0, 2) == 0 ? 1 : dim);
+    c.rhs_batch.push_back(RandomInt(rng, 0, 2) == 0 ? 1 : dim);
+  }
+  if (rank > 0 && RandomInt(rng, 0, 2) == 0) {
+    c.rhs_batch.erase(c.rhs_batch.begin(),
+                      c.rhs_batch.begin() + RandomInt(rng, 1, rank));
+  }
+  c.adj_x = RandomInt(rng, 0, 1) == 1;
+  c.adj_y = RandomInt(rng, 0, 1) == 1;
+  c.const_rhs = RandomInt(rng, 0, 2) != 0;
+  c.threads = RandomInt(rng, 0, 1) == 1 ? 3 : 1;
+  return c;
+}
+
+TEST(QuantizedBatchMatMulTest, Int16Int8MatchesReferenceArithmeticExactly) {
+  std::mt19937 rng = testing::SeededRng(15);
+  for (int iter = 0; iter < 120; ++iter) {
+    RunBatchMatMul16x8(RandomBmm16x8Case(rng), rng, iter);
+    if (HasFatalFailure()) return;
+  }
+}
+
+// Sums past int32 (k * 2^22 with every value at its minimum, and k past
+// the 2048-step lane blocks) are summed in int64 as the reference does.
+TEST(QuantizedBatchMatMulTest, Int16Int8LongSumsDoNotOverflow) {
+  std::mt19937 rng = testing::SeededRng(17);
+  for (int iter = 0; iter < 4; ++iter) {
+    Bmm16x8Case c;
+    c.m = RandomInt(rng, 1, 5);
+    c.n = RandomInt(rng, 1, 9);
+    // Past 4096: without the lane blocks, a lane would sum over 512
+    // products of 2^22.
+    c.k = RandomInt(rng, 4200, 5000);
+    c.extreme = iter < 2;
+    c.adj_y = iter % 2 == 1;
+    c.threads = iter % 2 == 0 ? 1 : 3;
+    RunBatchMatMul16x8(c, rng, iter);
+    if (HasFatalFailure()) return;
+  }
+}
+
+// TFLite reads a per-channel rhs's legacy scale, 0, and outputs the zero
+// point everywhere: refused at load instead, for INT8 and INT16 lhs.
+TEST(QuantizedBatchMatMulTest, RefusesAPerChannelRhsSayingWhy) {
+  for (tfl::TensorType t : {tfl::TensorType_INT8, tfl::TensorType_INT16}) {
+    ModelBuilder mb;
+    auto& g = mb.Subgraph("main");
+    TensorId x = g.Input("x", t, {2, 5, 16});
+    TensorId y = g.Input("y", tfl::TensorType_INT8, {16, 3});
+    g.Quantize(x, 0.02f, 0);
+    g.QuantizePerChannel(y, std::vector<float>{0.01f, 0.02f, 0.03f},
+                         std::vector<int64_t>{0, 0, 0}, 1);
+    TensorId z = g.Op(tfl::BuiltinOperator_BATCH_MATMUL)
+                     .In(x, y)
+                     .Out("z", t, {2, 5, 3});
+    g.Quantize(z, 0.05f, 0).Output(z);
+    auto rt = testing::LoadBuilt(mb);
+    ASSERT_FALSE(rt.ok());
+    EXPECT_EQ(rt.status().code(), absl::StatusCode::kUnimplemented);
+    EXPECT_NE(rt.status().message().find(
+                  "per-channel quantized rhs: TFLite's BATCH_MATMUL reads its "
+                  "legacy per-tensor scale, 0"),
+              absl::string_view::npos)
+        << rt.status();
+  }
+}
+
+TEST(QuantizedBatchMatMulTest, RefusesInt8LhsWithInt16RhsNamingDtypes) {
+  ModelBuilder mb;
+  auto& g = mb.Subgraph("main");
+  TensorId x = g.Input("x", tfl::TensorType_INT8, {2, 3});
+  TensorId y = g.Input("y", tfl::TensorType_INT16, {3, 4});
+  g.Quantize(x, 0.5f, 0).Quantize(y, 0.5f, 0);
+  TensorId z = g.Op(tfl::BuiltinOperator_BATCH_MATMUL)
+                   .In(x, y)
+                   .Out("z", tfl::TensorType_INT8, {2, 4});
+  g.Quantize(z, 0.5f, 0).Output(z);
+  auto rt = testing::LoadBuilt(mb);
+  ASSERT_FALSE(rt.ok());
+  EXPECT_EQ(rt.status().code(), absl::StatusCode::kUnimplemented)
+      << rt.status();
+  EXPECT_NE(
+      rt.status().message().find("no CPU kernel for INT8 lhs with INT16 rhs"),
+      absl::string_view::npos)
+      << rt.status();
 }
 
 }  // namespace
