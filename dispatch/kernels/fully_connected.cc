@@ -85,16 +85,8 @@ absl::Status PrepareFullyConnected(PrepareContext& ctx) {
     s->pack_at_eval = true;
     ctx.RequestScratch(packed_floats * sizeof(float));
   }
-  Shape out;
-  if (o && o->keep_num_dims) {
-    GRAFT_KERNEL_CHECK(in->rank() >= 1 && in->shape.back() == s->k,
-                       "keep_num_dims needs the input's last dim to be %d",
-                       s->k);
-    out = in->shape;
-    out.back() = static_cast<int32_t>(s->n);
-  } else {
-    out = {static_cast<int32_t>(s->m), static_cast<int32_t>(s->n)};
-  }
+  GRAFT_ASSIGN_OR_RETURN(Shape out,
+                         FullyConnectedOutputShape(o, *in, s->m, s->k, s->n));
   ctx.SetEval(EvalFullyConnected);
   ctx.SetReductionLength(s->k);
   return ctx.SetOutputShape(0, std::move(out));

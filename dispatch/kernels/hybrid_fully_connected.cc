@@ -251,16 +251,8 @@ absl::Status PrepareFullyConnectedHybrid(PrepareContext& ctx) {
       o ? o->fused_activation_function : tfl::ActivationFunctionType_NONE,
       &s->lo, &s->hi));
 
-  Shape out;
-  if (o && o->keep_num_dims) {
-    GRAFT_KERNEL_CHECK(in->rank() >= 1 && in->shape.back() == s->k,
-                       "keep_num_dims needs the input's last dim to be %d",
-                       s->k);
-    out = in->shape;
-    out.back() = static_cast<int32_t>(s->n);
-  } else {
-    out = {static_cast<int32_t>(s->m), static_cast<int32_t>(s->n)};
-  }
+  GRAFT_ASSIGN_OR_RETURN(Shape out,
+                         FullyConnectedOutputShape(o, *in, s->m, s->k, s->n));
   ctx.RequestScratch(s->m * (sizeof(float) + sizeof(int32_t)) +
                      s->m * s->k * sizeof(int16_t));
   ctx.SetEval(EvalHybridFc);

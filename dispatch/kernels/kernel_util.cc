@@ -97,6 +97,19 @@ absl::StatusOr<std::vector<int64_t>> ReadIntValues(const Tensor& t) {
 
 bool IsConstant(const Tensor* t) { return t != nullptr && t->constant; }
 
+absl::StatusOr<Shape> FullyConnectedOutputShape(
+    const tfl::FullyConnectedOptionsT* o, const Tensor& in, int64_t m,
+    int64_t k, int64_t n) {
+  if (o == nullptr || !o->keep_num_dims) {
+    return Shape{static_cast<int32_t>(m), static_cast<int32_t>(n)};
+  }
+  GRAFT_KERNEL_CHECK(in.rank() >= 1 && in.shape.back() == k,
+                     "keep_num_dims needs the input's last dim to be %d", k);
+  Shape out = in.shape;
+  out.back() = static_cast<int32_t>(n);
+  return out;
+}
+
 // IEEE 754 binary16 -> binary32; exact for every input.
 float HalfToFloat(uint16_t h) {
   const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;

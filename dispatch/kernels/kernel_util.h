@@ -69,6 +69,13 @@ absl::StatusOr<std::vector<int64_t>> ReadIntValues(const Tensor& t);
 // must then be fully static. Returns whether the values are constant.
 bool IsConstant(const Tensor* t);
 
+// FULLY_CONNECTED's output shape for m rows of k inputs and n outputs:
+// [m, n], or with keep_num_dims the input's shape with its last dim (which
+// must be k) replaced by n.
+absl::StatusOr<Shape> FullyConnectedOutputShape(
+    const tfl::FullyConnectedOptionsT* o, const Tensor& in, int64_t m,
+    int64_t k, int64_t n);
+
 // IEEE 754 binary16 -> binary32; exact for every input (NaN payloads kept).
 float HalfToFloat(uint16_t h);
 

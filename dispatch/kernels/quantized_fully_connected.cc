@@ -277,16 +277,8 @@ absl::Status PrepareFullyConnectedQuantized(PrepareContext& ctx) {
                        : bias->data<int32_t>()[j];
     }
   }
-  Shape shape;
-  if (o && o->keep_num_dims) {
-    GRAFT_KERNEL_CHECK(in->rank() >= 1 && in->shape.back() == s->k,
-                       "keep_num_dims needs the input's last dim to be %d",
-                       s->k);
-    shape = in->shape;
-    shape.back() = static_cast<int32_t>(s->n);
-  } else {
-    shape = {static_cast<int32_t>(s->m), static_cast<int32_t>(s->n)};
-  }
+  GRAFT_ASSIGN_OR_RETURN(Shape shape,
+                         FullyConnectedOutputShape(o, *in, s->m, s->k, s->n));
   if (i8) ctx.SetEval(EvalQFc<int8_t, int8_t, int32_t>);
   if (u8) ctx.SetEval(EvalQFc<uint8_t, uint8_t, int32_t>);
   if ((i8 || u8) && QGemmOffsetFits(s->input_offset) &&
