@@ -156,6 +156,7 @@ class PrepareContext : public OpContext {
   // Whether input `t`'s values can be read now: a constant's always; every
   // input's when the op is prepared at invoke (see DeferToRun).
   bool ValuesKnown(const Tensor* t) const {
+    if (t != nullptr && !t->constant) reads_values_ = true;
     return t != nullptr && (t->constant || at_run_);
   }
   // For output shapes that depend on input values not known yet: prepare
@@ -186,6 +187,9 @@ class PrepareContext : public OpContext {
   bool output_shape_set(int i) const;
   bool shape_only() const { return shape_only_; }
   bool deferred() const { return deferred_; }
+  // Whether prepare asked for the values of a tensor that is not constant:
+  // its outputs may then change with those values, not only with shapes.
+  bool reads_values() const { return reads_values_; }
 
  private:
   absl::Span<const tfl::TensorT> model_tensors_;
@@ -198,6 +202,7 @@ class PrepareContext : public OpContext {
   bool shape_only_ = false;
   bool at_run_ = false;
   bool deferred_ = false;
+  mutable bool reads_values_ = false;
 };
 
 class EvalContext : public OpContext {

@@ -77,12 +77,13 @@ struct SubgraphExecutor::PreparedOp {
   std::string name;
   // kKernel
   const Kernel* kernel = nullptr;
-  // Prepared again at invoke: `deferred`, its kernel needs input values
-  // (every invoke); otherwise an input's shape is computed at run time
-  // (whenever the input shapes differ from `prepared_shapes`). Its outputs
-  // and scratch live in dynamic buffers, not in the arena.
+  // Prepared again at invoke: every time when its kernel reads input
+  // values to prepare (`reads_values`: it deferred at load, or asked at
+  // invoke), else when the input shapes differ from `prepared_shapes` (an
+  // input's shape is computed at run time). Its outputs and scratch live
+  // in dynamic buffers, not in the arena.
   bool dynamic = false;
-  bool deferred = false;
+  bool reads_values = false;
   bool prepared_at_run = false;
   std::vector<Shape> prepared_shapes;
   DynamicBuffer dynamic_scratch;
@@ -439,7 +440,7 @@ absl::Status SubgraphExecutor::PrepareKernelOp(PreparedOp& p,
       p.kind = PreparedOp::Kind::kKernel;
       p.kernel = kernel;
       p.dynamic = true;
-      p.deferred = ctx.deferred();
+      p.reads_values = ctx.deferred();
       p.detail = absl::StrCat(kernel->name, ", shapes at invoke");
       UseDeclaredOutputShapes(op);
       for (TensorId out : op.outputs) dynamic_[out] = true;
@@ -1260,7 +1261,7 @@ inline absl::Status SubgraphExecutor::RunOp(PreparedOp& p) {
 
 absl::Status SubgraphExecutor::PrepareAtRun(PreparedOp& p) {
   const tfl::OperatorT& op = *p.op;
-  if (!p.deferred && p.prepared_at_run) {
+  if (!p.reads_values && p.prepared_at_run) {
     bool same = true;
     size_t k = 0;
     for (TensorId t : op.inputs) {
@@ -1287,6 +1288,7 @@ absl::Status SubgraphExecutor::PrepareAtRun(PreparedOp& p) {
       }
     }
     p.kernel = kernel;
+    p.reads_values |= ctx.reads_values();
     p.eval = ctx.eval() != nullptr ? ctx.eval() : kernel->eval;
     p.state = ctx.TakeState();
     p.reduction_length = ctx.reduction_length();
