@@ -6,6 +6,16 @@
 // matrix (K = KD * KH * KW * Cin), packed once at prepare time when
 // constant; at eval, chunks of output voxels are expanded into an im2col
 // buffer (one per thread, from scratch) and multiplied into the output.
+//
+// CONV_3D_TRANSPOSE (float32), as TFLite (kernels/conv3d_transpose.cc,
+// reference_ops::Conv3DTranspose): inputs output_shape (INT32 [5]), filter
+// [KD, KH, KW, Cout, Cin], NDHWC input, optional bias [Cout]; the same
+// Conv3DOptions. The output shape is the output_shape tensor's values (known
+// at load when constant, else at invoke); CONV_3D of that shape with these
+// options must give the input's spatial shape.
+//
+// Computed directly, without GEMM: each output voxel gathers the input
+// voxels its taps reach, adding terms in the reference's order.
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -177,9 +187,194 @@ absl::Status PrepareConv3D(PrepareContext& ctx) {
       0, {s->batch, s->d.out, s->h.out, s->w.out, s->out_c});
 }
 
+// ---- CONV_3D_TRANSPOSE ----
+
+// Each Axis is the one of the forward CONV_3D from the transpose's output
+// (Axis::in) to its input (Axis::out).
+struct Conv3DTransposeState : KernelState {
+  int batch = 0, in_c = 0, out_c = 0;
+  Axis d, h, w;
+  float lo = 0, hi = 0;
+  // The filter as [KD, KH, KW, Cin, Cout], so the inner loop runs over
+  // contiguous output channels; from scratch when the filter is not
+  // constant.
+  std::vector<float> filter_t;
+  bool transpose_at_eval = false;
+};
+
+void TransposeFilter(const Conv3DTransposeState& s, const float* filter,
+                     float* out) {
+  const int64_t taps = int64_t{s.d.k} * s.h.k * s.w.k;
+  for (int64_t t = 0; t < taps; ++t) {
+    const float* src = filter + t * s.out_c * s.in_c;
+    float* dst = out + t * s.in_c * s.out_c;
+    for (int oc = 0; oc < s.out_c; ++oc) {
+      for (int ic = 0; ic < s.in_c; ++ic) {
+        dst[ic * s.out_c + oc] = src[oc * s.in_c + ic];
+      }
+    }
+  }
+}
+
+// Gathers, for each output voxel, the input voxels that feed it. The taps
+// run backwards so the input voxels come in ascending order, then the input
+// channels: each output element adds its terms in the order of TFLite's
+// reference scatter loop.
+absl::Status EvalConv3DTranspose(EvalContext& ctx) {
+  const Conv3DTransposeState& s = *ctx.state<Conv3DTransposeState>();
+  const float* input = ctx.input(2)->data<float>();
+  const Tensor* bias_t = ctx.input(3);
+  const float* bias = bias_t ? bias_t->data<float>() : nullptr;
+  float* output = ctx.output(0)->data<float>();
+  const float* filter = s.filter_t.data();
+  if (s.transpose_at_eval) {
+    TransposeFilter(s, ctx.input(1)->data<float>(), ctx.scratch_as<float>());
+    filter = ctx.scratch_as<float>();
+  }
+  const int in_c = s.in_c, out_c = s.out_c;
+  const int64_t rows = int64_t{s.batch} * s.d.in * s.h.in;  // (b, od, oy)
+  auto body = [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const int oy = static_cast<int>(r % s.h.in);
+      const int od = static_cast<int>((r / s.h.in) % s.d.in);
+      const int64_t b = r / (int64_t{s.h.in} * s.d.in);
+      for (int ox = 0; ox < s.w.in; ++ox) {
+        float* acc = output + (r * s.w.in + ox) * out_c;
+        std::fill(acc, acc + out_c, 0.0f);
+        for (int kz = s.d.k - 1; kz >= 0; --kz) {
+          const int tz = od + s.d.pad - kz * s.d.dil;
+          if (tz < 0 || tz % s.d.stride != 0 || tz / s.d.stride >= s.d.out) {
+            continue;
+          }
+          const int iz = tz / s.d.stride;
+          for (int ky = s.h.k - 1; ky >= 0; --ky) {
+            const int ty = oy + s.h.pad - ky * s.h.dil;
+            if (ty < 0 || ty % s.h.stride != 0 || ty / s.h.stride >= s.h.out) {
+              continue;
+            }
+            const int iy = ty / s.h.stride;
+            for (int kx = s.w.k - 1; kx >= 0; --kx) {
+              const int tx = ox + s.w.pad - kx * s.w.dil;
+              if (tx < 0 || tx % s.w.stride != 0 ||
+                  tx / s.w.stride >= s.w.out) {
+                continue;
+              }
+              const int ix = tx / s.w.stride;
+              const float* x =
+                  input +
+                  (((b * s.d.out + iz) * s.h.out + iy) * s.w.out + ix) * in_c;
+              const float* f =
+                  filter +
+                  ((int64_t{kz} * s.h.k + ky) * s.w.k + kx) * in_c * out_c;
+              for (int ic = 0; ic < in_c; ++ic, f += out_c) {
+                const float xv = x[ic];
+                for (int oc = 0; oc < out_c; ++oc) acc[oc] += xv * f[oc];
+              }
+            }
+          }
+        }
+        for (int oc = 0; oc < out_c; ++oc) {
+          const float v = bias ? acc[oc] + bias[oc] : acc[oc];
+          acc[oc] = std::min(std::max(v, s.lo), s.hi);
+        }
+      }
+    }
+  };
+  if (ctx.thread_pool() != nullptr) {
+    ctx.thread_pool()->ParallelFor(rows, 1, body);
+  } else {
+    body(0, rows);
+  }
+  return absl::OkStatus();
+}
+
+// The forward axis from the transpose's output extent `out` to its input
+// extent `in`, which must be what CONV_3D of `out` gives.
+absl::Status SetTransposeAxis(tfl::Padding padding, const char* name, int out,
+                              int in, int k, int stride, int dil, Axis* a) {
+  GRAFT_KERNEL_CHECK(out > 0, "output_shape %s is %d, must be positive", name,
+                     out);
+  GRAFT_RETURN_IF_ERROR(SetAxis(padding, out, k, stride, dil, a));
+  GRAFT_KERNEL_CHECK(a->out == in,
+                     "output %s %d gives input %s %d with this filter, "
+                     "strides and padding, but the input has %d",
+                     name, out, name, a->out, in);
+  return absl::OkStatus();
+}
+
+absl::Status PrepareConv3DTranspose(PrepareContext& ctx) {
+  GRAFT_RETURN_IF_ERROR(CheckArity(ctx, 3, 4, 1));
+  GRAFT_ASSIGN_OR_RETURN(const Tensor* shape_t, RequiredInput(ctx, 0));
+  GRAFT_ASSIGN_OR_RETURN(const Tensor* filter, RequiredInput(ctx, 1));
+  GRAFT_ASSIGN_OR_RETURN(const Tensor* in, RequiredInput(ctx, 2));
+  const Tensor* bias = ctx.input(3);
+  if (in->type != tfl::TensorType_FLOAT32 ||
+      filter->type != tfl::TensorType_FLOAT32 ||
+      (bias && bias->type != tfl::TensorType_FLOAT32) ||
+      ctx.output(0)->type != tfl::TensorType_FLOAT32) {
+    return ctx.Unsupported(absl::StrFormat("%s input with %s weights",
+                                           TensorTypeName(in->type),
+                                           TensorTypeName(filter->type)));
+  }
+  GRAFT_KERNEL_CHECK(shape_t->type == tfl::TensorType_INT32,
+                     "output_shape must be INT32, got %s",
+                     TensorTypeName(shape_t->type));
+  GRAFT_KERNEL_CHECK(shape_t->rank() == 1 && shape_t->dim(0) == 5,
+                     "output_shape must have shape [5], got %s",
+                     ShapeToString(shape_t->shape));
+  GRAFT_KERNEL_CHECK(in->rank() == 5 && filter->rank() == 5,
+                     "input and filter must be 5-D, got %s and %s",
+                     ShapeToString(in->shape), ShapeToString(filter->shape));
+  GRAFT_KERNEL_CHECK(filter->dim(4) == in->dim(4),
+                     "filter input channels %d do not match %d input channels",
+                     filter->dim(4), in->dim(4));
+  GRAFT_KERNEL_CHECK(!bias || bias->num_elements() == filter->dim(3),
+                     "bias has %d elements, expected %d",
+                     bias ? bias->num_elements() : 0, filter->dim(3));
+  const auto* o = ctx.op().builtin_options.AsConv3DOptions();
+  GRAFT_KERNEL_CHECK(o != nullptr, "missing Conv3DOptions");
+  if (!ctx.ValuesKnown(shape_t)) return ctx.DeferToRun();
+
+  const int32_t* shape = shape_t->data<int32_t>();
+  auto* s = MakeState<Conv3DTransposeState>(ctx);
+  s->batch = in->dim(0), s->in_c = in->dim(4), s->out_c = filter->dim(3);
+  GRAFT_KERNEL_CHECK(shape[0] == s->batch,
+                     "output_shape batch %d differs from the input's %d",
+                     shape[0], s->batch);
+  // TFLite accepts any multiple of the filter's output channels but then
+  // reads the filter out of bounds; only the filter's count is meaningful.
+  GRAFT_KERNEL_CHECK(shape[4] == s->out_c,
+                     "output_shape channels %d differ from the filter's %d",
+                     shape[4], s->out_c);
+  GRAFT_RETURN_IF_ERROR(SetTransposeAxis(
+      o->padding, "depth", shape[1], in->dim(1), filter->dim(0), o->stride_d,
+      o->dilation_d_factor, &s->d));
+  GRAFT_RETURN_IF_ERROR(SetTransposeAxis(
+      o->padding, "height", shape[2], in->dim(2), filter->dim(1), o->stride_h,
+      o->dilation_h_factor, &s->h));
+  GRAFT_RETURN_IF_ERROR(SetTransposeAxis(
+      o->padding, "width", shape[3], in->dim(3), filter->dim(2), o->stride_w,
+      o->dilation_w_factor, &s->w));
+  GRAFT_RETURN_IF_ERROR(
+      ActivationRange(o->fused_activation_function, &s->lo, &s->hi));
+  const size_t filter_floats = static_cast<size_t>(filter->num_elements());
+  if (filter->constant) {
+    s->filter_t.resize(filter_floats);
+    TransposeFilter(*s, filter->data<float>(), s->filter_t.data());
+  } else {
+    s->transpose_at_eval = true;
+    ctx.RequestScratch(filter_floats * sizeof(float));
+  }
+  ctx.SetEval(EvalConv3DTranspose);
+  ctx.SetReductionLength(int64_t{s->d.k} * s->h.k * s->w.k * s->in_c);
+  return ctx.SetOutputShape(0,
+                            {shape[0], shape[1], shape[2], shape[3], shape[4]});
+}
+
 }  // namespace
 }  // namespace kernels
 
 GRAFT_DEFINE_KERNEL(Conv3D);
+GRAFT_DEFINE_KERNEL(Conv3DTranspose);
 
 }  // namespace graft
