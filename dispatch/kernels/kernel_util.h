@@ -141,10 +141,11 @@ inline absl::Status PreparePoolGeometry(const Tensor& in,
 }
 
 // Collapsed N-D broadcast of up to kMaxBroadcastDims dims for binary and
-// ternary elementwise ops. Adjacent dims with the same broadcast pattern are
-// merged, so the common cases (same shape, scalar, bias over channels) are
-// one or two dims and the innermost loop is contiguous.
-inline constexpr int kMaxBroadcastDims = 6;
+// ternary elementwise ops (and TILE, which views rank r as 2r dims).
+// Adjacent dims with the same broadcast pattern are merged, so the common
+// cases (same shape, scalar, bias over channels) are one or two dims and
+// the innermost loop is contiguous.
+inline constexpr int kMaxBroadcastDims = 12;
 struct BroadcastPlan {
   int rank = 0;  // collapsed rank (>= 1)
   int64_t out_dims[kMaxBroadcastDims] = {};

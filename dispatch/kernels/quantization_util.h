@@ -104,6 +104,25 @@ inline int32_t MultiplyByQuantizedMultiplier(int64_t x, int32_t multiplier,
   return static_cast<int32_t>(result);
 }
 
+// x * M rounded once, half away from zero, in 128 bits (the full Q31
+// multiplier), saturated to int32: what ai-edge-litert's reference 16x8
+// FULLY_CONNECTED computes, per-tensor and per-channel (measured: the Q15
+// form above misses ties there, e.g. -64 * 2^30 * 2^-37 = -0.5 gives -1;
+// tests/reference "fully_connected_i16*"). shift in [-31, 30].
+inline int32_t MultiplyByQuantizedMultiplierRoundAway(int64_t x,
+                                                      int32_t multiplier,
+                                                      int shift) {
+  const int total_shift = 31 - shift;
+  const __int128 p = static_cast<__int128>(x) * multiplier;
+  const __int128 magnitude =
+      ((p < 0 ? -p : p) + (static_cast<__int128>(1) << (total_shift - 1))) >>
+      total_shift;
+  const __int128 v = p < 0 ? -magnitude : magnitude;
+  return static_cast<int32_t>(std::clamp<__int128>(
+      v, std::numeric_limits<int32_t>::min(),
+      std::numeric_limits<int32_t>::max()));
+}
+
 // Saturating x * 2^exponent for 0 < exponent < 31 (gemmlowp's
 // SaturatingRoundingMultiplyByPOT with a positive exponent).
 inline int32_t SaturatingShiftLeft(int32_t x, int exponent) {

@@ -11,8 +11,10 @@
 // Rescaling (measured against ai-edge-litert 2.3.0's BUILTIN_REF kernels):
 // the 8-bit forms round acc * multiplier once
 // (MultiplyByQuantizedMultiplierSingleRounding), not with the double
-// rounding of the other quantized kernels; the 16x8 form uses the int64
-// MultiplyByQuantizedMultiplier.
+// rounding of the other quantized kernels; the 16x8 form rounds once too,
+// but half away from zero and with the full multiplier
+// (MultiplyByQuantizedMultiplierRoundAway), not with the Q15 int64
+// MultiplyByQuantizedMultiplier of the other 16x8 kernels.
 //
 // The multipliers are input_scale * filter_scale / output_scale in double
 // (TFLite's GetQuantizedConvolutionMultipler per tensor,
@@ -193,8 +195,9 @@ absl::Status EvalQFc(EvalContext& ctx) {
           v = MultiplyByQuantizedMultiplierSingleRounding(
               acc, s.mult[j].multiplier, s.mult[j].shift);
         } else {
-          v = MultiplyByQuantizedMultiplier(acc, s.mult[j].multiplier,
-                                            s.mult[j].shift);
+          // 16x8: rounded once, half away from zero (see the top).
+          v = MultiplyByQuantizedMultiplierRoundAway(acc, s.mult[j].multiplier,
+                                                     s.mult[j].shift);
         }
         v += s.output_offset;
         out[r * s.n + j] =

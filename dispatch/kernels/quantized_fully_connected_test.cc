@@ -151,6 +151,34 @@ TEST(QuantizedFullyConnectedTest, Int8MatchesNaiveLoopExactly) {
   }
 }
 
+// 16x8: the rescale rounds once, half away from zero (ai-edge-litert's
+// reference FULLY_CONNECTED), so exact ties go outward in both directions.
+TEST(QuantizedFullyConnectedTest, Int16TiesRoundAwayFromZero) {
+  for (bool per_channel : {false, true}) {
+    ModelBuilder mb;
+    auto& g = mb.Subgraph("main");
+    TensorId x = g.Input("x", tfl::TensorType_INT16, {4, 1});
+    TensorId w = g.Constant<int8_t>("w", {2, 1}, {1, 3});
+    TensorId y = g.Op(tfl::BuiltinOperator_FULLY_CONNECTED, 7)
+                     .In(x, w)
+                     .Out("y", tfl::TensorType_INT16, {4, 2});
+    g.Quantize(x, 1.0f, 0).Quantize(y, 1.0f, 0).Output(y);
+    if (per_channel) {
+      g.QuantizePerChannel(w, {1.0f / 128, 1.0f / 128}, {0, 0}, 0);
+    } else {
+      g.Quantize(w, 1.0f / 128, 0);
+    }
+    auto rt = testing::LoadBuilt(mb);
+    ASSERT_TRUE(rt.ok()) << rt.status();
+    testing::SetInput<int16_t>(**rt, 0, {-64, 64, -192, 1});
+    ASSERT_TRUE((*rt)->Invoke().ok());
+    // x * w / 128: -0.5, -1.5 | 0.5, 1.5 | -1.5, -4.5 | 1/128, 3/128.
+    EXPECT_EQ(testing::GetOutput<int16_t>(**rt, 0),
+              (std::vector<int16_t>{-1, -2, 1, 2, -2, -5, 0, 0}))
+        << "per_channel " << per_channel;
+  }
+}
+
 TEST(QuantizedFullyConnectedTest, Uint8MatchesNaiveLoopExactly) {
   std::mt19937 rng = testing::SeededRng(11);
   for (int iter = 0; iter < 60; ++iter) {
