@@ -735,7 +735,9 @@ void BuildZoo(Zoo& z) {
     QParams qr = RandQParams(z, rt);
     if (lt == I16) qr.zero_point = 0;  // TFLite's 16-bit matmuls need it
     QParams qo = RandQParams(z, lt);
-    qo.scale = ql.scale * qr.scale * (lt == I8 ? 64 : 2048) * z.Rand(1, 4);
+    // INT16 inputs are in [1, 3] (run_reference.py): a larger multiplier
+    // than for INT8's full range keeps those outputs off zero.
+    qo.scale = ql.scale * qr.scale * (lt == I8 ? 64 : 1) * z.Rand(1, 4);
     std::vector<int8_t> rhs8(Zoo::Count(rhs));
     for (int8_t& x : rhs8) x = static_cast<int8_t>(z.Rand(-128, 127));
     z.Add(absl::StrCat("batch_matmul_", TypeTag(lt), TypeTag(rt), v),
@@ -750,6 +752,48 @@ void BuildZoo(Zoo& z) {
             g.Quantize(a, ql.scale, ql.zero_point);
             g.Quantize(b, qr.scale, qr.zero_point);
             g.Quantize(y, qo.scale, qo.zero_point).Output(y);
+          });
+  }
+
+  // BATCH_MATMUL INT16 x constant INT8 -> INT16 (per-tensor scales, zero
+  // points 0): random adjoints, batch dims broadcast from either side, and
+  // one k past the int32 partial sums' blocks of 2048 products.
+  for (int v = 0; v < 4; ++v) {
+    const int m = z.Rand(1, 40), n = z.Rand(1, 40);
+    const int k = v == 3 ? z.Rand(2049, 2600) : z.Rand(1, 300);
+    tfl::BatchMatMulOptionsT o;
+    o.adj_x = z.Rand(0, 1) == 1;
+    o.adj_y = z.Rand(0, 1) == 1;
+    std::vector<int32_t> lhs = {o.adj_x ? k : m, o.adj_x ? m : k};
+    std::vector<int32_t> rhs = {o.adj_y ? n : k, o.adj_y ? k : n};
+    const int b0 = z.Rand(2, 3), b1 = z.Rand(2, 3);
+    if (v == 0) {  // lhs [b0, b1, ...] x rhs [b1, ...]
+      lhs.insert(lhs.begin(), {b0, b1});
+      rhs.insert(rhs.begin(), b1);
+    } else if (v == 1) {  // lhs [1, b1, ...] x rhs [b0, 1, ...]
+      lhs.insert(lhs.begin(), {1, b1});
+      rhs.insert(rhs.begin(), {b0, 1});
+    } else if (v == 2) {  // lhs [b0, ...] x rhs [...]
+      lhs.insert(lhs.begin(), b0);
+    }
+    const QParams ql = RandQParams(z, I16);
+    const float sr = 1.0f / 64 * z.Rand(16, 64) / 32;
+    // run_reference.py feeds INT16 inputs in [1, 3]: multipliers of 1/4 to
+    // 1 keep the outputs off zero and off saturation.
+    const float so = ql.scale * sr * z.Rand(1, 4);
+    std::vector<int8_t> rhs8(Zoo::Count(rhs));
+    for (int8_t& x : rhs8) x = static_cast<int8_t>(z.Rand(-128, 127));
+    z.Add(absl::StrCat("batch_matmul_i16i8_", v, o.adj_x ? "_adj_x" : "",
+                       o.adj_y ? "_adj_y" : ""),
+          [&](SubgraphBuilder& g) {
+            TensorId a = g.Input("a", I16, lhs);
+            TensorId b = g.Constant<int8_t>("b", rhs, rhs8);
+            TensorId y = g.Op(tfl::BuiltinOperator_BATCH_MATMUL, 4)
+                             .In(a, b)
+                             .Options(o)
+                             .Out("y", I16, {});
+            g.Quantize(a, ql.scale, 0).Quantize(b, sr, 0);
+            g.Quantize(y, so, 0).Output(y);
           });
   }
 
@@ -1285,11 +1329,12 @@ void BuildZoo(Zoo& z) {
 
   // Quantized FULLY_CONNECTED: INT8 with per-tensor and per-channel weights
   // (with and without bias, keep_num_dims on a 3-D input, RELU), UINT8, and
-  // 16x8. Small weights and multipliers just under 1/2 make many products
+  // 16x8 (per-channel and per-tensor). Small weights and multipliers just
+  // under 1/2 make many products
   // land near a rounding tie, where TFLite's integer FULLY_CONNECTED (which
   // rounds the rescale once) and the double-rounding MultiplyByQuantized-
   // Multiplier of the other kernels disagree.
-  for (int v = 0; v < 6; ++v) {
+  for (int v = 0; v < 7; ++v) {
     const tfl::TensorType t = v < 4 ? I8 : v == 4 ? U8 : I16;
     const tfl::TensorType wt = t == U8 ? U8 : I8;
     const bool per_channel = v == 1 || v == 3 || v == 5;
@@ -1450,6 +1495,396 @@ void BuildZoo(Zoo& z) {
   }
 }
 
+// An op output whose shape TFLite computes at invoke, declared as its
+// converter does: 1 in `shape` where `shape_signature` has -1.
+TensorId DynamicOut(SubgraphBuilder& g, OpBuilder op, absl::string_view name,
+                    tfl::TensorType type, std::vector<int32_t> signature) {
+  std::vector<int32_t> shape = signature;
+  for (int32_t& d : shape) d = d < 0 ? 1 : d;
+  TensorId t = op.Out(name, type, shape);
+  if (tfl::TensorT* tensor = g.MutableTensor(t)) {
+    tensor->shape_signature = std::move(signature);
+  }
+  return t;
+}
+std::vector<int32_t> Unknown(int rank) {
+  return std::vector<int32_t>(rank, -1);
+}
+
+// Shapes computed at invoke: ops whose output shape depends on the values of
+// a model input (run_reference.py feeds integers in [1, 3], so shapes are
+// chosen to keep those in range), and ops fed by such outputs, which both
+// runtimes prepare again at invoke.
+void BuildShapesAtInvokeZoo(Zoo& z) {
+  constexpr auto BOOL = tfl::TensorType_BOOL;
+  constexpr auto I64 = tfl::TensorType_INT64;
+  // WHERE: the coordinates of the nonzero elements (a fair coin for BOOL;
+  // run_reference's FLOAT32 and INT32 inputs are all nonzero). BOOL inputs
+  // get at least 16 elements: ai_edge_litert's get_tensor refuses an empty
+  // output ("Invalid tensor size"), so all-false inputs cannot be compared.
+  auto where_shape = [&z](int rank) {
+    std::vector<int32_t> s = z.RandShape(rank, 1, 4);
+    while (Zoo::Count(s) < 16) ++s[z.Rand(0, rank - 1)];
+    return s;
+  };
+  const tfl::TensorType where_types[] = {BOOL, BOOL, F32, I32};
+  for (int v = 0; v < 4; ++v) {
+    const tfl::TensorType type = where_types[v];
+    const int rank = z.Rand(1, 4);
+    const std::vector<int32_t> s =
+        type == BOOL ? where_shape(rank) : z.RandShape(rank, 1, 4);
+    const char* tag = type == BOOL ? "bool" : type == I32 ? "i32" : "f32";
+    z.Add(absl::StrCat("where_", tag, v), [&](SubgraphBuilder& g) {
+      TensorId c = g.Input("c", type, s);
+      g.Output(DynamicOut(g, g.Op(tfl::BuiltinOperator_WHERE).In(c), "y", I64,
+                          {-1, rank}));
+    });
+  }
+  // tf.boolean_mask's form: GATHER_ND of the elements WHERE selects.
+  {
+    const int rank = z.Rand(1, 3);
+    const std::vector<int32_t> s = where_shape(rank);
+    z.Add("where_gather_nd", [&](SubgraphBuilder& g) {
+      TensorId c = g.Input("c", BOOL, s);
+      TensorId x = g.Input("x", F32, s);
+      TensorId idx = DynamicOut(g, g.Op(tfl::BuiltinOperator_WHERE).In(c),
+                                "idx", I64, {-1, rank});
+      g.Output(DynamicOut(g, g.Op(tfl::BuiltinOperator_GATHER_ND).In(x, idx),
+                          "y", F32, {-1}));
+    });
+  }
+  // TOPK_V2 with k an input (1..3), alone and feeding ADD (broadcasting a
+  // constant) and SOFTMAX.
+  for (int v = 0; v < 2; ++v) {
+    std::vector<int32_t> s = z.RandShape(z.Rand(1, 3), 1, 4);
+    s.back() = z.Rand(3, 12);
+    const int rank = static_cast<int>(s.size());
+    const std::vector<float> bias = z.RandFloats(1);
+    z.Add(v == 0 ? "topk_v2_k_input" : "topk_v2_k_input_add_softmax",
+          [&](SubgraphBuilder& g) {
+            TensorId x = g.Input("x", F32, s);
+            TensorId k = g.Input("k", I32, {});
+            OpBuilder topk = g.Op(tfl::BuiltinOperator_TOPK_V2).In(x, k);
+            TensorId values = DynamicOut(g, topk, "values", F32, Unknown(rank));
+            TensorId indices =
+                DynamicOut(g, topk, "indices", I32, Unknown(rank));
+            if (v == 1) {
+              TensorId b = g.Constant<float>("b", {1}, bias);
+              TensorId sum =
+                  DynamicOut(g, g.Op(tfl::BuiltinOperator_ADD).In(values, b),
+                             "sum", F32, Unknown(rank));
+              tfl::SoftmaxOptionsT o;
+              o.beta = 1.0f;
+              values = DynamicOut(
+                  g, g.Op(tfl::BuiltinOperator_SOFTMAX).In(sum).Options(o), "p",
+                  F32, Unknown(rank));
+            }
+            g.Output(values).Output(indices);
+          });
+  }
+  // TILE with the multiples an input, alone and feeding a MEAN.
+  for (int v = 0; v < 2; ++v) {
+    const int rank = z.Rand(1, 4);
+    const std::vector<int32_t> s = z.RandShape(rank, 1, 3);
+    const int axis = z.Rand(0, rank - 1);
+    z.Add(v == 0 ? "tile_multiples_input" : "tile_multiples_input_mean",
+          [&](SubgraphBuilder& g) {
+            TensorId x = g.Input("x", F32, s);
+            TensorId m = g.Input("m", I32, {rank});
+            TensorId y = DynamicOut(g, g.Op(tfl::BuiltinOperator_TILE).In(x, m),
+                                    "y", F32, Unknown(rank));
+            if (v == 1) {
+              tfl::ReducerOptionsT o;
+              o.keep_dims = false;
+              TensorId a = g.Constant<int32_t>("axis", {1}, {axis});
+              y = DynamicOut(
+                  g, g.Op(tfl::BuiltinOperator_MEAN).In(y, a).Options(o),
+                  "mean", F32, Unknown(rank - 1));
+            }
+            g.Output(y);
+          });
+  }
+  // SLICE with begin (1..3) an input and a constant size that fits, and
+  // with the size an input after a constant begin.
+  for (int v = 0; v < 2; ++v) {
+    const int rank = z.Rand(1, 4);
+    const std::vector<int32_t> s = z.RandShape(rank, 4, 6);
+    std::vector<int32_t> fixed(rank);
+    for (int d = 0; d < rank; ++d) {
+      fixed[d] = v == 0 ? (z.Rand(0, 2) == 0 ? -1 : z.Rand(1, s[d] - 3))
+                        : z.Rand(0, s[d] - 3);
+    }
+    z.Add(v == 0 ? "slice_begin_input" : "slice_size_input",
+          [&](SubgraphBuilder& g) {
+            TensorId x = g.Input("x", F32, s);
+            TensorId in = g.Input(v == 0 ? "begin" : "size", I32, {rank});
+            TensorId c =
+                g.Constant<int32_t>(v == 0 ? "size" : "begin", {rank}, fixed);
+            OpBuilder op = g.Op(tfl::BuiltinOperator_SLICE);
+            if (v == 0) {
+              op.In(x, in, c);
+            } else {
+              op.In(x, c, in);
+            }
+            g.Output(DynamicOut(g, op, "y", F32, Unknown(rank)));
+          });
+  }
+  // STRIDED_SLICE with begin (1..3) an input, random strides, end mask and
+  // shrink; and with end an input, forward from 0 or backward from the end
+  // (dims of 5 or more keep both nonempty: ai_edge_litert cannot return an
+  // empty output).
+  for (int v = 0; v < 2; ++v) {
+    const int rank = z.Rand(1, 4);
+    const std::vector<int32_t> s = z.RandShape(rank, v == 0 ? 4 : 5, 7);
+    std::vector<int32_t> fixed(rank), strides(rank);
+    tfl::StridedSliceOptionsT o;
+    for (int d = 0; d < rank; ++d) {
+      if (v == 0) {
+        strides[d] = z.Rand(1, 2);
+        fixed[d] = z.Rand(4, s[d]);  // end
+      } else {
+        strides[d] = z.Rand(0, 1) ? 1 : -1;
+        fixed[d] = strides[d] > 0 ? 0 : s[d] - 1;  // begin
+      }
+    }
+    if (v == 0) {
+      o.end_mask = z.Rand(0, (1 << rank) - 1);
+      if (rank > 1) o.shrink_axis_mask = 1 << z.Rand(0, rank - 1);
+    } else {
+      o.begin_mask = z.Rand(0, (1 << rank) - 1);
+    }
+    const int out_rank = rank - (o.shrink_axis_mask != 0 ? 1 : 0);
+    z.Add(v == 0 ? "strided_slice_begin_input" : "strided_slice_end_input",
+          [&](SubgraphBuilder& g) {
+            TensorId x = g.Input("x", F32, s);
+            TensorId in = g.Input(v == 0 ? "begin" : "end", I32, {rank});
+            TensorId c =
+                g.Constant<int32_t>(v == 0 ? "end" : "begin", {rank}, fixed);
+            TensorId st = g.Constant<int32_t>("strides", {rank}, strides);
+            OpBuilder op = g.Op(tfl::BuiltinOperator_STRIDED_SLICE);
+            if (v == 0) {
+              op.In(x, in, c, st);
+            } else {
+              op.In(x, c, in, st);
+            }
+            g.Output(DynamicOut(g, op.Options(o), "y", F32, Unknown(out_rank)));
+          });
+  }
+  // PAD, PADV2 and MIRROR_PAD with the paddings an input [rank, 2] (1..3;
+  // REFLECT needs them below each dim, SYMMETRIC at most each dim).
+  for (int v = 0; v < 4; ++v) {
+    const int rank = z.Rand(1, 4);
+    const int min_dim = v == 2 ? 4 : v == 3 ? 3 : 1;
+    const std::vector<int32_t> s = z.RandShape(rank, min_dim, 5);
+    const char* names[] = {"pad_paddings_input", "padv2_paddings_input",
+                           "mirror_pad_reflect_paddings_input",
+                           "mirror_pad_symmetric_paddings_input"};
+    z.Add(names[v], [&](SubgraphBuilder& g) {
+      TensorId x = g.Input("x", F32, s);
+      TensorId p = g.Input("paddings", I32, {rank, 2});
+      OpBuilder op = g.Op(v == 0   ? tfl::BuiltinOperator_PAD
+                          : v == 1 ? tfl::BuiltinOperator_PADV2
+                                   : tfl::BuiltinOperator_MIRROR_PAD)
+                         .In(x, p);
+      if (v == 1) op.In(g.Constant<float>("c", {}, {-0.25f}));
+      if (v >= 2) {
+        tfl::MirrorPadOptionsT o;
+        o.mode =
+            v == 2 ? tfl::MirrorPadMode_REFLECT : tfl::MirrorPadMode_SYMMETRIC;
+        op.Options(o);
+      }
+      g.Output(DynamicOut(g, op, "y", F32, Unknown(rank)));
+    });
+  }
+  // Reductions with the axes an input (1..3 of a rank-4 input; repeated
+  // axes count once, so the declared rank is only a guess), ARG_MAX with
+  // the axis an input.
+  for (const auto& [name, code] :
+       std::vector<std::pair<const char*, tfl::BuiltinOperator>>{
+           {"sum_axes_input", tfl::BuiltinOperator_SUM},
+           {"reduce_max_axes_input", tfl::BuiltinOperator_REDUCE_MAX}}) {
+    const std::vector<int32_t> s = z.RandShape(4, 1, 5);
+    const int n = z.Rand(1, 2);
+    tfl::ReducerOptionsT o;
+    o.keep_dims = z.Rand(0, 1) == 1;
+    z.Add(name, [&](SubgraphBuilder& g) {
+      TensorId x = g.Input("x", F32, s);
+      TensorId a = g.Input("axes", I32, {n});
+      g.Output(DynamicOut(g, g.Op(code).In(x, a).Options(o), "y", F32,
+                          Unknown(o.keep_dims ? 4 : 4 - n)));
+    });
+  }
+  {
+    const std::vector<int32_t> s = z.RandShape(4, 2, 5);
+    z.Add("arg_max_axis_input", [&](SubgraphBuilder& g) {
+      TensorId x = g.Input("x", F32, s);
+      TensorId a = g.Input("axis", I32, {1});
+      tfl::ArgMaxOptionsT o;
+      o.output_type = I32;
+      g.Output(
+          DynamicOut(g, g.Op(tfl::BuiltinOperator_ARG_MAX).In(x, a).Options(o),
+                     "y", I32, Unknown(3)));
+    });
+  }
+  // RESIZE_BILINEAR / RESIZE_NEAREST_NEIGHBOR with the size an input.
+  for (int v = 0; v < 2; ++v) {
+    const int h = z.Rand(1, 5), w = z.Rand(1, 5), c = z.Rand(1, 3);
+    const bool half = z.Rand(0, 1) == 1;
+    z.Add(v == 0 ? "resize_bilinear_size_input" : "resize_nearest_size_input",
+          [&](SubgraphBuilder& g) {
+            TensorId x = g.Input("x", F32, {1, h, w, c});
+            TensorId size = g.Input("size", I32, {2});
+            OpBuilder op =
+                g.Op(v == 0 ? tfl::BuiltinOperator_RESIZE_BILINEAR
+                            : tfl::BuiltinOperator_RESIZE_NEAREST_NEIGHBOR,
+                     3)
+                    .In(x, size);
+            if (v == 0) {
+              tfl::ResizeBilinearOptionsT o;
+              o.half_pixel_centers = half;
+              op.Options(o);
+            } else {
+              tfl::ResizeNearestNeighborOptionsT o;
+              o.half_pixel_centers = half;
+              op.Options(o);
+            }
+            g.Output(DynamicOut(g, op, "y", F32, {1, -1, -1, c}));
+          });
+  }
+  // BROADCAST_TO a shape input (an all-ones input broadcasts to any), and
+  // SCATTER_ND into a shape input.
+  {
+    const int rank = z.Rand(1, 4);
+    const std::vector<int32_t> s(z.Rand(1, rank), 1);
+    z.Add("broadcast_to_shape_input", [&](SubgraphBuilder& g) {
+      TensorId x = g.Input("x", F32, s);
+      TensorId shape = g.Input("shape", I32, {rank});
+      g.Output(
+          DynamicOut(g, g.Op(tfl::BuiltinOperator_BROADCAST_TO, 2).In(x, shape),
+                     "y", F32, Unknown(rank)));
+    });
+  }
+  {
+    const int n = z.Rand(1, 4), inner = z.Rand(1, 3);
+    z.Add("scatter_nd_shape_input", [&](SubgraphBuilder& g) {
+      TensorId idx =
+          g.Constant<int32_t>("idx", {n, 1}, std::vector<int32_t>(n, 0));
+      TensorId upd = g.Input("upd", F32, {n, inner});
+      TensorId shape = g.Constant<int32_t>("inner", {1}, {inner});
+      TensorId outer = g.Input("outer", I32, {1});
+      tfl::ConcatenationOptionsT co;
+      TensorId full = g.Op(tfl::BuiltinOperator_CONCATENATION)
+                          .In(outer, shape)
+                          .Options(co)
+                          .Out("shape", I32, {2});
+      g.Output(DynamicOut(
+          g, g.Op(tfl::BuiltinOperator_SCATTER_ND).In(idx, upd, full), "y", F32,
+          {-1, -1}));
+    });
+  }
+  // SPLIT and SPLIT_V with the axis an input (1..3): every candidate dim
+  // fits the split.
+  {
+    const int d0 = z.Rand(1, 3), each = z.Rand(1, 2);
+    const std::vector<int32_t> s = {d0, 3 * each, 3 * each, 3 * each};
+    z.Add("split_axis_input", [&](SubgraphBuilder& g) {
+      TensorId axis = g.Input("axis", I32, {});
+      TensorId x = g.Input("x", F32, s);
+      tfl::SplitOptionsT o;
+      o.num_splits = 3;
+      OpBuilder op = g.Op(tfl::BuiltinOperator_SPLIT).In(axis, x).Options(o);
+      for (const char* name : {"a", "b", "c"}) {
+        g.Output(DynamicOut(g, op, name, F32, Unknown(4)));
+      }
+    });
+    const int d = z.Rand(4, 6);
+    z.Add("split_v_axis_input", [&](SubgraphBuilder& g) {
+      TensorId x = g.Input("x", F32, {d0, d, d, d});
+      TensorId sizes = g.Constant<int32_t>("sizes", {3}, {1, -1, 2});
+      TensorId axis = g.Input("axis", I32, {});
+      tfl::SplitVOptionsT o;
+      o.num_splits = 3;
+      OpBuilder op =
+          g.Op(tfl::BuiltinOperator_SPLIT_V).In(x, sizes, axis).Options(o);
+      for (const char* name : {"a", "b", "c"}) {
+        g.Output(DynamicOut(g, op, name, F32, Unknown(4)));
+      }
+    });
+  }
+}
+
+// STRING tensors (run_reference.py feeds random lowercase words): the
+// RESHAPE family and GATHER with indices an input (1..3). TFLite's GATHER
+// takes only rank-1 STRING params (so no axis or batch_dims to compare).
+void BuildStringZoo(Zoo& z) {
+  constexpr auto STR = tfl::TensorType_STRING;
+  for (int v = 0; v < 2; ++v) {
+    const int rank = z.Rand(1, 4);
+    const std::vector<int32_t> s = z.RandShape(rank, 1, 4);
+    // A compatible target: the dims shuffled, neighbours merged at random,
+    // and one of them (sometimes) left for RESHAPE to infer.
+    std::vector<int32_t> dims = s, target;
+    std::shuffle(dims.begin(), dims.end(), std::mt19937(z.Rand(0, 1000)));
+    for (int32_t d : dims) {
+      if (!target.empty() && z.Rand(0, 1) == 1) {
+        target.back() *= d;
+      } else {
+        target.push_back(d);
+      }
+    }
+    std::vector<int32_t> spec = target;
+    if (z.Rand(0, 1) == 1) spec[z.Rand(0, spec.size() - 1)] = -1;
+    const int n = static_cast<int>(spec.size());
+    z.Add(absl::StrCat("reshape_string", v), [&](SubgraphBuilder& g) {
+      TensorId x = g.Input("x", STR, s);
+      TensorId shape = g.Constant<int32_t>("shape", {n}, spec);
+      g.Output(g.Op(tfl::BuiltinOperator_RESHAPE)
+                   .In(x, shape)
+                   .Out("y", STR, target));
+    });
+  }
+  {
+    const int a = z.Rand(1, 4), b = z.Rand(1, 4);
+    z.Add("squeeze_expand_dims_string", [&](SubgraphBuilder& g) {
+      TensorId x = g.Input("x", STR, {1, a, 1, b});
+      tfl::SqueezeOptionsT o;
+      o.squeeze_dims = {0, 2};
+      TensorId y = g.Op(tfl::BuiltinOperator_SQUEEZE)
+                       .In(x)
+                       .Options(o)
+                       .Out("sq", STR, {a, b});
+      TensorId axis = g.Constant<int32_t>("axis", {1}, {1});
+      g.Output(g.Op(tfl::BuiltinOperator_EXPAND_DIMS)
+                   .In(y, axis)
+                   .Out("y", STR, {a, 1, b}));
+    });
+  }
+  // GATHER of a word list with an indices input of random rank; and after a
+  // RESHAPE that flattens a word matrix.
+  for (int v = 0; v < 2; ++v) {
+    const int n = z.Rand(4, 9), rows = z.Rand(1, 3);
+    const std::vector<int32_t> idx = z.RandShape(z.Rand(1, 3), 1, 4);
+    z.Add(v == 0 ? "gather_string" : "reshape_gather_string",
+          [&](SubgraphBuilder& g) {
+            TensorId params = g.Input("words", STR,
+                                      v == 0 ? std::vector<int32_t>{n}
+                                             : std::vector<int32_t>{rows, n});
+            TensorId i = g.Input("idx", I32, idx);
+            if (v == 1) {
+              TensorId flat = g.Constant<int32_t>("flat", {1}, {-1});
+              params = g.Op(tfl::BuiltinOperator_RESHAPE)
+                           .In(params, flat)
+                           .Out("flat", STR, {rows * n});
+            }
+            tfl::GatherOptionsT o;
+            g.Output(g.Op(tfl::BuiltinOperator_GATHER)
+                         .In(params, i)
+                         .Options(o)
+                         .Out("y", STR, idx));
+          });
+  }
+}
+
 TEST(ReferenceTest, OpZooMatchesReference) {
   GRAFT_SKIP_IF_NO_ORACLE();
   std::mt19937 rng(Seed());
@@ -1458,6 +1893,8 @@ TEST(ReferenceTest, OpZooMatchesReference) {
   fs::create_directories(tmp.Join("out"));
   Zoo zoo(tmp.Join("models"), &rng);
   BuildZoo(zoo);
+  BuildShapesAtInvokeZoo(zoo);
+  BuildStringZoo(zoo);
   if (HasFatalFailure()) return;
   Summary s = RunDifferential(zoo.paths(), tmp.Join("out"), rng(), "zoo");
   PrintSummary("op zoo", s);
