@@ -1,15 +1,34 @@
-// Hybrid FULLY_CONNECTED: FLOAT32 input and output, INT4 weights [N, K]
-// quantized blockwise (tfl::BlockwiseQuantization: one FLOAT16 scale per
-// block of `block_size` consecutive weights of a row, in a scales tensor
-// [N, K / block_size]; symmetric), optional FLOAT32 bias.
+// Hybrid FULLY_CONNECTED: FLOAT32 input and output, quantized weights [N, K],
+// optional FLOAT32 bias. Each input row is quantized to int8 at run time, its
+// dot products with the weights are taken in integers and scaled back to
+// float. Two kinds of weights, each bit-exact with the arithmetic
+// ai-edge-litert 2.3.0 runs for them on x86 (tflite/kernels/
+// fully_connected.cc), reproduced in the same float operation order:
 //
-// The arithmetic is TFLite's EvalBlockwise4Bit (tflite/kernels/
-// fully_connected.cc), the kernel its builtin resolver runs for these
-// weights; reproduced in the same float operation order it is bit-exact
-// (measured against ai-edge-litert 2.3.0: qwen_fc_blockwise_quantized and
-// models of other shapes, block sizes, biases and batches). Per input row:
-//   1. the row is quantized to int8, asymmetric (scale s, zero point z; see
-//      AsymmetricQuantizeRow), whatever asymmetric_quantize_inputs says;
+// INT8, symmetric per tensor or per output channel: dynamic-range
+// quantization, the converter's Optimize.DEFAULT without a representative
+// dataset. TFLite's EvalHybridDense, which its builtin and its reference
+// (BUILTIN_REF) resolvers both run. Per input row:
+//   1. the row is quantized to int8: symmetric (SymmetricQuantizeRow: scale
+//      s, zero point z = 0) or, with asymmetric_quantize_inputs, asymmetric
+//      (AsymmetricQuantizeRow: s and z);
+//   2. per output n, in float: out = bias[n] + float(dot(q, w[n]) -
+//      z * rowsum[n]) * (s * wscale[n]), where wscale[n] is the tensor's
+//      scale or channel n's and the int32 part is its
+//      SseMatrixBatchVectorMultiplyAccumulateImpl's (rowsum: SseRowSum);
+//   3. the fused activation.
+// An input that is all zeros gives the bias (TFLite skips the arithmetic).
+// TFLite ignores the weights' zero point on this path; Graft refuses a
+// nonzero one rather than compute with the wrong weights.
+//
+// INT4 quantized blockwise (tfl::BlockwiseQuantization: one FLOAT16 scale per
+// block of `block_size` consecutive weights of a row, in a scales tensor
+// [N, K / block_size]; symmetric): TFLite's EvalBlockwise4Bit, the kernel
+// its builtin resolver runs for these weights (measured on
+// qwen_fc_blockwise_quantized and models of other shapes, block sizes,
+// biases and batches). Per input row:
+//   1. the row is quantized to int8, asymmetric (AsymmetricQuantizeRow),
+//      whatever asymmetric_quantize_inputs says;
 //   2. per output n: out = sum over blocks, in order, of
 //      float(int32 dot(q, w) over the block) * scale[n][block], in float;
 //      then out -= z * kfsum[n], where kfsum[n] = sum over blocks of
@@ -18,9 +37,8 @@
 // Zero points in the BlockwiseQuantization are ignored, as there. One
 // deliberate difference: the fused activation is applied (last); that
 // kernel ignores it (2.3.0), TFLite's XNNPACK delegate applies it.
-//
-// TFLite's reference resolver (BUILTIN_REF) is no oracle here: it has no
-// blockwise path and scales the int products by the weights' legacy
+// TFLite's reference resolver (BUILTIN_REF) is no oracle for these: it has
+// no blockwise path and scales the int products by the weights' legacy
 // per-tensor scale, 0 for blockwise tensors, so it returns the bias (or
 // zeros).
 //
@@ -28,13 +46,13 @@
 // build targets baseline x86-64, which has no FMA to contract them into (a
 // build with -mfma would need -ffp-contract=off to stay bit-exact).
 //
-// Weights are unpacked at prepare (TFLite's nibble order: the low nibble
-// holds the even element) and widened to int16, as is the quantized input,
-// so the block dot products vectorize to 16-bit multiply-adds (twice as fast
-// as int8 operands on baseline x86-64, at 4x the packed weights' memory:
-// 1024 x 1024 weights, one input row: ~0.12 ms per invoke, one thread).
-// Eval quantizes the input rows into scratch and splits the outputs over the
-// thread pool.
+// Weights are widened to int16 at prepare (INT4: unpacked in TFLite's nibble
+// order, the low nibble holding the even element), as is the quantized
+// input, so the dot products vectorize to 16-bit multiply-adds (twice as fast
+// as int8 operands on baseline x86-64; 1024 x 1024 INT4 weights, one input
+// row: ~0.12 ms per invoke, one thread). Eval quantizes the input rows into
+// scratch and splits the outputs over the thread pool. Fused TANH and
+// SIGN_BIT, which TFLite's hybrid path also applies, are refused.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -51,16 +69,25 @@ namespace graft {
 namespace kernels {
 namespace {
 
+// TFLite's rounding of x / scale to an integer on x86 (its Neon quantizers
+// through the NEON-to-SSE translation): in the vectorized groups of 8 by
+// adding +-0.5 in float and truncating (its pre-ARMv8 RoundToNearest), the
+// k % 8 left over with std::round. They differ where v + 0.5 rounds up in
+// float: 0.49999997 gives 1 in a group, 0 in the tail (measured, for both
+// quantizers).
+int32_t RoundLikeTflite(float v, bool in_group_of_8) {
+  return in_group_of_8 ? static_cast<int32_t>(v + (v < 0 ? -0.5f : 0.5f))
+                       : static_cast<int32_t>(std::round(v));
+}
+
 // The asymmetric int8 quantization of one input row, as ai-edge-litert 2.3.0
 // does it on x86: TFLite's NeonAsymmetricQuantizeFloats (through its
 // NEON-to-SSE translation), not PortableAsymmetricQuantizeFloats. The range
 // [min(0, lo), max(0, hi)] is subtracted in float, the scale and zero point
 // are computed in double (the zero point nudged from the end that loses
-// less), and values are rounded before the zero point is added: in groups of
-// 8 by adding +-0.5 in float and truncating (its pre-ARMv8 RoundToNearest),
-// the k % 8 left over with std::round. Each of those details was measured:
-// the portable variant misses the scale's last bit in about one row of
-// eight, and ties.
+// less), and values are rounded (RoundLikeTflite) before the zero point is
+// added. Each of those details was measured: the portable variant misses the
+// scale's last bit in about one row of eight, and ties.
 void AsymmetricQuantizeRow(const float* x, int64_t k, int16_t* q, float* scale,
                            int32_t* zero_point) {
   float lo = 0, hi = 0;
@@ -85,11 +112,33 @@ void AsymmetricQuantizeRow(const float* x, int64_t k, int16_t* q, float* scale,
   const float inv = static_cast<float>(1.0 / *scale);
   const int64_t grouped = k & ~int64_t{7};
   for (int64_t i = 0; i < k; ++i) {
-    const float v = x[i] * inv;
-    const int32_t r = i < grouped
-                          ? static_cast<int32_t>(v + (v < 0 ? -0.5f : 0.5f))
-                          : static_cast<int32_t>(std::round(v));
+    const int32_t r = RoundLikeTflite(x[i] * inv, i < grouped);
     q[i] = static_cast<int16_t>(std::clamp(zp + r, -128, 127));
+  }
+}
+
+// The symmetric int8 quantization of one input row: TFLite's
+// NeonSymmetricQuantizeFloats on x86, as above. range = max(|min|, |max|);
+// scale = range / 127 and its inverse 127 / range, both in float; values in
+// [-127, 127]. A row of zeros gets scale 1.
+void SymmetricQuantizeRow(const float* x, int64_t k, int16_t* q, float* scale) {
+  float lo = x[0], hi = x[0];
+  for (int64_t i = 1; i < k; ++i) {
+    lo = std::min(lo, x[i]);
+    hi = std::max(hi, x[i]);
+  }
+  const float range = std::max(std::abs(lo), std::abs(hi));
+  if (range == 0) {
+    std::fill(q, q + k, 0);
+    *scale = 1;
+    return;
+  }
+  *scale = range / 127.0f;
+  const float inv = 127.0f / range;
+  const int64_t grouped = k & ~int64_t{7};
+  for (int64_t i = 0; i < k; ++i) {
+    const int32_t r = RoundLikeTflite(x[i] * inv, i < grouped);
+    q[i] = static_cast<int16_t>(std::clamp(r, -127, 127));
   }
 }
 
@@ -110,30 +159,92 @@ int32_t Dot(const int16_t* a, const int16_t* b, int64_t n) {
   return d;
 }
 
+// The sum of one row of INT8 weights as TFLite's SseReductionSumVector adds
+// it (the row sums that asymmetric inputs need): each 16 weights' adjacent
+// pairs into eight int16 lanes, which wrap; then, with 8 or more left, 8
+// weights one per lane; then the lanes in int32, then the k % 8 left. It
+// differs from the true sum only when a lane passes +-32767 (thousands of
+// weights of one sign near the int8 limits); measured.
+int32_t SseRowSum(const int16_t* w, int64_t k) {
+  int16_t lanes[8] = {};
+  int64_t i = 0;
+  for (; i + 16 <= k; i += 16) {
+    for (int l = 0; l < 8; ++l) {
+      lanes[l] =
+          static_cast<int16_t>(lanes[l] + w[i + 2 * l] + w[i + 2 * l + 1]);
+    }
+  }
+  if (i + 8 <= k) {
+    for (int l = 0; l < 8; ++l) {
+      lanes[l] = static_cast<int16_t>(lanes[l] + w[i + l]);
+    }
+    i += 8;
+  }
+  int32_t sum = 0;
+  for (int l = 0; l < 8; ++l) sum += lanes[l];
+  for (; i < k; ++i) sum += w[i];
+  return sum;
+}
+
 struct HybridFcState : KernelState {
-  int64_t m = 0, n = 0, k = 0, block = 0, blocks = 0;
+  int64_t m = 0, n = 0, k = 0;
+  bool asymmetric = true;        // how input rows are quantized
   std::vector<int16_t> weights;  // [n, k], sign-extended
-  std::vector<float> scales;     // [n, blocks]
-  std::vector<float> kfsum;      // [n]: sum of scale * block weight sum
+  // INT8: one scale per output (a per-tensor scale repeated), and with
+  // asymmetric inputs the SseRowSum of each row.
+  // INT4: blocks of `block` weights, scales [n, blocks], and kfsum[n], the
+  // sum of scale * block weight sum.
+  int64_t block = 0, blocks = 0;
+  std::vector<float> scales;
+  std::vector<int32_t> row_sums;
+  std::vector<float> kfsum;
   float lo = 0, hi = 0;
 };
 
-absl::Status EvalHybridFc(EvalContext& ctx) {
+// Scratch: per row its scale and zero point, then the quantized rows.
+struct QuantizedRows {
+  const float* scale;
+  const int32_t* zero_point;
+  const int16_t* q;
+};
+
+QuantizedRows QuantizeRows(EvalContext& ctx, const HybridFcState& s,
+                           const float* in) {
+  float* scale = ctx.scratch_as<float>();
+  int32_t* zero_point = reinterpret_cast<int32_t*>(scale + s.m);
+  int16_t* q = reinterpret_cast<int16_t*>(zero_point + s.m);
+  for (int64_t r = 0; r < s.m; ++r) {
+    if (s.asymmetric) {
+      AsymmetricQuantizeRow(in + r * s.k, s.k, q + r * s.k, &scale[r],
+                            &zero_point[r]);
+    } else {
+      SymmetricQuantizeRow(in + r * s.k, s.k, q + r * s.k, &scale[r]);
+      zero_point[r] = 0;
+    }
+  }
+  return {scale, zero_point, q};
+}
+
+// Runs fn(n0, n1) over the outputs, split over the thread pool.
+template <typename Fn>
+void ForOutputs(EvalContext& ctx, const HybridFcState& s, Fn fn) {
+  ThreadPool* pool = ctx.thread_pool();
+  const int64_t min_chunk = std::max<int64_t>(1, 16384 / (s.k * s.m + 1));
+  if (pool != nullptr) {
+    pool->ParallelFor(s.n, min_chunk, fn);
+  } else {
+    fn(0, s.n);
+  }
+}
+
+absl::Status EvalHybridFcBlockwise(EvalContext& ctx) {
   const HybridFcState& s = *ctx.state<HybridFcState>();
-  const float* in = ctx.input(0)->data<float>();
   const float* bias = ctx.input(2) ? ctx.input(2)->data<float>() : nullptr;
   float* out = ctx.output(0)->data<float>();
-  // Scratch: per row its scale and zero point, then the quantized rows.
-  float* row_scale = ctx.scratch_as<float>();
-  int32_t* row_zp = reinterpret_cast<int32_t*>(row_scale + s.m);
-  int16_t* q = reinterpret_cast<int16_t*>(row_zp + s.m);
-  for (int64_t r = 0; r < s.m; ++r) {
-    AsymmetricQuantizeRow(in + r * s.k, s.k, q + r * s.k, &row_scale[r],
-                          &row_zp[r]);
-  }
-  auto rows = [&](int64_t n0, int64_t n1) {
+  const QuantizedRows rows = QuantizeRows(ctx, s, ctx.input(0)->data<float>());
+  ForOutputs(ctx, s, [&](int64_t n0, int64_t n1) {
     for (int64_t r = 0; r < s.m; ++r) {
-      const int16_t* qr = q + r * s.k;
+      const int16_t* qr = rows.q + r * s.k;
       for (int64_t j = n0; j < n1; ++j) {
         const int16_t* w = s.weights.data() + j * s.k;
         const float* scale = s.scales.data() + j * s.blocks;
@@ -142,59 +253,61 @@ absl::Status EvalHybridFc(EvalContext& ctx) {
           const int32_t dot = Dot(qr + b * s.block, w + b * s.block, s.block);
           acc += static_cast<float>(dot) * scale[b];
         }
-        acc -= static_cast<float>(row_zp[r]) * s.kfsum[j];
-        acc *= row_scale[r];
+        acc -= static_cast<float>(rows.zero_point[r]) * s.kfsum[j];
+        acc *= rows.scale[r];
         if (bias != nullptr) acc += bias[j];
         out[r * s.n + j] = std::min(std::max(acc, s.lo), s.hi);
       }
     }
-  };
-  ThreadPool* pool = ctx.thread_pool();
-  const int64_t min_chunk = std::max<int64_t>(1, 16384 / (s.k * s.m + 1));
-  if (pool != nullptr) {
-    pool->ParallelFor(s.n, min_chunk, rows);
-  } else {
-    rows(0, s.n);
-  }
+  });
   return absl::OkStatus();
 }
 
-absl::Status PrepareFullyConnectedHybrid(PrepareContext& ctx) {
-  GRAFT_RETURN_IF_ERROR(CheckArity(ctx, 2, 3, 1));
-  GRAFT_ASSIGN_OR_RETURN(const Tensor* in, RequiredInput(ctx, 0));
-  GRAFT_ASSIGN_OR_RETURN(const Tensor* w, RequiredInput(ctx, 1));
-  const Tensor* bias = ctx.input(2);
-  const std::string types =
-      absl::StrFormat("%s input with %s weights", TensorTypeName(in->type),
-                      TensorTypeName(w->type));
-  if (in->type != tfl::TensorType_FLOAT32 || w->type != tfl::TensorType_INT4 ||
-      ctx.output(0)->type != tfl::TensorType_FLOAT32) {
-    return ctx.Unsupported(types);
+absl::Status EvalHybridFcInt8(EvalContext& ctx) {
+  const HybridFcState& s = *ctx.state<HybridFcState>();
+  const float* in = ctx.input(0)->data<float>();
+  const float* bias = ctx.input(2) ? ctx.input(2)->data<float>() : nullptr;
+  float* out = ctx.output(0)->data<float>();
+  if (std::all_of(in, in + s.m * s.k, [](float v) { return v == 0; })) {
+    for (int64_t r = 0; r < s.m; ++r) {
+      for (int64_t j = 0; j < s.n; ++j) {
+        const float b = bias != nullptr ? bias[j] : 0.0f;
+        out[r * s.n + j] = std::min(std::max(b, s.lo), s.hi);
+      }
+    }
+    return absl::OkStatus();
   }
+  const QuantizedRows rows = QuantizeRows(ctx, s, in);
+  ForOutputs(ctx, s, [&](int64_t n0, int64_t n1) {
+    for (int64_t r = 0; r < s.m; ++r) {
+      const int16_t* qr = rows.q + r * s.k;
+      const uint32_t zp = static_cast<uint32_t>(rows.zero_point[r]);
+      for (int64_t j = n0; j < n1; ++j) {
+        int32_t dot = Dot(qr, s.weights.data() + j * s.k, s.k);
+        if (s.asymmetric) {  // wrapping, as TFLite's int32 arithmetic
+          dot = static_cast<int32_t>(static_cast<uint32_t>(dot) -
+                                     zp * static_cast<uint32_t>(s.row_sums[j]));
+        }
+        const float scale = s.scales[j] * rows.scale[r];
+        const float acc = (bias != nullptr ? bias[j] : 0.0f) +
+                          static_cast<float>(dot) * scale;
+        out[r * s.n + j] = std::min(std::max(acc, s.lo), s.hi);
+      }
+    }
+  });
+  return absl::OkStatus();
+}
+
+absl::Status PrepareBlockwise(PrepareContext& ctx, const Tensor& w,
+                              const std::string& types, HybridFcState* s) {
   const tfl::BlockwiseQuantizationT* bq =
-      w->quantization ? w->quantization->details.AsBlockwiseQuantization()
-                      : nullptr;
+      w.quantization ? w.quantization->details.AsBlockwiseQuantization()
+                     : nullptr;
   if (bq == nullptr) return ctx.Unsupported(types + " not quantized blockwise");
   if (!bq->block_shape.empty()) {
     return ctx.Unsupported(types + " in multi-dimensional blocks");
   }
-  if (!w->constant) return ctx.Unsupported(types + " computed at run time");
-  if (bias && bias->type != tfl::TensorType_FLOAT32) {
-    return ctx.Unsupported(
-        absl::StrFormat("%s and %s bias", types, TensorTypeName(bias->type)));
-  }
-  const auto* o = ctx.op().builtin_options.AsFullyConnectedOptions();
-  if (o &&
-      o->weights_format != tfl::FullyConnectedOptionsWeightsFormat_DEFAULT) {
-    return ctx.Unsupported("shuffled weights");
-  }
-  GRAFT_KERNEL_CHECK(w->rank() == 2, "weights must be 2-D, got %s",
-                     ShapeToString(w->shape));
-  auto* s = MakeState<HybridFcState>(ctx);
-  s->n = w->dim(0), s->k = w->dim(1), s->block = bq->block_size;
-  GRAFT_KERNEL_CHECK(s->k > 0 && in->num_elements() % s->k == 0,
-                     "input %s does not split into rows of %d",
-                     ShapeToString(in->shape), s->k);
+  s->block = bq->block_size;
   GRAFT_KERNEL_CHECK(s->block > 0 && s->k % s->block == 0,
                      "block size %d does not divide the input depth %d",
                      s->block, s->k);
@@ -204,14 +317,10 @@ absl::Status PrepareFullyConnectedHybrid(PrepareContext& ctx) {
   if (s->block > (1 << 14)) {
     return ctx.Unsupported(types + " in blocks over 16384");
   }
-  GRAFT_KERNEL_CHECK(w->bytes * 2 >= static_cast<size_t>(s->n * s->k),
-                     "INT4 weights hold %d bytes, shape %s needs %d", w->bytes,
-                     ShapeToString(w->shape), (s->n * s->k + 1) / 2);
-  GRAFT_KERNEL_CHECK(!bias || bias->num_elements() == s->n,
-                     "bias has %d elements, expected %d",
-                     bias ? bias->num_elements() : 0, s->n);
+  GRAFT_KERNEL_CHECK(w.bytes * 2 >= static_cast<size_t>(s->n * s->k),
+                     "INT4 weights hold %d bytes, shape %s needs %d", w.bytes,
+                     ShapeToString(w.shape), (s->n * s->k + 1) / 2);
   s->blocks = s->k / s->block;
-  s->m = in->num_elements() / s->k;
 
   const Tensor* scales = ctx.tensor(bq->scales);
   GRAFT_KERNEL_CHECK(scales != nullptr, "block scales tensor %d out of range",
@@ -227,7 +336,7 @@ absl::Status PrepareFullyConnectedHybrid(PrepareContext& ctx) {
 
   // Unpack (low nibble first, sign-extended), convert the scales, and sum
   // scale * block weight sum per row in TFLite's order.
-  const uint8_t* packed = w->data<uint8_t>();
+  const uint8_t* packed = w.data<uint8_t>();
   s->weights.resize(s->n * s->k);
   for (int64_t i = 0; i < s->n * s->k; ++i) {
     const int nibble = (i % 2 == 0 ? packed[i / 2] : packed[i / 2] >> 4) & 0xf;
@@ -247,15 +356,105 @@ absl::Status PrepareFullyConnectedHybrid(PrepareContext& ctx) {
       s->kfsum[j] += s->scales[j * s->blocks + b] * static_cast<float>(sum);
     }
   }
-  GRAFT_RETURN_IF_ERROR(ActivationRange(
-      o ? o->fused_activation_function : tfl::ActivationFunctionType_NONE,
-      &s->lo, &s->hi));
+  s->asymmetric = true;
+  ctx.SetEval(EvalHybridFcBlockwise);
+  return absl::OkStatus();
+}
+
+absl::Status PrepareInt8(PrepareContext& ctx, const Tensor& w,
+                         const std::string& types,
+                         const tfl::FullyConnectedOptionsT* o,
+                         HybridFcState* s) {
+  const tfl::QuantizationParametersT* q = w.quantization;
+  if (q == nullptr || q->scale.empty()) {
+    return ctx.Unsupported(types + " not quantized");
+  }
+  if (q->details.type != tfl::QuantizationDetails_NONE) {
+    return ctx.Unsupported(types + " with custom quantization details");
+  }
+  for (int64_t zp : q->zero_point) {
+    if (zp != 0) return ctx.Unsupported(types + " with a zero point");
+  }
+  const bool per_channel = q->scale.size() > 1;
+  if (per_channel && q->quantized_dimension != 0) {
+    return ctx.Unsupported(absl::StrFormat("%s quantized along dimension %d",
+                                           types, q->quantized_dimension));
+  }
+  GRAFT_KERNEL_CHECK(
+      !per_channel || static_cast<int64_t>(q->scale.size()) == s->n,
+      "weights have %d scales, expected 1 or %d", q->scale.size(), s->n);
+  GRAFT_KERNEL_CHECK(w.bytes >= static_cast<size_t>(s->n * s->k),
+                     "INT8 weights hold %d bytes, shape %s needs %d", w.bytes,
+                     ShapeToString(w.shape), s->n * s->k);
+  const int8_t* data = w.data<int8_t>();
+  s->weights.assign(data, data + s->n * s->k);
+  s->scales.resize(s->n);
+  for (int64_t j = 0; j < s->n; ++j) {
+    s->scales[j] = q->scale[per_channel ? j : 0];
+  }
+  s->asymmetric = o != nullptr && o->asymmetric_quantize_inputs;
+  if (s->asymmetric) {
+    s->row_sums.resize(s->n);
+    for (int64_t j = 0; j < s->n; ++j) {
+      s->row_sums[j] = SseRowSum(s->weights.data() + j * s->k, s->k);
+    }
+  }
+  ctx.SetEval(EvalHybridFcInt8);
+  return absl::OkStatus();
+}
+
+absl::Status PrepareFullyConnectedHybrid(PrepareContext& ctx) {
+  GRAFT_RETURN_IF_ERROR(CheckArity(ctx, 2, 3, 1));
+  GRAFT_ASSIGN_OR_RETURN(const Tensor* in, RequiredInput(ctx, 0));
+  GRAFT_ASSIGN_OR_RETURN(const Tensor* w, RequiredInput(ctx, 1));
+  const Tensor* bias = ctx.input(2);
+  const std::string types =
+      absl::StrFormat("%s input with %s weights", TensorTypeName(in->type),
+                      TensorTypeName(w->type));
+  if (in->type != tfl::TensorType_FLOAT32 ||
+      (w->type != tfl::TensorType_INT4 && w->type != tfl::TensorType_INT8) ||
+      ctx.output(0)->type != tfl::TensorType_FLOAT32) {
+    return ctx.Unsupported(types);
+  }
+  if (bias && bias->type != tfl::TensorType_FLOAT32) {
+    return ctx.Unsupported(
+        absl::StrFormat("%s and %s bias", types, TensorTypeName(bias->type)));
+  }
+  const auto* o = ctx.op().builtin_options.AsFullyConnectedOptions();
+  if (o &&
+      o->weights_format != tfl::FullyConnectedOptionsWeightsFormat_DEFAULT) {
+    return ctx.Unsupported("shuffled weights");
+  }
+  const tfl::ActivationFunctionType act =
+      o ? o->fused_activation_function : tfl::ActivationFunctionType_NONE;
+  if (act == tfl::ActivationFunctionType_TANH ||
+      act == tfl::ActivationFunctionType_SIGN_BIT) {
+    return ctx.Unsupported(absl::StrFormat(
+        "%s and a fused %s", types, tfl::EnumNameActivationFunctionType(act)));
+  }
+  GRAFT_KERNEL_CHECK(w->rank() == 2, "weights must be 2-D, got %s",
+                     ShapeToString(w->shape));
+  auto* s = MakeState<HybridFcState>(ctx);
+  s->n = w->dim(0), s->k = w->dim(1);
+  GRAFT_KERNEL_CHECK(s->k > 0 && in->num_elements() % s->k == 0,
+                     "input %s does not split into rows of %d",
+                     ShapeToString(in->shape), s->k);
+  s->m = in->num_elements() / s->k;
+  GRAFT_KERNEL_CHECK(!bias || bias->num_elements() == s->n,
+                     "bias has %d elements, expected %d",
+                     bias ? bias->num_elements() : 0, s->n);
+  if (!w->constant) return ctx.Unsupported(types + " computed at run time");
+  if (w->type == tfl::TensorType_INT4) {
+    GRAFT_RETURN_IF_ERROR(PrepareBlockwise(ctx, *w, types, s));
+  } else {
+    GRAFT_RETURN_IF_ERROR(PrepareInt8(ctx, *w, types, o, s));
+  }
+  GRAFT_RETURN_IF_ERROR(ActivationRange(act, &s->lo, &s->hi));
 
   GRAFT_ASSIGN_OR_RETURN(Shape out,
                          FullyConnectedOutputShape(o, *in, s->m, s->k, s->n));
   ctx.RequestScratch(s->m * (sizeof(float) + sizeof(int32_t)) +
                      s->m * s->k * sizeof(int16_t));
-  ctx.SetEval(EvalHybridFc);
   ctx.SetReductionLength(s->k);
   return ctx.SetOutputShape(0, std::move(out));
 }
