@@ -70,13 +70,17 @@ def calibrate_batch_norm(model, x, rng):
 
 
 def convert(model_or_fn, int8_data=None, saved_model_dir=None,
-            signature_keys=None):
+            signature_keys=None, dynamic_range=False):
   if saved_model_dir is not None:
     conv = tf.lite.TFLiteConverter.from_saved_model(
         saved_model_dir, signature_keys=signature_keys)
   else:
     conv = tf.lite.TFLiteConverter.from_keras_model(model_or_fn)
-  if int8_data is not None:
+  if dynamic_range:
+    # Post-training dynamic-range quantization: int8 weights, float
+    # activations (no representative dataset).
+    conv.optimizations = [tf.lite.Optimize.DEFAULT]
+  elif int8_data is not None:
     conv.optimizations = [tf.lite.Optimize.DEFAULT]
     conv.representative_dataset = lambda: ([d] for d in int8_data)
     conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
@@ -320,6 +324,26 @@ class TwoSignatures(tf.Module):
     return {"y": self.dec(code)}
 
 
+def mlp(rng):
+  """A Keras MLP over 8 rows of 64 features: Dense layers, so the dynamic-range
+  conversion gives hybrid FULLY_CONNECTED ops (float input, int8 weights)."""
+  x = inp = keras.Input((8, 64), batch_size=1)
+  x = keras.layers.Dense(256, activation="relu")(x)
+  x = keras.layers.Dense(128, activation="relu")(x)
+  x = keras.layers.Dense(10)(x)
+  model = keras.Model(inp, x)
+  for layer in model.layers[1:]:  # nonzero biases, so the ops keep theirs
+    kernel, bias = layer.get_weights()
+    layer.set_weights([kernel, rng.uniform(-0.2, 0.2, bias.shape)
+                       .astype(np.float32)])
+  return model
+
+
+# Marks a model converted with dynamic-range quantization (MODELS' third
+# field, instead of int8 calibration data).
+DYNAMIC_RANGE = "dynamic_range"
+
+
 # Calibration data for the int8 conversions.
 def image_data(size):
   return lambda rng: [rng.uniform(-1, 1, (1, size, size, 3))
@@ -368,6 +392,10 @@ MODELS = [
      "tf.Module saved with signatures 'encode' and 'decode'"),
     ("dynamic_batch_float", dynamic_batch, None,
      "small CNN whose batch dimension is unknown (-1 in shape_signature)"),
+    ("mlp_dynamic_range", mlp, DYNAMIC_RANGE,
+     "Keras MLP (Dense 64→256→128→10, ReLU, seeded biases) over 8 rows, "
+     "dynamic-range quantized (Optimize.DEFAULT, no representative dataset: "
+     "per-channel int8 weights, asymmetric input quantization)"),
 ]
 
 
@@ -382,6 +410,8 @@ def build(name, builder, data_maker, seed, tmp):
     return convert(None, saved_model_dir=path,
                    signature_keys=["encode", "decode"])
   model = builder(rng)
+  if data_maker == DYNAMIC_RANGE:
+    return convert(model, dynamic_range=True)
   data = data_maker(rng) if data_maker else None
   return convert(model, int8_data=data)
 
@@ -430,7 +460,8 @@ def main():
                                   .get_input_details().items():
             np.save(os.path.join(sig_dir, f"input_{in_name}.npy"),
                     make_input(rng, d))
-      dtype = "int8" if data_maker else "float32"
+      dtype = ("float32, int8 weights" if data_maker == DYNAMIC_RANGE else
+               "int8" if data_maker else "float32")
       rows.append(f"| `generated/{name}.tflite` | {op_summary(flatbuffer)} | "
                   f"{len(flatbuffer) / 1024:.1f} KB | {dtype} | {how} |")
       print(f"{name}: {len(flatbuffer)} bytes", flush=True)

@@ -84,9 +84,11 @@ def reference_fault(interp):
       if tensors is None:
         tensors = {t["index"]: t for t in interp.get_tensor_details()}
       w = tensors.get(int(op["inputs"][1]))
-      # Blockwise-quantized weights: scales listed, legacy scale 0.
-      if (w is not None and w["quantization"][0] == 0.0 and
-          len(w["quantization_parameters"]["scales"]) > 0):
+      # Blockwise-quantized weights: scales listed but no zero points
+      # (per-channel ones list a zero point per scale), legacy scale 0.
+      q = w["quantization_parameters"] if w is not None else None
+      if (q is not None and w["quantization"][0] == 0.0 and
+          len(q["scales"]) > 0 and len(q["zero_points"]) == 0):
         return ("the reference FULLY_CONNECTED has no blockwise path (it "
                 "scales by the legacy per-tensor scale, 0)")
   return None
