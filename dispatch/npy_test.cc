@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "core/test_support.h"
 #include "dispatch/string_tensor.h"
 #include "gtest/gtest.h"
@@ -45,36 +47,33 @@ TEST(NpyTest, ScalarsAndOneDimensionalShapes) {
   EXPECT_NE(vec->find("'shape': (1,)"), std::string::npos);
 }
 
-TEST(NpyTest, ParsesNumpyWrittenHeader) {
-  // What numpy 1.x writes for np.arange(3, dtype='<i4').
-  std::string header =
-      "{'descr': '<i4', 'fortran_order': False, 'shape': (3,), }";
+// A version 1.0 file as numpy 1.x writes it: the header dict padded with
+// spaces to 128 bytes in all, then `body`.
+std::string NumpyWritten(absl::string_view descr, absl::string_view body) {
+  std::string header = absl::StrCat("{'descr': '", descr,
+                                    "', 'fortran_order': False, 'shape': (3,), }");
   header.append(128 - 10 - header.size() - 1, ' ');
   header += '\n';
   std::string file("\x93NUMPY\x01\x00", 8);
   file.push_back(static_cast<char>(header.size()));
   file.push_back(0);
-  file += header;
+  return absl::StrCat(file, header, body);
+}
+
+TEST(NpyTest, ParsesNumpyWrittenHeader) {
+  // np.arange(3, dtype='<i4').
   const int32_t values[] = {0, 1, 2};
-  file.append(reinterpret_cast<const char*>(values), sizeof(values));
-  auto a = ParseNpy(file);
+  auto a = ParseNpy(NumpyWritten(
+      "<i4", absl::string_view(reinterpret_cast<const char*>(values),
+                               sizeof(values))));
   ASSERT_TRUE(a.ok()) << a.status();
   EXPECT_EQ(a->type, tfl::TensorType_INT32);
   EXPECT_EQ(a->num_elements(), 3);
 }
 
 TEST(NpyTest, ByteStringsBecomeStringBuffers) {
-  // What numpy writes for np.array([b'ab', b'', b'xyz'], dtype='S').
-  std::string header =
-      "{'descr': '|S3', 'fortran_order': False, 'shape': (3,), }";
-  header.append(128 - 10 - header.size() - 1, ' ');
-  header += '\n';
-  std::string file("\x93NUMPY\x01\x00", 8);
-  file.push_back(static_cast<char>(header.size()));
-  file.push_back(0);
-  file += header;
-  file.append("ab\0\0\0\0xyz", 9);
-  auto a = ParseNpy(file);
+  // np.array([b'ab', b'', b'xyz'], dtype='S').
+  auto a = ParseNpy(NumpyWritten("|S3", absl::string_view("ab\0\0\0\0xyz", 9)));
   ASSERT_TRUE(a.ok()) << a.status();
   EXPECT_EQ(a->type, tfl::TensorType_STRING);
   const std::vector<std::string> want = {"ab", "", "xyz"};
