@@ -62,85 +62,13 @@
 #include <vector>
 
 #include "dispatch/kernel.h"
+#include "dispatch/kernels/hybrid_util.h"
 #include "dispatch/kernels/kernel_util.h"
 #include "dispatch/thread_pool.h"
 
 namespace graft {
 namespace kernels {
 namespace {
-
-// TFLite's rounding of x / scale to an integer on x86 (its Neon quantizers
-// through the NEON-to-SSE translation): in the vectorized groups of 8 by
-// adding +-0.5 in float and truncating (its pre-ARMv8 RoundToNearest), the
-// k % 8 left over with std::round. They differ where v + 0.5 rounds up in
-// float: 0.49999997 gives 1 in a group, 0 in the tail (measured, for both
-// quantizers).
-int32_t RoundLikeTflite(float v, bool in_group_of_8) {
-  return in_group_of_8 ? static_cast<int32_t>(v + (v < 0 ? -0.5f : 0.5f))
-                       : static_cast<int32_t>(std::round(v));
-}
-
-// The asymmetric int8 quantization of one input row, as ai-edge-litert 2.3.0
-// does it on x86: TFLite's NeonAsymmetricQuantizeFloats (through its
-// NEON-to-SSE translation), not PortableAsymmetricQuantizeFloats. The range
-// [min(0, lo), max(0, hi)] is subtracted in float, the scale and zero point
-// are computed in double (the zero point nudged from the end that loses
-// less), and values are rounded (RoundLikeTflite) before the zero point is
-// added. Each of those details was measured: the portable variant misses the
-// scale's last bit in about one row of eight, and ties.
-void AsymmetricQuantizeRow(const float* x, int64_t k, int16_t* q, float* scale,
-                           int32_t* zero_point) {
-  float lo = 0, hi = 0;
-  for (int64_t i = 0; i < k; ++i) {
-    lo = std::min(lo, x[i]);
-    hi = std::max(hi, x[i]);
-  }
-  if (lo == hi) {
-    std::fill(q, q + k, 0);
-    *scale = 1, *zero_point = 0;
-    return;
-  }
-  const double s = static_cast<double>(hi - lo) / 255.0;
-  const double z_from_min = -128.0 - lo / s, z_from_max = 127.0 - hi / s;
-  const double z = 128.0 + std::abs(lo / s) < 127.0 + std::abs(hi / s)
-                       ? z_from_min
-                       : z_from_max;
-  const int32_t zp = z <= -128.0  ? -128
-                     : z >= 127.0 ? 127
-                                  : static_cast<int32_t>(std::round(z));
-  *scale = static_cast<float>(s), *zero_point = zp;
-  const float inv = static_cast<float>(1.0 / *scale);
-  const int64_t grouped = k & ~int64_t{7};
-  for (int64_t i = 0; i < k; ++i) {
-    const int32_t r = RoundLikeTflite(x[i] * inv, i < grouped);
-    q[i] = static_cast<int16_t>(std::clamp(zp + r, -128, 127));
-  }
-}
-
-// The symmetric int8 quantization of one input row: TFLite's
-// NeonSymmetricQuantizeFloats on x86, as above. range = max(|min|, |max|);
-// scale = range / 127 and its inverse 127 / range, both in float; values in
-// [-127, 127]. A row of zeros gets scale 1.
-void SymmetricQuantizeRow(const float* x, int64_t k, int16_t* q, float* scale) {
-  float lo = x[0], hi = x[0];
-  for (int64_t i = 1; i < k; ++i) {
-    lo = std::min(lo, x[i]);
-    hi = std::max(hi, x[i]);
-  }
-  const float range = std::max(std::abs(lo), std::abs(hi));
-  if (range == 0) {
-    std::fill(q, q + k, 0);
-    *scale = 1;
-    return;
-  }
-  *scale = range / 127.0f;
-  const float inv = 127.0f / range;
-  const int64_t grouped = k & ~int64_t{7};
-  for (int64_t i = 0; i < k; ++i) {
-    const int32_t r = RoundLikeTflite(x[i] * inv, i < grouped);
-    q[i] = static_cast<int16_t>(std::clamp(r, -127, 127));
-  }
-}
 
 // The sum of a[i] * b[i] in int32. Chunks of 16 let the compiler vectorize the
 // inner loop (16-bit multiply-adds) at -O2 too; integer sums in any order

@@ -1,0 +1,242 @@
+// Hybrid CONV_2D: FLOAT32 input and output, INT8 filter [O, KH, KW, I]
+// quantized symmetrically per output channel (or per tensor), optional
+// FLOAT32 bias: what the converter's dynamic-range quantization
+// (Optimize.DEFAULT without a representative dataset) emits for a Conv2D.
+// Bit-exact with ai-edge-litert 2.3.0 (tflite/kernels/conv.cc), whose
+// Prepare picks one of two paths by the filter's scales:
+//
+// Per channel (scales that are not all equal): EvalHybridPerChannel, run
+// under the BUILTIN_REF resolver (Graft's oracle) as
+// reference_ops::HybridConvPerChannel. Per batch image b:
+//   1. the whole image (H * W * I values) is quantized to int8,
+//      asymmetrically (AsymmetricQuantizeRow: scale s_b, zero point z_b),
+//      always: Conv2DOptions has no asymmetric_quantize_inputs;
+//   2. per output pixel and channel o, in int32: acc = sum over the taps
+//      inside the image of w * (q - z_b) (taps in the padding add nothing);
+//   3. out = float(acc) * wscale[o] * s_b (in that order, in float), then
+//      + bias[o], then the fused activation's clamp.
+// (The builtin resolver's optimized_ops::HybridConvPerChannel computes
+// float(acc) * (s_b * wscale[o]) instead, which can differ in the last
+// bit.)
+//
+// Per tensor (one scale, or all equal): EvalHybrid, the same code for both
+// resolvers (optimized_ops::HybridConv): the image is quantized
+// symmetrically (SymmetricQuantizeRow: s_b); out = float(acc) * (s_b *
+// wscale) + bias[o], clamped.
+//
+// Every product and sum is rounded to float on its own, as in TFLite (the
+// build targets baseline x86-64: no FMA to contract them into).
+//
+// acc is computed as dot(q over the valid taps, w) - z_b * (sum of w over
+// the valid taps), in wrapping 32-bit arithmetic, the same integer as
+// TFLite's per-term sum; the per-tap weight sums are computed at prepare.
+// Eval quantizes the images into scratch (int16) and splits the output
+// pixels over the thread pool. Refused: grouped convolution (a filter
+// depth other than the input's), weights with a zero point or custom
+// quantization details, weights computed at run time, fused TANH and
+// SIGN_BIT.
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dispatch/kernel.h"
+#include "dispatch/kernels/hybrid_util.h"
+#include "dispatch/kernels/kernel_util.h"
+#include "dispatch/thread_pool.h"
+
+namespace graft {
+namespace kernels {
+namespace {
+
+struct HybridConvState : KernelState {
+  int batch = 0, in_h = 0, in_w = 0, in_c = 0;
+  int out_h = 0, out_w = 0, out_c = 0, k_h = 0, k_w = 0;
+  int stride_h = 1, stride_w = 1, dil_h = 1, dil_w = 1, pad_h = 0, pad_w = 0;
+  bool per_channel = true;        // asymmetric inputs, reference order
+  std::vector<int16_t> weights;   // [O, KH, KW, I], sign-extended
+  std::vector<float> scales;      // per output channel
+  std::vector<int32_t> tap_sums;  // [O, KH, KW]: sum over I of the weights
+  float lo = 0, hi = 0;
+};
+
+// The sum of a[i] * b[i] in wrapping 32-bit arithmetic.
+uint32_t Dot(const int16_t* a, const int16_t* b, int64_t n) {
+  int32_t d = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    d += static_cast<int32_t>(a[i]) * static_cast<int32_t>(b[i]);
+  }
+  return static_cast<uint32_t>(d);
+}
+
+absl::Status EvalHybridConv(EvalContext& ctx) {
+  const HybridConvState& s = *ctx.state<HybridConvState>();
+  const float* in = ctx.input(0)->data<float>();
+  const float* bias = ctx.input(2) ? ctx.input(2)->data<float>() : nullptr;
+  float* out = ctx.output(0)->data<float>();
+
+  // Scratch: per image its scale and zero point, then the quantized images.
+  const int64_t image = int64_t{s.in_h} * s.in_w * s.in_c;
+  float* scale = ctx.scratch_as<float>();
+  int32_t* zero_point = reinterpret_cast<int32_t*>(scale + s.batch);
+  int16_t* q = reinterpret_cast<int16_t*>(zero_point + s.batch);
+  for (int b = 0; b < s.batch; ++b) {
+    if (s.per_channel) {
+      AsymmetricQuantizeRow(in + b * image, image, q + b * image, &scale[b],
+                            &zero_point[b]);
+    } else {
+      SymmetricQuantizeRow(in + b * image, image, q + b * image, &scale[b]);
+      zero_point[b] = 0;
+    }
+  }
+
+  const int64_t pixels = int64_t{s.batch} * s.out_h * s.out_w;
+  auto run = [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const int b = static_cast<int>(p / (int64_t{s.out_h} * s.out_w));
+      const int oy = static_cast<int>(p / s.out_w % s.out_h);
+      const int ox = static_cast<int>(p % s.out_w);
+      const int16_t* qb = q + b * image;
+      const uint32_t zp = static_cast<uint32_t>(zero_point[b]);
+      const int y0 = oy * s.stride_h - s.pad_h, x0 = ox * s.stride_w - s.pad_w;
+      float* o_px = out + p * s.out_c;
+      for (int o = 0; o < s.out_c; ++o) {
+        const int16_t* w =
+            s.weights.data() + int64_t{o} * s.k_h * s.k_w * s.in_c;
+        const int32_t* taps = s.tap_sums.data() + int64_t{o} * s.k_h * s.k_w;
+        uint32_t acc = 0, wsum = 0;
+        for (int ky = 0; ky < s.k_h; ++ky) {
+          const int y = y0 + ky * s.dil_h;
+          if (y < 0 || y >= s.in_h) continue;
+          for (int kx = 0; kx < s.k_w; ++kx) {
+            const int x = x0 + kx * s.dil_w;
+            if (x < 0 || x >= s.in_w) continue;
+            const int tap = ky * s.k_w + kx;
+            acc += Dot(qb + (int64_t{y} * s.in_w + x) * s.in_c,
+                       w + int64_t{tap} * s.in_c, s.in_c);
+            wsum += static_cast<uint32_t>(taps[tap]);
+          }
+        }
+        const float dot =
+            static_cast<float>(static_cast<int32_t>(acc - zp * wsum));
+        float v = s.per_channel ? dot * s.scales[o] * scale[b]
+                                : dot * (scale[b] * s.scales[o]);
+        if (bias != nullptr) v += bias[o];
+        o_px[o] = std::min(std::max(v, s.lo), s.hi);
+      }
+    }
+  };
+  ThreadPool* pool = ctx.thread_pool();
+  if (pool != nullptr) {
+    const int64_t work = int64_t{s.out_c} * s.k_h * s.k_w * s.in_c + 1;
+    pool->ParallelFor(pixels, std::max<int64_t>(1, 16384 / work), run);
+  } else {
+    run(0, pixels);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PrepareConv2DHybrid(PrepareContext& ctx) {
+  GRAFT_RETURN_IF_ERROR(CheckArity(ctx, 2, 3, 1));
+  GRAFT_ASSIGN_OR_RETURN(const Tensor* in, RequiredInput(ctx, 0));
+  GRAFT_ASSIGN_OR_RETURN(const Tensor* w, RequiredInput(ctx, 1));
+  const Tensor* bias = ctx.input(2);
+  const std::string types =
+      absl::StrFormat("%s input with %s weights", TensorTypeName(in->type),
+                      TensorTypeName(w->type));
+  if (in->type != tfl::TensorType_FLOAT32 || w->type != tfl::TensorType_INT8 ||
+      ctx.output(0)->type != tfl::TensorType_FLOAT32) {
+    return ctx.Unsupported(types);
+  }
+  if (bias && bias->type != tfl::TensorType_FLOAT32) {
+    return ctx.Unsupported(
+        absl::StrFormat("%s and %s bias", types, TensorTypeName(bias->type)));
+  }
+  const tfl::QuantizationParametersT* q = w->quantization;
+  if (q == nullptr || q->scale.empty()) {
+    return ctx.Unsupported(types + " not quantized");
+  }
+  if (q->details.type != tfl::QuantizationDetails_NONE) {
+    return ctx.Unsupported(types + " with custom quantization details");
+  }
+  for (int64_t zp : q->zero_point) {
+    if (zp != 0) return ctx.Unsupported(types + " with a zero point");
+  }
+  if (!w->constant) return ctx.Unsupported(types + " computed at run time");
+  GRAFT_KERNEL_CHECK(in->rank() == 4 && w->rank() == 4,
+                     "input and filter must be 4-D");
+  const auto* o = ctx.op().builtin_options.AsConv2DOptions();
+  GRAFT_KERNEL_CHECK(o != nullptr, "missing Conv2DOptions");
+  const tfl::ActivationFunctionType act = o->fused_activation_function;
+  if (act == tfl::ActivationFunctionType_TANH ||
+      act == tfl::ActivationFunctionType_SIGN_BIT) {
+    return ctx.Unsupported(absl::StrFormat(
+        "%s and a fused %s", types, tfl::EnumNameActivationFunctionType(act)));
+  }
+
+  auto* s = MakeState<HybridConvState>(ctx);
+  s->batch = in->dim(0), s->in_h = in->dim(1), s->in_w = in->dim(2);
+  s->in_c = in->dim(3);
+  s->out_c = w->dim(0), s->k_h = w->dim(1), s->k_w = w->dim(2);
+  GRAFT_KERNEL_CHECK(w->dim(3) > 0 && s->in_c % w->dim(3) == 0,
+                     "input depth %d is not a multiple of filter depth %d",
+                     s->in_c, w->dim(3));
+  if (w->dim(3) != s->in_c) {
+    return ctx.Unsupported(types + " in groups");
+  }
+  const bool scale_per_channel = q->scale.size() > 1;
+  if (scale_per_channel && q->quantized_dimension != 0) {
+    return ctx.Unsupported(absl::StrFormat("%s quantized along dimension %d",
+                                           types, q->quantized_dimension));
+  }
+  GRAFT_KERNEL_CHECK(
+      !scale_per_channel || static_cast<int64_t>(q->scale.size()) == s->out_c,
+      "weights have %d scales, expected 1 or %d", q->scale.size(), s->out_c);
+  GRAFT_KERNEL_CHECK(!bias || bias->num_elements() == s->out_c,
+                     "bias has %d elements, expected %d",
+                     bias ? bias->num_elements() : 0, s->out_c);
+  s->stride_h = o->stride_h, s->stride_w = o->stride_w;
+  s->dil_h = o->dilation_h_factor, s->dil_w = o->dilation_w_factor;
+  GRAFT_KERNEL_CHECK(
+      s->stride_h > 0 && s->stride_w > 0 && s->dil_h > 0 && s->dil_w > 0,
+      "strides and dilations must be positive");
+  s->out_h = ComputeOutSize(o->padding, s->in_h, s->k_h, s->stride_h, s->dil_h);
+  s->out_w = ComputeOutSize(o->padding, s->in_w, s->k_w, s->stride_w, s->dil_w);
+  s->pad_h = ComputePadding(s->stride_h, s->dil_h, s->in_h, s->k_h, s->out_h);
+  s->pad_w = ComputePadding(s->stride_w, s->dil_w, s->in_w, s->k_w, s->out_w);
+  GRAFT_RETURN_IF_ERROR(ActivationRange(act, &s->lo, &s->hi));
+
+  // TFLite takes the per-channel path only when the scales differ.
+  s->per_channel = std::any_of(q->scale.begin(), q->scale.end(),
+                               [&](float v) { return v != q->scale[0]; });
+  const int64_t taps = int64_t{s->k_h} * s->k_w;
+  const int64_t n = s->out_c * taps * s->in_c;
+  GRAFT_KERNEL_CHECK(w->bytes >= static_cast<size_t>(n),
+                     "INT8 weights hold %d bytes, shape %s needs %d", w->bytes,
+                     ShapeToString(w->shape), n);
+  const int8_t* data = w->data<int8_t>();
+  s->weights.assign(data, data + n);
+  s->scales.resize(s->out_c);
+  s->tap_sums.assign(s->out_c * taps, 0);
+  for (int j = 0; j < s->out_c; ++j) {
+    s->scales[j] = q->scale[scale_per_channel ? j : 0];
+    for (int64_t t = 0; t < taps; ++t) {
+      for (int c = 0; c < s->in_c; ++c) {
+        s->tap_sums[j * taps + t] += s->weights[(j * taps + t) * s->in_c + c];
+      }
+    }
+  }
+  const int64_t image = int64_t{s->in_h} * s->in_w * s->in_c;
+  ctx.RequestScratch(s->batch * (sizeof(float) + sizeof(int32_t)) +
+                     s->batch * image * sizeof(int16_t));
+  ctx.SetEval(EvalHybridConv);
+  ctx.SetReductionLength(taps * s->in_c);
+  return ctx.SetOutputShape(0, {s->batch, s->out_h, s->out_w, s->out_c});
+}
+
+}  // namespace
+}  // namespace kernels
+
+GRAFT_DEFINE_KERNEL(Conv2DHybrid);
+
+}  // namespace graft
