@@ -140,6 +140,12 @@ class PrepareContext : public OpContext {
     return static_cast<T*>(state_.get());
   }
 
+  // Gives output i the dtype `type` instead of the model's, before its
+  // shape is set: for an op whose TFLite kernel sets the output's type from
+  // its inputs whatever the model declares. Call only once prepare will
+  // succeed (a refusing kernel must leave the tensors as they were).
+  void SetOutputType(int i, tfl::TensorType type) { output(i)->type = type; }
+
   // Scratch bytes eval gets (64-byte aligned, contents undefined at entry).
   void RequestScratch(size_t bytes) { scratch_bytes_ = bytes; }
   // The eval to run instead of Kernel::eval.

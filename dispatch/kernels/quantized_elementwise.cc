@@ -139,14 +139,24 @@ absl::Status PrepareQBinary(PrepareContext& ctx) {
   GRAFT_ASSIGN_OR_RETURN(const Tensor* b, RequiredInput(ctx, 1));
   const Tensor* out = ctx.output(0);
   const tfl::TensorType t = a->type;
-  if (b->type != t || out->type != t || !IsQuantized(*a) ||
-      !IsQuantized(*b) || !IsQuantized(*out) ||
+  // TFLite's ADD gives its output the inputs' type whatever the model
+  // declares (add.cc Prepare: output->type = input2->type), so a quantized
+  // output declared FLOAT32 runs as that type (add_quantized*.bin).
+  const bool out_params =
+      out->quantization != nullptr && !out->quantization->scale.empty();
+  const tfl::TensorType out_type =
+      kOp == QOp::kAdd && out->type == tfl::TensorType_FLOAT32 && out_params
+          ? t
+          : out->type;
+  if (b->type != t || out_type != t || !IsQuantized(*a) ||
+      !IsQuantized(*b) || !out_params ||
       (t != tfl::TensorType_INT8 && t != tfl::TensorType_UINT8 &&
        t != tfl::TensorType_INT16) ||
       (kOp == QOp::kSquaredDifference && t != tfl::TensorType_INT8)) {
     return ctx.Unsupported();
   }
   GRAFT_ASSIGN_OR_RETURN(Shape shape, BroadcastShapes(a->shape, b->shape));
+  if (out_type != out->type) ctx.SetOutputType(0, out_type);
   auto* s = MakeState<QBinaryState>(ctx);
   const Shape* operands[] = {&a->shape, &b->shape};
   GRAFT_ASSIGN_OR_RETURN(s->plan, MakeBroadcastPlan(shape, operands));

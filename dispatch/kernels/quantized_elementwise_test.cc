@@ -77,5 +77,27 @@ TEST(QuantizedElementwiseTest, Int16MatchesRealArithmeticWithin1Lsb) {
   }
 }
 
+// TFLite's ADD gives its output the inputs' type whatever the model says:
+// a quantized output declared FLOAT32 (add_quantized_int8.bin) is INT8.
+TEST(QuantizedElementwiseTest, AddOutputDeclaredFloatTakesTheInputType) {
+  ModelBuilder mb;
+  auto& g = mb.Subgraph("main");
+  TensorId x = g.Input("x", tfl::TensorType_INT8, {4});
+  TensorId a = g.Op(tfl::BuiltinOperator_ADD)
+                   .In(x, x)
+                   .Out("a", tfl::TensorType_FLOAT32, {4});
+  TensorId y = g.Op(tfl::BuiltinOperator_ADD)
+                   .In(a, x)
+                   .Out("y", tfl::TensorType_INT8, {4});
+  g.Quantize(x, 0.5f, 0).Quantize(a, 0.5f, 0).Quantize(y, 0.5f, 0).Output(y);
+  auto rt = testing::LoadBuilt(mb);
+  ASSERT_TRUE(rt.ok()) << rt.status();
+  testing::SetInput<int8_t>(**rt, 0, {1, -2, 30, 100});
+  ASSERT_TRUE((*rt)->Invoke().ok());
+  // 3x, saturated at 127.
+  EXPECT_EQ(testing::GetOutput<int8_t>(**rt, 0),
+            (std::vector<int8_t>{3, -6, 90, 127}));
+}
+
 }  // namespace
 }  // namespace graft
