@@ -339,6 +339,24 @@ def mlp(rng):
   return model
 
 
+def cnn(rng):
+  """A small Keras CNN over a 16x16x8 image: Conv2D layers with 1024 or more
+  weights each (the converter leaves smaller filters float), so the
+  dynamic-range conversion gives hybrid CONV_2D ops (per-channel int8
+  weights, float activations)."""
+  x = inp = keras.Input((16, 16, 8), batch_size=1)
+  x = keras.layers.Conv2D(16, 3, padding="same", activation="relu")(x)
+  x = keras.layers.Conv2D(16, 3, strides=2, padding="valid")(x)
+  x = keras.layers.Conv2D(32, 2, dilation_rate=2, padding="same",
+                          activation="relu6")(x)
+  model = keras.Model(inp, x)
+  for layer in model.layers[1:]:  # nonzero biases, so the ops keep theirs
+    kernel, bias = layer.get_weights()
+    layer.set_weights([kernel, rng.uniform(-0.2, 0.2, bias.shape)
+                       .astype(np.float32)])
+  return model
+
+
 # Marks a model converted with dynamic-range quantization (MODELS' third
 # field, instead of int8 calibration data).
 DYNAMIC_RANGE = "dynamic_range"
@@ -392,6 +410,10 @@ MODELS = [
      "tf.Module saved with signatures 'encode' and 'decode'"),
     ("dynamic_batch_float", dynamic_batch, None,
      "small CNN whose batch dimension is unknown (-1 in shape_signature)"),
+    ("cnn_dynamic_range", cnn, DYNAMIC_RANGE,
+     "Keras CNN (Conv2D 8->16 3x3 SAME ReLU, 16->16 3x3 stride 2 VALID, "
+     "16->32 2x2 dilation 2 SAME ReLU6) on 16x16x8, dynamic-range quantized "
+     "(per-channel int8 conv weights, float activations)"),
     ("mlp_dynamic_range", mlp, DYNAMIC_RANGE,
      "Keras MLP (Dense 64→256→128→10, ReLU, seeded biases) over 8 rows, "
      "dynamic-range quantized (Optimize.DEFAULT, no representative dataset: "
