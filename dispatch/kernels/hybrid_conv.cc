@@ -141,17 +141,13 @@ absl::Status PrepareConv2DHybrid(PrepareContext& ctx) {
   GRAFT_ASSIGN_OR_RETURN(const Tensor* in, RequiredInput(ctx, 0));
   GRAFT_ASSIGN_OR_RETURN(const Tensor* w, RequiredInput(ctx, 1));
   const Tensor* bias = ctx.input(2);
-  const std::string types =
-      absl::StrFormat("%s input with %s weights", TensorTypeName(in->type),
-                      TensorTypeName(w->type));
-  if (in->type != tfl::TensorType_FLOAT32 || w->type != tfl::TensorType_INT8 ||
-      ctx.output(0)->type != tfl::TensorType_FLOAT32) {
-    return ctx.Unsupported(types);
-  }
-  if (bias && bias->type != tfl::TensorType_FLOAT32) {
-    return ctx.Unsupported(
-        absl::StrFormat("%s and %s bias", types, TensorTypeName(bias->type)));
-  }
+  const auto* o = ctx.op().builtin_options.AsConv2DOptions();
+  const tfl::ActivationFunctionType act =
+      o ? o->fused_activation_function : tfl::ActivationFunctionType_NONE;
+  GRAFT_ASSIGN_OR_RETURN(
+      const std::string types,
+      CheckHybridOp(ctx, *in, *w, {tfl::TensorType_INT8},
+                    act));
   const tfl::QuantizationParametersT* q = w->quantization;
   if (q == nullptr || q->scale.empty()) {
     return ctx.Unsupported(types + " not quantized");
@@ -165,14 +161,7 @@ absl::Status PrepareConv2DHybrid(PrepareContext& ctx) {
   if (!w->constant) return ctx.Unsupported(types + " computed at run time");
   GRAFT_KERNEL_CHECK(in->rank() == 4 && w->rank() == 4,
                      "input and filter must be 4-D");
-  const auto* o = ctx.op().builtin_options.AsConv2DOptions();
   GRAFT_KERNEL_CHECK(o != nullptr, "missing Conv2DOptions");
-  const tfl::ActivationFunctionType act = o->fused_activation_function;
-  if (act == tfl::ActivationFunctionType_TANH ||
-      act == tfl::ActivationFunctionType_SIGN_BIT) {
-    return ctx.Unsupported(absl::StrFormat(
-        "%s and a fused %s", types, tfl::EnumNameActivationFunctionType(act)));
-  }
 
   auto* s = MakeState<HybridConvState>(ctx);
   s->batch = in->dim(0), s->in_h = in->dim(1), s->in_w = in->dim(2);

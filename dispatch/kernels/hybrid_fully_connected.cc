@@ -336,29 +336,17 @@ absl::Status PrepareFullyConnectedHybrid(PrepareContext& ctx) {
   GRAFT_ASSIGN_OR_RETURN(const Tensor* in, RequiredInput(ctx, 0));
   GRAFT_ASSIGN_OR_RETURN(const Tensor* w, RequiredInput(ctx, 1));
   const Tensor* bias = ctx.input(2);
-  const std::string types =
-      absl::StrFormat("%s input with %s weights", TensorTypeName(in->type),
-                      TensorTypeName(w->type));
-  if (in->type != tfl::TensorType_FLOAT32 ||
-      (w->type != tfl::TensorType_INT4 && w->type != tfl::TensorType_INT8) ||
-      ctx.output(0)->type != tfl::TensorType_FLOAT32) {
-    return ctx.Unsupported(types);
-  }
-  if (bias && bias->type != tfl::TensorType_FLOAT32) {
-    return ctx.Unsupported(
-        absl::StrFormat("%s and %s bias", types, TensorTypeName(bias->type)));
-  }
   const auto* o = ctx.op().builtin_options.AsFullyConnectedOptions();
+  const tfl::ActivationFunctionType act =
+      o ? o->fused_activation_function : tfl::ActivationFunctionType_NONE;
+  GRAFT_ASSIGN_OR_RETURN(
+      const std::string types,
+      CheckHybridOp(ctx, *in, *w,
+                    {tfl::TensorType_INT4, tfl::TensorType_INT8},
+                    act));
   if (o &&
       o->weights_format != tfl::FullyConnectedOptionsWeightsFormat_DEFAULT) {
     return ctx.Unsupported("shuffled weights");
-  }
-  const tfl::ActivationFunctionType act =
-      o ? o->fused_activation_function : tfl::ActivationFunctionType_NONE;
-  if (act == tfl::ActivationFunctionType_TANH ||
-      act == tfl::ActivationFunctionType_SIGN_BIT) {
-    return ctx.Unsupported(absl::StrFormat(
-        "%s and a fused %s", types, tfl::EnumNameActivationFunctionType(act)));
   }
   GRAFT_KERNEL_CHECK(w->rank() == 2, "weights must be 2-D, got %s",
                      ShapeToString(w->shape));

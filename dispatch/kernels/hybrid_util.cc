@@ -1,11 +1,40 @@
 #include "dispatch/kernels/hybrid_util.h"
 
+#include "absl/strings/str_format.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 
 namespace graft {
 namespace kernels {
+
+absl::StatusOr<std::string> CheckHybridOp(
+    const PrepareContext& ctx, const Tensor& in, const Tensor& w,
+    std::initializer_list<tfl::TensorType> weight_types,
+    tfl::ActivationFunctionType activation) {
+  std::string types =
+      absl::StrFormat("%s input with %s weights", TensorTypeName(in.type),
+                      TensorTypeName(w.type));
+  bool weights_ok = false;
+  for (tfl::TensorType t : weight_types) weights_ok |= w.type == t;
+  if (in.type != tfl::TensorType_FLOAT32 || !weights_ok ||
+      ctx.output(0)->type != tfl::TensorType_FLOAT32) {
+    return ctx.Unsupported(types);
+  }
+  const Tensor* bias = ctx.input(2);
+  if (bias && bias->type != tfl::TensorType_FLOAT32) {
+    return ctx.Unsupported(
+        absl::StrFormat("%s and %s bias", types, TensorTypeName(bias->type)));
+  }
+  if (activation == tfl::ActivationFunctionType_TANH ||
+      activation == tfl::ActivationFunctionType_SIGN_BIT) {
+    return ctx.Unsupported(
+        absl::StrFormat("%s and a fused %s", types,
+                        tfl::EnumNameActivationFunctionType(activation)));
+  }
+  return types;
+}
 namespace {
 
 // TFLite's rounding of x / scale to an integer on x86 (its Neon quantizers

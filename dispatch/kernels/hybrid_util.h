@@ -9,9 +9,26 @@
 #define GRAFT_DISPATCH_KERNELS_HYBRID_UTIL_H_
 
 #include <cstdint>
+#include <initializer_list>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "core/model.h"
+#include "dispatch/kernel.h"
 
 namespace graft {
 namespace kernels {
+
+// The checks every hybrid kernel's prepare opens with: FLOAT32 input and
+// output, weights of one of `weight_types`, a FLOAT32 bias if any, and no
+// fused TANH or SIGN_BIT (TFLite's hybrid paths apply them; Graft does
+// not). Returns the "FLOAT32 input with INT8 weights" text the kernel's
+// further refusals extend, or the refusal.
+absl::StatusOr<std::string> CheckHybridOp(
+    const PrepareContext& ctx, const Tensor& in, const Tensor& w,
+    std::initializer_list<tfl::TensorType> weight_types,
+    tfl::ActivationFunctionType activation);
 
 // Asymmetric: the range [min(0, lo), max(0, hi)] of the k values x[0..k)
 // gives *scale and *zero_point; q[i] = clamp(zero_point + round(x[i] /
