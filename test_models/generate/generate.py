@@ -324,6 +324,16 @@ class TwoSignatures(tf.Module):
     return {"y": self.dec(code)}
 
 
+def with_seeded_biases(model, rng):
+  """Gives every layer after the input nonzero biases (Keras starts them at
+  zero, and the converter would drop them), drawn from `rng`."""
+  for layer in model.layers[1:]:
+    kernel, bias = layer.get_weights()
+    layer.set_weights([kernel, rng.uniform(-0.2, 0.2, bias.shape)
+                       .astype(np.float32)])
+  return model
+
+
 def mlp(rng):
   """A Keras MLP over 8 rows of 64 features: Dense layers, so the dynamic-range
   conversion gives hybrid FULLY_CONNECTED ops (float input, int8 weights)."""
@@ -331,12 +341,7 @@ def mlp(rng):
   x = keras.layers.Dense(256, activation="relu")(x)
   x = keras.layers.Dense(128, activation="relu")(x)
   x = keras.layers.Dense(10)(x)
-  model = keras.Model(inp, x)
-  for layer in model.layers[1:]:  # nonzero biases, so the ops keep theirs
-    kernel, bias = layer.get_weights()
-    layer.set_weights([kernel, rng.uniform(-0.2, 0.2, bias.shape)
-                       .astype(np.float32)])
-  return model
+  return with_seeded_biases(keras.Model(inp, x), rng)
 
 
 def cnn(rng):
@@ -349,12 +354,7 @@ def cnn(rng):
   x = keras.layers.Conv2D(16, 3, strides=2, padding="valid")(x)
   x = keras.layers.Conv2D(32, 2, dilation_rate=2, padding="same",
                           activation="relu6")(x)
-  model = keras.Model(inp, x)
-  for layer in model.layers[1:]:  # nonzero biases, so the ops keep theirs
-    kernel, bias = layer.get_weights()
-    layer.set_weights([kernel, rng.uniform(-0.2, 0.2, bias.shape)
-                       .astype(np.float32)])
-  return model
+  return with_seeded_biases(keras.Model(inp, x), rng)
 
 
 # Marks a model converted with dynamic-range quantization (MODELS' third
