@@ -235,6 +235,11 @@ absl::Status SubgraphExecutor::InitTensors(const CalleeInputs* inputs) {
       dynamic_[i] = true;
     }
   }
+  for (TensorId t : sg.inputs) {
+    if (t >= 0 && static_cast<size_t>(t) < n && dynamic_[t]) {
+      string_inputs_.push_back(t);
+    }
+  }
   // Variables (e.g. recurrent state) persist across invokes: own storage,
   // initialized from the buffer when there is one, else where TFLite's
   // ResetVariableTensor puts them: an INT8 variable at its zero point,
@@ -1318,8 +1323,8 @@ void SubgraphExecutor::CopyUnwrittenOutputs() {
 }
 
 absl::Status SubgraphExecutor::Run() {
-  for (TensorId t : subgraph().inputs) {
-    if (dynamic_[t] && tensors_[t].raw_data == nullptr) {
+  for (TensorId t : string_inputs_) {
+    if (tensors_[t].raw_data == nullptr) {
       return absl::FailedPreconditionError(absl::StrFormat(
           "STRING input '%s' has no value: set it with SetInputData",
           tensors_[t].name));

@@ -251,6 +251,8 @@ class SubgraphExecutor {
   // op), and its storage then.
   std::vector<bool> dynamic_;
   std::vector<DynamicBuffer> dynamic_buffers_;
+  // The STRING subgraph inputs (set by SetInput; checked at each run).
+  std::vector<TensorId> string_inputs_;
 
   std::unique_ptr<uint8_t, FreeDeleter> arena_;
   size_t arena_bytes_ = 0;
