@@ -13,6 +13,7 @@
 #include "core/model_builder.h"
 #include "dispatch/kernels/kernel_test_util.h"
 #include "dispatch/runtime.h"
+#include "dispatch/string_tensor.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -115,7 +116,9 @@ TEST(ControlFlowTest, IfTakesEachBranch) {
                         "subgraph 2)"));
 }
 
-TEST(ControlFlowTest, IfRefusesBranchesOfDifferentShapes) {
+// y = (c ? relu(x) : concat(x, x)) * 2: the branches yield [2] and [4], so
+// the IF's output, and the MUL it feeds, get their shapes at invoke.
+TEST(ControlFlowTest, IfBranchesOfDifferentShapes) {
   ModelBuilder mb;
   auto& g = mb.Subgraph("main");
   TensorId c = g.Input("c", BOOL, {});
@@ -123,8 +126,11 @@ TEST(ControlFlowTest, IfRefusesBranchesOfDifferentShapes) {
   tfl::IfOptionsT o;
   o.then_subgraph_index = 1;
   o.else_subgraph_index = 2;
-  g.Output(
-      g.Op(tfl::BuiltinOperator_IF).In(c, x).Options(o).Out("y", F32, {2}));
+  TensorId picked =
+      g.Op(tfl::BuiltinOperator_IF).In(c, x).Options(o).Out("p", F32, {-1});
+  g.Output(g.Op(tfl::BuiltinOperator_MUL)
+               .In(picked, g.Constant<float>("two", {}, {2}))
+               .Out("y", F32, {-1}));
   auto& t = mb.Subgraph("then");
   TensorId tx = t.Input("x", F32, {2});
   t.Output(t.Op(tfl::BuiltinOperator_RELU).In(tx).Out("y", F32, {2}));
@@ -136,10 +142,19 @@ TEST(ControlFlowTest, IfRefusesBranchesOfDifferentShapes) {
                .Options(cat)
                .Out("y", F32, {4}));
   auto rt = LoadBuilt(mb);
-  ASSERT_FALSE(rt.ok());
-  EXPECT_THAT(std::string(rt.status().message()),
-              HasSubstr("subgraph 0 op 0 (IF): output 0 ('y'): then subgraph "
-                        "1 yields [2], else subgraph 2 yields [4]"));
+  ASSERT_TRUE(rt.ok()) << rt.status();
+  SetInput<float>(**rt, 1, {-1, 3});
+  for (bool cond : {false, true, false}) {
+    SetInput<uint8_t>(**rt, 0, {cond});
+    ASSERT_TRUE((*rt)->Invoke().ok());
+    EXPECT_EQ(GetOutput<float>(**rt, 0),
+              cond ? (std::vector<float>{0, 6})
+                   : (std::vector<float>{-2, 6, -2, 6}))
+        << "cond = " << cond;
+  }
+  EXPECT_THAT((*rt)->Report().ToString(),
+              HasSubstr("op 0 IF: cpu call (if: then subgraph 1, else subgraph "
+                        "2, shapes at invoke)"));
 }
 
 // --- WHILE ----------------------------------------------------------------
@@ -344,7 +359,9 @@ TEST(ControlFlowTest, NestedWhile) {
                               "body subgraph 4)"));
 }
 
-TEST(ControlFlowTest, WhileRefusesABodyThatChangesAShape) {
+// while sum(x) < 100: x = concat(x, x). The body grows its loop variable,
+// so the loop variable gets its shape at invoke, and the cond's SUM too.
+TEST(ControlFlowTest, WhileGrowsALoopVariable) {
   ModelBuilder mb;
   auto& g = mb.Subgraph("main");
   TensorId x = g.Input("x", F32, {2});
@@ -352,7 +369,7 @@ TEST(ControlFlowTest, WhileRefusesABodyThatChangesAShape) {
   o.cond_subgraph_index = 1;
   o.body_subgraph_index = 2;
   g.Output(
-      g.Op(tfl::BuiltinOperator_WHILE).In(x).Options(o).Out("y", F32, {2}));
+      g.Op(tfl::BuiltinOperator_WHILE).In(x).Options(o).Out("y", F32, {-1}));
   auto& c = mb.Subgraph("cond");
   TensorId cx = c.Input("x", F32, {2});
   TensorId limit = c.Constant<float>("limit", {}, {100});
@@ -369,12 +386,89 @@ TEST(ControlFlowTest, WhileRefusesABodyThatChangesAShape) {
                .Options(cat)
                .Out("grown", F32, {4}));
   auto rt = LoadBuilt(mb);
-  ASSERT_FALSE(rt.ok());
-  EXPECT_TRUE(absl::IsUnimplemented(rt.status())) << rt.status();
-  EXPECT_THAT(std::string(rt.status().message()),
-              HasSubstr("subgraph 0 op 0 (WHILE): body subgraph 2 changes the "
-                        "shape of loop variable 0 (tensor 'x', body output "
-                        "'grown') from [2] to [4]"));
+  ASSERT_TRUE(rt.ok()) << rt.status();
+  // {1, 2}: sums 3, 6, ..., 192: six doublings. {60, 50}: none. {30, 40}:
+  // one. Grown, then back to the input's size, then grown again.
+  const struct {
+    std::vector<float> in;
+    size_t copies;
+  } cases[] = {{{1, 2}, 64}, {{60, 50}, 1}, {{30, 40}, 2}};
+  for (const auto& k : cases) {
+    SetInput<float>(**rt, 0, k.in);
+    ASSERT_TRUE((*rt)->Invoke().ok());
+    std::vector<float> want;
+    for (size_t i = 0; i < k.copies; ++i) {
+      want.insert(want.end(), k.in.begin(), k.in.end());
+    }
+    EXPECT_EQ((*rt)->output(0)->shape, (Shape{static_cast<int32_t>(want.size())}));
+    EXPECT_EQ(GetOutput<float>(**rt, 0), want) << "x = " << k.in[0];
+  }
+  EXPECT_THAT((*rt)->Report().ToString(),
+              HasSubstr("op 0 WHILE: cpu call (while: cond subgraph 1, body "
+                        "subgraph 2, shapes at invoke)"));
+}
+
+// Loop variables (i, n, words): while i < n: i += 1, words = gather(words,
+// [1, 0]) when `swap`, else passed through unchanged. STRING tensors are
+// sized by their values, so `words` is a dynamic loop variable.
+void BuildStringLoop(ModelBuilder& mb, bool swap) {
+  constexpr auto STR = tfl::TensorType_STRING;
+  auto& g = mb.Subgraph("main");
+  TensorId n = g.Input("n", I32, {});
+  TensorId words = g.Input("words", STR, {2});
+  tfl::WhileOptionsT o;
+  o.cond_subgraph_index = 1;
+  o.body_subgraph_index = 2;
+  auto op = g.Op(tfl::BuiltinOperator_WHILE)
+                .In(g.Constant<int32_t>("zero", {}, {0}), n, words)
+                .Options(o);
+  g.Output(op.Out("i", I32, {}));
+  op.Out("n_out", I32, {});
+  g.Output(op.Out("words_out", STR, {2}));
+  auto& c = mb.Subgraph("cond");
+  TensorId ci = c.Input("i", I32, {});
+  TensorId cn = c.Input("n", I32, {});
+  c.Input("words", STR, {2});
+  c.Output(c.Op(tfl::BuiltinOperator_LESS).In(ci, cn).Out("less", BOOL, {}));
+  auto& b = mb.Subgraph("body");
+  TensorId bi = b.Input("i", I32, {});
+  TensorId bn = b.Input("n", I32, {});
+  TensorId bw = b.Input("words", STR, {2});
+  b.Output(b.Op(tfl::BuiltinOperator_ADD)
+               .In(bi, b.Constant<int32_t>("one", {}, {1}))
+               .Out("i1", I32, {}));
+  b.Output(bn);
+  if (swap) {
+    b.Output(b.Op(tfl::BuiltinOperator_GATHER)
+                 .In(bw, b.Constant<int32_t>("order", {2}, {1, 0}))
+                 .Out("swapped", STR, {2}));
+  } else {
+    b.Output(bw);
+  }
+}
+
+TEST(ControlFlowTest, WhileCarriesStrings) {
+  for (bool swap : {false, true}) {
+    ModelBuilder mb;
+    BuildStringLoop(mb, swap);
+    auto rt = LoadBuilt(mb);
+    ASSERT_TRUE(rt.ok()) << rt.status();
+    for (int32_t n : {3, 0, 2}) {
+      const std::vector<std::string> in = {"first", "a longer second"};
+      SetInput<int32_t>(**rt, 0, {n});
+      ASSERT_TRUE(
+          (*rt)->SetInputData(1, PackStrings(absl::MakeConstSpan(in))).ok());
+      ASSERT_TRUE((*rt)->Invoke().ok());
+      EXPECT_EQ(GetOutput<int32_t>(**rt, 0), std::vector<int32_t>{n});
+      const Tensor* out = (*rt)->output(1);
+      auto words = UnpackStrings(absl::MakeConstSpan(out->raw_data, out->bytes));
+      ASSERT_TRUE(words.ok()) << words.status();
+      const std::vector<std::string> want =
+          swap && n % 2 == 1 ? std::vector<std::string>{in[1], in[0]} : in;
+      EXPECT_EQ(std::vector<std::string>(words->begin(), words->end()), want)
+          << "swap = " << swap << ", n = " << n;
+    }
+  }
 }
 
 TEST(ControlFlowTest, WhileRefusesACondWithoutABoolResult) {

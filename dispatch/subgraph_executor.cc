@@ -27,14 +27,26 @@ bool IsVariableOp(tfl::BuiltinOperator op) {
          op == tfl::BuiltinOperator_ASSIGN_VARIABLE;
 }
 
-// Types whose tensors have no fixed byte size (STRING, VARIANT, the 4-bit
-// types) cannot be copied between a caller and a callee; RESOURCE tensors
-// carry nothing at run time (their variable is resolved at load).
+// Types whose tensors have no byte size (VARIANT, the 4-bit types) cannot
+// be copied between a caller and a callee; a STRING is sized by its values
+// (dynamic, like a shape computed at invoke); RESOURCE tensors carry
+// nothing at run time (their variable is resolved at load).
 bool PassesThroughCalls(tfl::TensorType type) {
-  return type == tfl::TensorType_RESOURCE || ElementSize(type) != 0;
+  return type == tfl::TensorType_RESOURCE ||
+         type == tfl::TensorType_STRING || ElementSize(type) != 0;
 }
 
 size_t AlignUp(size_t n, size_t a) { return (n + a - 1) / a * a; }
+
+// A note on the report: a call whose outputs get their shapes at invoke
+// says so, as kernels do.
+std::string ShapesAtInvokeNote(const std::vector<bool>& dynamic,
+                               absl::Span<const TensorId> outputs) {
+  for (TensorId t : outputs) {
+    if (t >= 0 && dynamic[t]) return ", shapes at invoke";
+  }
+  return "";
+}
 
 int64_t NowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -99,12 +111,16 @@ struct SubgraphExecutor::PreparedOp {
   bool fallback = false;
   // kCallOnce: the init subgraph (LoadEnv::call_once_done).
   SubgraphId init = -1;
-  // kWhile: per loop variable, its offset in the op's scratch (the second
-  // buffer set), and the cond output's offset; the two buffer sets of the
-  // current run (set 0 = the op's outputs), filled at each run.
+  // kWhile: the loop variables' two sets (RunWhile), per variable whether
+  // its shape is known only at invoke (`loop_dynamic`), a fixed-size one's
+  // offset in the op's scratch (set 1), a dynamic one's set-1 storage; the
+  // cond's result.
+  std::vector<Tensor> loop_vars[2];
+  std::vector<bool> loop_dynamic;
   std::vector<size_t> loop_offsets;
-  size_t cond_offset = 0;
-  std::vector<uint8_t*> loop_bufs[2];
+  std::vector<DynamicBuffer> loop_storage;
+  Tensor cond_value;
+  DynamicBuffer cond_storage;
   // kReadVariable, kAssignVariable.
   ResourceVariable* variable = nullptr;
   // kDispatch
@@ -177,7 +193,7 @@ absl::StatusOr<std::unique_ptr<SubgraphExecutor>> SubgraphExecutor::Create(
   e->external_io_ = external_io;
   GRAFT_RETURN_IF_ERROR(e->InitTensors(inputs));
   e->bound_in_.assign(e->subgraph().inputs.size(), nullptr);
-  e->bound_out_.assign(e->subgraph().outputs.size(), nullptr);
+  e->bound_out_.assign(e->subgraph().outputs.size(), CalleeOutput{});
   GRAFT_RETURN_IF_ERROR(e->PrepareOps(count_cpu_ops));
   GRAFT_RETURN_IF_ERROR(e->PlanMemory());
   return e;
@@ -263,7 +279,9 @@ absl::Status SubgraphExecutor::InitTensors(const CalleeInputs* inputs) {
   if (inputs != nullptr) {
     if (inputs->shapes.size() != sg.inputs.size() ||
         (!inputs->resources.empty() &&
-         inputs->resources.size() != sg.inputs.size())) {
+         inputs->resources.size() != sg.inputs.size()) ||
+        (!inputs->dynamic.empty() &&
+         inputs->dynamic.size() != sg.inputs.size())) {
       return absl::InvalidArgumentError(
           absl::StrFormat("subgraph %d takes %d inputs, the caller passes %d",
                           id_, sg.inputs.size(), inputs->shapes.size()));
@@ -274,6 +292,9 @@ absl::Status SubgraphExecutor::InitTensors(const CalleeInputs* inputs) {
       t.bytes = static_cast<size_t>(NumElements(t.shape)) * ElementSize(t.type);
       if (!inputs->resources.empty()) {
         resource_[sg.inputs[i]] = inputs->resources[i];
+      }
+      if (!inputs->dynamic.empty() && inputs->dynamic[i]) {
+        dynamic_[sg.inputs[i]] = true;
       }
     }
   }
@@ -340,8 +361,8 @@ absl::Status SubgraphExecutor::PrepareOps(bool count_cpu_ops) {
     const tfl::BuiltinOperator builtin = EffectiveBuiltinCode(code);
     p.builtin = builtin;
     // An input whose shape is known only at invoke: kernels are prepared
-    // again then; calls, control flow, variables and dispatch ops are
-    // prepared once, at load, and cannot take it.
+    // again then, and calls pass it on to their callees; variables and
+    // dispatch ops are prepared once, at load, and cannot take it.
     TensorId dynamic_input = -1;
     for (TensorId t : op.inputs) {
       if (t >= 0 && dynamic_[t]) dynamic_input = t;
@@ -349,10 +370,7 @@ absl::Status SubgraphExecutor::PrepareOps(bool count_cpu_ops) {
     const bool prepared_once =
         (builtin == tfl::BuiltinOperator_CUSTOM &&
          code.custom_code == kDispatchCustomCode) ||
-        builtin == tfl::BuiltinOperator_STABLEHLO_COMPOSITE ||
-        builtin == tfl::BuiltinOperator_IF ||
-        builtin == tfl::BuiltinOperator_WHILE ||
-        builtin == tfl::BuiltinOperator_CALL_ONCE || IsVariableOp(builtin);
+        IsVariableOp(builtin);
     absl::Status st;
     if (dynamic_input >= 0 && prepared_once) {
       p.kind = PreparedOp::Kind::kMissing;
@@ -530,7 +548,8 @@ absl::Status SubgraphExecutor::FoldOp(PreparedOp& p) {
 absl::StatusOr<std::unique_ptr<SubgraphExecutor>>
 SubgraphExecutor::CreateCallee(const PreparedOp& p, SubgraphId callee,
                                absl::Span<const TensorId> inputs,
-                               absl::string_view role) {
+                               absl::string_view role,
+                               const std::vector<bool>* dynamic) {
   if (callee < 0 ||
       callee >= static_cast<SubgraphId>(model_->subgraphs.size())) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -565,19 +584,25 @@ SubgraphExecutor::CreateCallee(const PreparedOp& p, SubgraphId callee,
     }
     ci.shapes.push_back(tensors_[in].shape);
     ci.resources.push_back(resource_[in]);
+    ci.dynamic.push_back(dynamic != nullptr ? (*dynamic)[i] : dynamic_[in]);
   }
   GRAFT_ASSIGN_OR_RETURN(std::unique_ptr<SubgraphExecutor> e,
                          Create(env_, callee, &ci, /*external_io=*/true,
                                 /*count_cpu_ops=*/false, depth_ + 1));
-  for (TensorId out : cs.outputs) {
-    if (out >= 0 && e->dynamic(out)) {
-      return absl::UnimplementedError(absl::StrFormat(
-          "%s subgraph %d output '%s' gets its shape only at invoke, and a "
-          "caller needs its callees' output shapes at load",
-          role, callee, e->tensor(out)->name));
-    }
-  }
   return e;
+}
+
+void SubgraphExecutor::BindCallee(SubgraphExecutor& e,
+                                  absl::Span<const TensorId> inputs,
+                                  absl::Span<const TensorId> outputs) {
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    e.bound_in_[i] = &tensors_[inputs[i]];
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const TensorId t = outputs[i];
+    e.bound_out_[i] = {&tensors_[t],
+                       dynamic_[t] ? &dynamic_buffers_[t] : nullptr};
+  }
 }
 
 absl::Status SubgraphExecutor::PrepareCallOp(PreparedOp& p, SubgraphId callee,
@@ -603,10 +628,13 @@ absl::Status SubgraphExecutor::PrepareCallOp(PreparedOp& p, SubgraphId callee,
     dst.shape = src->shape;
     dst.bytes = src->bytes;
     resource_[op.outputs[i]] = e->resource(cs.outputs[i]);
+    if (e->dynamic(cs.outputs[i])) dynamic_[op.outputs[i]] = true;
   }
+  BindCallee(*e, op.inputs, op.outputs);
   p.callees.push_back(std::move(e));
   p.kind = PreparedOp::Kind::kCall;
   if (p.detail.empty()) p.detail = absl::StrFormat("%s, subgraph %d", why, callee);
+  p.detail += ShapesAtInvokeNote(dynamic_, op.outputs);
   if (count_cpu_ops) {
     env_->cpu_ops.push_back(absl::StrCat(OpLabel(p.index), ": ", p.detail));
   }
@@ -625,7 +653,8 @@ absl::Status SubgraphExecutor::PrepareIfOp(PreparedOp& p, bool count_cpu_ops) {
         absl::StrCat(OpLabel(p.index), ": IF needs a condition input"));
   }
   const Tensor& cond = tensors_[op.inputs[0]];
-  if (cond.type != tfl::TensorType_BOOL || cond.num_elements() != 1) {
+  if (cond.type != tfl::TensorType_BOOL ||
+      (!dynamic_[op.inputs[0]] && cond.num_elements() != 1)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s: the condition is %s %s; IF takes a BOOL with one element",
         OpLabel(p.index), TensorTypeName(cond.type),
@@ -637,8 +666,8 @@ absl::Status SubgraphExecutor::PrepareIfOp(PreparedOp& p, bool count_cpu_ops) {
     if (inputs[i] >= 0 && !PassesThroughCalls(tensors_[inputs[i]].type)) {
       p.kind = PreparedOp::Kind::kMissing;
       p.detail = absl::StrFormat(
-          "input %d ('%s') is %s; only fixed-size dtypes and RESOURCE pass "
-          "through control flow",
+          "input %d ('%s') is %s; only fixed-size dtypes, STRING and "
+          "RESOURCE pass through control flow",
           i + 1, tensors_[inputs[i]].name,
           TensorTypeName(tensors_[inputs[i]].type));
       return absl::OkStatus();
@@ -673,15 +702,6 @@ absl::Status SubgraphExecutor::PrepareIfOp(PreparedOp& p, bool count_cpu_ops) {
           OpLabel(p.index), i, TensorTypeName(dst.type), branch_ids[0],
           TensorTypeName(t->type), branch_ids[1], TensorTypeName(e->type)));
     }
-    if (t->shape != e->shape) {
-      p.kind = PreparedOp::Kind::kMissing;
-      p.detail = absl::StrFormat(
-          "output %d ('%s'): then subgraph %d yields %s, else subgraph %d "
-          "yields %s; branches of different shapes are not supported yet",
-          i, dst.name, branch_ids[0], ShapeToString(t->shape), branch_ids[1],
-          ShapeToString(e->shape));
-      return absl::OkStatus();
-    }
     if (then_e.resource(to) != else_e.resource(eo)) {
       p.kind = PreparedOp::Kind::kMissing;
       p.detail = absl::StrFormat(
@@ -693,10 +713,16 @@ absl::Status SubgraphExecutor::PrepareIfOp(PreparedOp& p, bool count_cpu_ops) {
     dst.shape = t->shape;
     dst.bytes = t->bytes;
     resource_[op.outputs[i]] = then_e.resource(to);
+    // Which branch runs decides the shape.
+    if (then_e.dynamic(to) || else_e.dynamic(eo) || t->shape != e->shape) {
+      dynamic_[op.outputs[i]] = true;
+    }
   }
+  for (const auto& branch : p.callees) BindCallee(*branch, inputs, op.outputs);
   p.kind = PreparedOp::Kind::kIf;
-  p.detail = absl::StrFormat("if: then subgraph %d, else subgraph %d",
-                             branch_ids[0], branch_ids[1]);
+  p.detail = absl::StrFormat("if: then subgraph %d, else subgraph %d%s",
+                             branch_ids[0], branch_ids[1],
+                             ShapesAtInvokeNote(dynamic_, op.outputs));
   if (count_cpu_ops) {
     env_->cpu_ops.push_back(absl::StrCat(OpLabel(p.index), ": ", p.detail));
   }
@@ -732,53 +758,66 @@ absl::Status SubgraphExecutor::PrepareWhileOp(PreparedOp& p,
     if (!PassesThroughCalls(in.type)) {
       p.kind = PreparedOp::Kind::kMissing;
       p.detail = absl::StrFormat(
-          "loop variable %d ('%s') is %s; only fixed-size dtypes and "
-          "RESOURCE pass through control flow",
+          "loop variable %d ('%s') is %s; only fixed-size dtypes, STRING "
+          "and RESOURCE pass through control flow",
           i, in.name, TensorTypeName(in.type));
       return absl::OkStatus();
     }
   }
   const SubgraphId cond_id = o->cond_subgraph_index;
   const SubgraphId body_id = o->body_subgraph_index;
-  GRAFT_ASSIGN_OR_RETURN(std::unique_ptr<SubgraphExecutor> cond,
-                         CreateCallee(p, cond_id, op.inputs, "cond"));
-  GRAFT_ASSIGN_OR_RETURN(std::unique_ptr<SubgraphExecutor> body,
-                         CreateCallee(p, body_id, op.inputs, "body"));
+  // Prepared with the dynamic inputs dynamic, then again while the body
+  // turns more loop variables dynamic (at most once per variable); what a
+  // discarded attempt reported missing is forgotten.
+  std::vector<bool> dyn(n);
+  for (size_t i = 0; i < n; ++i) dyn[i] = dynamic_[op.inputs[i]];
+  const size_t missing_before = env_->missing.size();
+  std::unique_ptr<SubgraphExecutor> cond, body;
+  for (bool again = true; again;) {
+    env_->missing.resize(missing_before);
+    GRAFT_ASSIGN_OR_RETURN(cond,
+                           CreateCallee(p, cond_id, op.inputs, "cond", &dyn));
+    GRAFT_ASSIGN_OR_RETURN(body,
+                           CreateCallee(p, body_id, op.inputs, "body", &dyn));
+    const Subgraph& bs = body->subgraph();
+    if (bs.outputs.size() != n) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: body subgraph %d has %d outputs for %d loop variables",
+          OpLabel(p.index), body_id, bs.outputs.size(), n));
+    }
+    again = false;
+    for (size_t i = 0; i < n; ++i) {
+      const Tensor& in = tensors_[op.inputs[i]];
+      const Tensor* out = body->tensor(bs.outputs[i]);
+      if (out->type != in.type) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "%s: body subgraph %d turns loop variable %d from %s into %s",
+            OpLabel(p.index), body_id, i, TensorTypeName(in.type),
+            TensorTypeName(out->type)));
+      }
+      if (!dyn[i] &&
+          (body->dynamic(bs.outputs[i]) || out->shape != in.shape)) {
+        dyn[i] = true;
+        again = true;
+      }
+    }
+  }
   const Subgraph& cs = cond->subgraph();
-  if (cs.outputs.size() != 1 ||
-      cond->tensor(cs.outputs[0])->type != tfl::TensorType_BOOL ||
-      cond->tensor(cs.outputs[0])->num_elements() != 1) {
+  const TensorId cond_out = cs.outputs.size() == 1 ? cs.outputs[0] : -1;
+  if (cond_out < 0 || cond->tensor(cond_out)->type != tfl::TensorType_BOOL ||
+      (!cond->dynamic(cond_out) &&
+       cond->tensor(cond_out)->num_elements() != 1)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s: cond subgraph %d must yield one BOOL with one element",
         OpLabel(p.index), cond_id));
   }
   const Subgraph& bs = body->subgraph();
-  if (bs.outputs.size() != n) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: body subgraph %d has %d outputs for %d loop variables",
-        OpLabel(p.index), body_id, bs.outputs.size(), n));
-  }
-  p.loop_offsets.resize(n);
+  p.loop_dynamic = dyn;
+  p.loop_offsets.assign(n, 0);
+  p.loop_storage.resize(n);
   size_t scratch = 0;
   for (size_t i = 0; i < n; ++i) {
     const Tensor& in = tensors_[op.inputs[i]];
-    const Tensor* out = body->tensor(bs.outputs[i]);
-    if (out->type != in.type) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: body subgraph %d turns loop variable %d from %s into %s",
-          OpLabel(p.index), body_id, i, TensorTypeName(in.type),
-          TensorTypeName(out->type)));
-    }
-    if (out->shape != in.shape) {
-      p.kind = PreparedOp::Kind::kMissing;
-      p.detail = absl::StrFormat(
-          "body subgraph %d changes the shape of loop variable %d (tensor "
-          "'%s', body output '%s') from %s to %s; loops with dynamic shapes "
-          "are not supported yet",
-          body_id, i, in.name, out->name, ShapeToString(in.shape),
-          ShapeToString(out->shape));
-      return absl::OkStatus();
-    }
     if (body->resource(bs.outputs[i]) != resource_[op.inputs[i]]) {
       p.kind = PreparedOp::Kind::kMissing;
       p.detail = absl::StrFormat(
@@ -791,18 +830,41 @@ absl::Status SubgraphExecutor::PrepareWhileOp(PreparedOp& p,
     dst.shape = in.shape;
     dst.bytes = in.bytes;
     resource_[op.outputs[i]] = resource_[op.inputs[i]];
-    p.loop_offsets[i] = scratch;
-    scratch += AlignUp(in.bytes, kArenaAlignment);
+    if (dyn[i]) {
+      dynamic_[op.outputs[i]] = true;
+    } else {
+      p.loop_offsets[i] = scratch;
+      scratch += AlignUp(in.bytes, kArenaAlignment);
+    }
   }
-  p.cond_offset = scratch;
-  p.scratch_bytes = scratch + kArenaAlignment;
-  p.loop_bufs[0].assign(n, nullptr);
-  p.loop_bufs[1].assign(n, nullptr);
+  p.scratch_bytes = scratch;
+  for (std::vector<Tensor>& set : p.loop_vars) {
+    set.assign(op.outputs.size(), Tensor());
+    for (size_t i = 0; i < n; ++i) {
+      const Tensor& out = tensors_[op.outputs[i]];
+      set[i].type = out.type;
+      set[i].shape = out.shape;
+      set[i].bytes = out.bytes;
+      set[i].quantization = out.quantization;
+      set[i].name = out.name;
+    }
+  }
+  // The cond's result: one byte of storage reserved now, or sized at each
+  // run when the cond computes its shape.
+  p.cond_value.type = tfl::TensorType_BOOL;
+  p.cond_value.bytes = 1;
+  p.cond_value.raw_data = p.cond_storage.Reserve(1);
+  if (p.cond_value.raw_data == nullptr) {
+    return absl::ResourceExhaustedError("out of memory");
+  }
+  cond->bound_out_[0] = {
+      &p.cond_value, cond->dynamic(cond_out) ? &p.cond_storage : nullptr};
   p.callees.push_back(std::move(cond));
   p.callees.push_back(std::move(body));
   p.kind = PreparedOp::Kind::kWhile;
-  p.detail = absl::StrFormat("while: cond subgraph %d, body subgraph %d",
-                             cond_id, body_id);
+  p.detail = absl::StrFormat("while: cond subgraph %d, body subgraph %d%s",
+                             cond_id, body_id,
+                             ShapesAtInvokeNote(dynamic_, op.outputs));
   if (count_cpu_ops) {
     env_->cpu_ops.push_back(absl::StrCat(OpLabel(p.index), ": ", p.detail));
   }
@@ -1087,16 +1149,16 @@ absl::Status SubgraphExecutor::PlanMemory() {
       ops_[-1 - t].scratch = ptr;
     }
   }
-  // Outputs a caller may bind directly: written by an op here and listed
-  // once; others are copied after each run.
+  // Outputs a caller may bind directly: written by an op here, listed once
+  // and of a fixed shape; others are copied after each run.
   output_bindable_.assign(sg.outputs.size(), false);
   std::vector<bool> seen(n, false);
   for (size_t i = 0; i < sg.outputs.size(); ++i) {
     const TensorId t = sg.outputs[i];
     bool is_input = std::find(sg.inputs.begin(), sg.inputs.end(), t) !=
                     sg.inputs.end();
-    output_bindable_[i] =
-        written_[t] && !tensors_[t].constant && !is_input && !seen[t];
+    output_bindable_[i] = written_[t] && !tensors_[t].constant &&
+                          !is_input && !seen[t] && !dynamic_[t];
     seen[t] = true;
   }
   return absl::OkStatus();
@@ -1210,15 +1272,20 @@ inline absl::Status SubgraphExecutor::RunOp(PreparedOp& p) {
       break;
     }
     case PreparedOp::Kind::kCall:
-      st = p.callees[0]->RunAsCallee(absl::MakeSpan(tensors_), *p.op);
+      st = p.callees[0]->RunBound();
       break;
     case PreparedOp::Kind::kDispatch:
       st = p.executable->Execute(p.in_ptrs, p.out_ptrs);
       break;
     case PreparedOp::Kind::kIf: {
-      const bool cond = tensors_[p.op->inputs[0]].raw_data[0] != 0;
-      st = p.callees[cond ? 0 : 1]->RunAsCallee(absl::MakeSpan(tensors_), *p.op,
-                                                /*first_input=*/1);
+      const Tensor& cond = tensors_[p.op->inputs[0]];
+      if (cond.bytes != 1) {  // a condition shaped at invoke
+        st = absl::InvalidArgumentError(absl::StrFormat(
+            "the condition '%s' has shape %s; IF takes one element",
+            cond.name, ShapeToString(cond.shape)));
+        break;
+      }
+      st = p.callees[cond.raw_data[0] != 0 ? 0 : 1]->RunBound();
       break;
     }
     case PreparedOp::Kind::kWhile:
@@ -1353,41 +1420,70 @@ absl::Status SubgraphExecutor::RunProfiled() {
   return absl::OkStatus();
 }
 
-absl::Status SubgraphExecutor::RunAsCallee(absl::Span<Tensor> caller,
-                                           const tfl::OperatorT& op,
-                                           size_t first_input) {
-  for (size_t i = 0; i < bound_in_.size(); ++i) {
-    bound_in_[i] = caller[op.inputs[first_input + i]].raw_data;
-  }
-  for (size_t i = 0; i < bound_out_.size(); ++i) {
-    bound_out_[i] = caller[op.outputs[i]].raw_data;
-  }
-  return RunBound();
-}
-
 absl::Status SubgraphExecutor::RunBound() {
   const Subgraph& sg = subgraph();
   for (size_t i = 0; i < sg.inputs.size(); ++i) {
-    tensors_[sg.inputs[i]].raw_data = bound_in_[i];
+    const TensorId id = sg.inputs[i];
+    const Tensor& src = *bound_in_[i];
+    Tensor& t = tensors_[id];
+    t.raw_data = src.raw_data;
+    if (dynamic_[id]) {
+      t.shape = src.shape;
+      t.bytes = src.bytes;
+    }
   }
   for (size_t i = 0; i < sg.outputs.size(); ++i) {
-    if (output_bindable_[i]) tensors_[sg.outputs[i]].raw_data = bound_out_[i];
+    const TensorId id = sg.outputs[i];
+    if (dynamic_[id]) continue;  // copied after the run
+    const CalleeOutput& o = bound_out_[i];
+    if (o.storage != nullptr) {
+      // A fixed shape here, into a caller tensor shaped at invoke (this
+      // branch's shape, say).
+      const Tensor& t = tensors_[id];
+      o.tensor->shape = t.shape;
+      o.tensor->bytes = t.bytes;
+      o.tensor->raw_data = o.storage->Reserve(t.bytes);
+      if (o.tensor->raw_data == nullptr) {
+        return absl::ResourceExhaustedError("out of memory");
+      }
+    }
+    if (output_bindable_[i]) tensors_[id].raw_data = o.tensor->raw_data;
   }
   GRAFT_RETURN_IF_ERROR(Run());
   for (size_t i = 0; i < sg.outputs.size(); ++i) {
-    if (output_bindable_[i]) continue;
-    const Tensor& src = tensors_[sg.outputs[i]];
-    if (src.bytes > 0 && src.raw_data != bound_out_[i]) {
-      std::memcpy(bound_out_[i], src.raw_data, src.bytes);
+    const TensorId id = sg.outputs[i];
+    const Tensor& src = tensors_[id];
+    const CalleeOutput& o = bound_out_[i];
+    if (dynamic_[id]) {
+      GRAFT_RETURN_IF_ERROR(CopyTensorTo(src, *o.tensor, *o.storage));
+    } else if (!output_bindable_[i] && src.bytes > 0 &&
+               src.raw_data != o.tensor->raw_data) {
+      std::memcpy(o.tensor->raw_data, src.raw_data, src.bytes);
     }
   }
   return absl::OkStatus();
 }
 
-// The loop variables live in two buffer sets: set 0 is the op's outputs,
-// set 1 the op's scratch. Each iteration the body reads one set and writes
-// the other, so nothing is copied per iteration but the outputs the body
-// does not compute (a variable passed through).
+absl::Status SubgraphExecutor::CopyTensorTo(const Tensor& src, Tensor& dst,
+                                            DynamicBuffer& storage) {
+  dst.shape = src.shape;
+  dst.bytes = src.bytes;
+  if (src.raw_data != nullptr && src.raw_data == storage.data.get()) {
+    dst.raw_data = src.raw_data;  // already there
+    return absl::OkStatus();
+  }
+  dst.raw_data = storage.Reserve(src.bytes);
+  if (dst.raw_data == nullptr) return absl::ResourceExhaustedError("out of memory");
+  if (src.bytes > 0) std::memcpy(dst.raw_data, src.raw_data, src.bytes);
+  return absl::OkStatus();
+}
+
+// The loop variables live in two sets of tensors: set 0 is the op's
+// outputs' storage, set 1 the op's scratch (a dynamic variable: the output's
+// dynamic buffer and p.loop_storage). Each iteration the cond and body read
+// one set and the body writes the other, so nothing is copied per iteration
+// but the outputs the body does not compute (a variable passed through) and
+// dynamic ones.
 absl::Status SubgraphExecutor::RunWhile(PreparedOp& p) {
   const tfl::OperatorT& op = *p.op;
   const size_t n = op.inputs.size();
@@ -1396,33 +1492,47 @@ absl::Status SubgraphExecutor::RunWhile(PreparedOp& p) {
   for (size_t i = 0; i < n; ++i) {
     const Tensor& in = tensors_[op.inputs[i]];
     Tensor& out = tensors_[op.outputs[i]];
+    if (p.loop_dynamic[i]) {
+      GRAFT_RETURN_IF_ERROR(CopyTensorTo(in, p.loop_vars[0][i],
+                                         dynamic_buffers_[op.outputs[i]]));
+      continue;
+    }
     if (out.bytes > 0 && out.raw_data != in.raw_data) {
       std::memcpy(out.raw_data, in.raw_data, out.bytes);
     }
-    p.loop_bufs[0][i] = out.raw_data;
-    p.loop_bufs[1][i] = p.scratch + p.loop_offsets[i];
+    p.loop_vars[0][i].raw_data = out.raw_data;
+    p.loop_vars[1][i].raw_data = p.scratch + p.loop_offsets[i];
   }
-  uint8_t* const cond_out = p.scratch + p.cond_offset;
-  absl::Span<uint8_t*> cond_in = cond.callee_inputs();
-  absl::Span<uint8_t*> body_in = body.callee_inputs();
-  absl::Span<uint8_t*> body_out = body.callee_outputs();
-  cond.callee_outputs()[0] = cond_out;
   int cur = 0;
   for (;;) {
-    for (size_t i = 0; i < n; ++i) cond_in[i] = p.loop_bufs[cur][i];
+    for (size_t i = 0; i < n; ++i) cond.bound_in_[i] = &p.loop_vars[cur][i];
     GRAFT_RETURN_IF_ERROR(cond.RunBound());
-    if (cond_out[0] == 0) break;
+    if (p.cond_value.bytes != 1) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "cond subgraph %d yields shape %s; WHILE takes one BOOL",
+          cond.id(), ShapeToString(p.cond_value.shape)));
+    }
+    if (p.cond_value.raw_data[0] == 0) break;
     for (size_t i = 0; i < n; ++i) {
-      body_in[i] = p.loop_bufs[cur][i];
-      body_out[i] = p.loop_bufs[1 - cur][i];
+      body.bound_in_[i] = &p.loop_vars[cur][i];
+      DynamicBuffer* storage = nullptr;
+      if (p.loop_dynamic[i]) {
+        storage = cur == 1 ? &dynamic_buffers_[op.outputs[i]]
+                           : &p.loop_storage[i];
+      }
+      body.bound_out_[i] = {&p.loop_vars[1 - cur][i], storage};
     }
     GRAFT_RETURN_IF_ERROR(body.RunBound());
     cur = 1 - cur;
   }
-  if (cur == 1) {
-    for (size_t i = 0; i < n; ++i) {
-      const size_t bytes = tensors_[op.outputs[i]].bytes;
-      if (bytes > 0) std::memcpy(p.loop_bufs[0][i], p.loop_bufs[1][i], bytes);
+  for (size_t i = 0; i < n; ++i) {
+    Tensor& out = tensors_[op.outputs[i]];
+    const Tensor& last = p.loop_vars[cur][i];
+    if (p.loop_dynamic[i]) {
+      GRAFT_RETURN_IF_ERROR(
+          CopyTensorTo(last, out, dynamic_buffers_[op.outputs[i]]));
+    } else if (cur == 1 && out.bytes > 0) {
+      std::memcpy(out.raw_data, last.raw_data, out.bytes);
     }
   }
   return absl::OkStatus();

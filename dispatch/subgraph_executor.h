@@ -15,20 +15,24 @@
 // A subgraph run by a call (STABLEHLO_COMPOSITE's decomposition, a dispatch
 // op's fallback, IF's branches, WHILE's cond and body, CALL_ONCE's init) is
 // an executor with external I/O: its inputs and outputs are not in its arena
-// but bound to the caller's buffers before each run (callee_inputs(),
-// callee_outputs(), RunBound()). Every call site gets its own callee
-// executors, even when several ops call one subgraph: a callee's bindings,
-// arena and kernel state belong to one caller, and nested or repeated calls
-// (a body calling the same subgraph as its caller) must not share them.
+// but bound to caller tensors, read and written at each RunBound(). Every
+// call site gets its own callee executors, even when several ops call one
+// subgraph: a callee's bindings, arena and kernel state belong to one
+// caller, and nested or repeated calls (a body calling the same subgraph as
+// its caller) must not share them.
 //
-// Control flow, static shapes only (everything is prepared at load and a run
-// allocates nothing):
-// - IF runs its then or else branch with inputs 1..n; both branches must
-//   yield the same dtypes and shapes.
-// - WHILE keeps its loop variables in the op's outputs and in scratch of
-//   the op (double buffering: the body reads one set and writes the other),
-//   so zero iterations leave outputs = inputs. A body that changes a loop
-//   variable's shape is refused at load.
+// Shapes known only at invoke cross calls both ways: a callee input fed by
+// a dynamic tensor (or a STRING, sized by its values) is dynamic in the
+// callee, taking the caller's shape at each run; a callee output that is
+// dynamic makes the caller's output dynamic, copied into the caller's
+// dynamic buffer after the run. With static shapes a run allocates nothing.
+// - IF runs its then or else branch with inputs 1..n; an output is dynamic
+//   when a branch yields a dynamic one or the branches' shapes differ.
+// - WHILE keeps its loop variables in two sets (double buffering: the body
+//   reads one set and writes the other), set 0 in the op's outputs, so zero
+//   iterations leave outputs = inputs. A loop variable is dynamic when its
+//   input is, or when the body changes its shape or yields it dynamic (the
+//   cond and body are then prepared again with it dynamic).
 // - CALL_ONCE runs its init subgraph at the first Invoke that reaches it
 //   (once per runtime and init subgraph, as LoadEnv::call_once_done says).
 // Resource variables (resource_variables.h): RESOURCE tensors carry no data
@@ -99,6 +103,8 @@ struct LoadEnv {
 struct CalleeInputs {
   // The caller's shapes, one per input of the callee.
   std::vector<Shape> shapes;
+  // Per input: its shape is known only at invoke (empty: none is).
+  std::vector<bool> dynamic;
   // Per input: the resource variable id a RESOURCE input names (-1 none).
   std::vector<int32_t> resources;
 };
@@ -141,22 +147,6 @@ class SubgraphExecutor {
 
   // Evaluates every op in order.
   absl::Status Run();
-  // Runs as the callee of `caller`'s op `op`: binds this subgraph's inputs
-  // to the op's inputs from `first_input` on and its outputs to the op's
-  // outputs, runs, and copies outputs no op wrote.
-  absl::Status RunAsCallee(absl::Span<Tensor> caller_tensors,
-                           const tfl::OperatorT& op, size_t first_input = 0);
-
-  // External I/O (executors created with external_io): the buffers the
-  // subgraph's inputs / outputs are bound to at the next RunBound(), one
-  // per subgraph input / output, each holding that tensor's bytes. Filled
-  // by the caller; sized at load.
-  absl::Span<uint8_t*> callee_inputs() { return absl::MakeSpan(bound_in_); }
-  absl::Span<uint8_t*> callee_outputs() { return absl::MakeSpan(bound_out_); }
-  // Binds inputs and outputs to callee_inputs() / callee_outputs(), runs,
-  // and copies into the bound output buffers the outputs no op wrote (an
-  // input passed through, a constant, a repeated output).
-  absl::Status RunBound();
 
   // The resource variable id RESOURCE tensor `id` names, -1 when none or
   // not known at load.
@@ -188,6 +178,13 @@ class SubgraphExecutor {
     // `bytes` of storage (contents undefined), or null when out of memory.
     uint8_t* Reserve(size_t bytes);
   };
+  // Where a callee writes one output: a caller tensor, and its storage when
+  // the caller's shape is known only at invoke (null when it is fixed: the
+  // tensor's own buffer is used).
+  struct CalleeOutput {
+    Tensor* tensor = nullptr;
+    DynamicBuffer* storage = nullptr;
+  };
   struct PreparedOp;
   struct OutputCopy {
     TensorId tensor;
@@ -203,10 +200,25 @@ class SubgraphExecutor {
                              bool count_cpu_ops, const std::string& why);
   absl::Status PrepareDispatchOp(PreparedOp& p, bool count_cpu_ops);
   // A callee executor for op `p` running subgraph `callee` on the caller
-  // tensors `inputs`; `role` names it in messages ("body").
+  // tensors `inputs`; `role` names it in messages ("body"). `dynamic`, when
+  // given, says per input whether its shape is known only at invoke
+  // (default: whether the caller's tensor is dynamic).
   absl::StatusOr<std::unique_ptr<SubgraphExecutor>> CreateCallee(
       const PreparedOp& p, SubgraphId callee, absl::Span<const TensorId> inputs,
-      absl::string_view role);
+      absl::string_view role, const std::vector<bool>* dynamic = nullptr);
+  // Binds callee `e`'s inputs to tensors `inputs` and its outputs to
+  // tensors `outputs` of this executor, for every later RunBound().
+  void BindCallee(SubgraphExecutor& e, absl::Span<const TensorId> inputs,
+                  absl::Span<const TensorId> outputs);
+  // Runs as a callee: takes the inputs' data (and a dynamic input's shape)
+  // from the bound tensors, runs, and leaves each output in its bound
+  // tensor: written there directly, or copied (an output no op wrote: an
+  // input passed through, a constant, a repeated output; or a dynamic one,
+  // into the bound storage).
+  absl::Status RunBound();
+  // Gives `dst` the shape of `src` and a copy of its data in `storage`.
+  static absl::Status CopyTensorTo(const Tensor& src, Tensor& dst,
+                                   DynamicBuffer& storage);
   absl::Status PrepareIfOp(PreparedOp& p, bool count_cpu_ops);
   absl::Status PrepareWhileOp(PreparedOp& p, bool count_cpu_ops);
   absl::Status PrepareCallOnceOp(PreparedOp& p, bool count_cpu_ops);
@@ -243,8 +255,10 @@ class SubgraphExecutor {
   std::vector<int64_t> run_ns_;
   // Outputs a caller can bind directly (written here, listed once).
   std::vector<bool> output_bindable_;
-  // External I/O: the buffers of the next RunBound().
-  std::vector<uint8_t*> bound_in_, bound_out_;
+  // External I/O: the tensors RunBound() reads its inputs from and writes
+  // its outputs to (set by the caller).
+  std::vector<const Tensor*> bound_in_;
+  std::vector<CalleeOutput> bound_out_;
   // Per tensor: the resource variable a RESOURCE tensor names (-1 none).
   std::vector<int32_t> resource_;
   // Per tensor: its shape is computed at invoke (an output of a dynamic
