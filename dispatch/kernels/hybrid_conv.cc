@@ -35,6 +35,17 @@
 // depth other than the input's), weights with a zero point or custom
 // quantization details, weights computed at run time, fused TANH and
 // SIGN_BIT.
+//
+// Hybrid DEPTHWISE_CONV_2D: FLOAT32 input and output, INT8 filter [1, KH,
+// KW, O] with one scale per output channel (TFLite's Prepare requires as
+// many scales as the quantized dimension, and the converter quantizes
+// dimension 3), optional FLOAT32 bias. Bit-exact with ai-edge-litert 2.3.0
+// under BUILTIN_REF (tflite/kernels/depthwise_conv.cc EvalHybridPerChannel,
+// reference_integer_ops::DepthwiseConvHybridPerChannel): each image is
+// quantized asymmetrically as above; acc = sum over the taps inside the
+// image of w * (q - z_b); out = float(acc) * (wscale[o] * s_b) + bias[o]
+// (the scale product first, unlike CONV_2D's reference), clamped. Same
+// refusals, and one scale for several output channels.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -60,6 +71,40 @@ struct HybridConvState : KernelState {
   float lo = 0, hi = 0;
 };
 
+// Quantizes each of `batch` images of `image` floats into q (int16), with
+// its scale and zero point: asymmetrically, or symmetrically (zero point 0).
+void QuantizeImages(const float* in, int batch, int64_t image, bool asymmetric,
+                    float* scale, int32_t* zero_point, int16_t* q) {
+  for (int b = 0; b < batch; ++b) {
+    if (asymmetric) {
+      AsymmetricQuantizeRow(in + b * image, image, q + b * image, &scale[b],
+                            &zero_point[b]);
+    } else {
+      SymmetricQuantizeRow(in + b * image, image, q + b * image, &scale[b]);
+      zero_point[b] = 0;
+    }
+  }
+}
+
+// The weight checks shared by the hybrid convolutions: INT8 constants with
+// scales, no zero point, no custom quantization details. `types` is
+// CheckHybridOp's text, which refusals extend.
+absl::Status CheckHybridWeights(PrepareContext& ctx, const Tensor& w,
+                                const std::string& types) {
+  const tfl::QuantizationParametersT* q = w.quantization;
+  if (q == nullptr || q->scale.empty()) {
+    return ctx.Unsupported(types + " not quantized");
+  }
+  if (q->details.type != tfl::QuantizationDetails_NONE) {
+    return ctx.Unsupported(types + " with custom quantization details");
+  }
+  for (int64_t zp : q->zero_point) {
+    if (zp != 0) return ctx.Unsupported(types + " with a zero point");
+  }
+  if (!w.constant) return ctx.Unsupported(types + " computed at run time");
+  return absl::OkStatus();
+}
+
 // The sum of a[i] * b[i] in wrapping 32-bit arithmetic.
 uint32_t Dot(const int16_t* a, const int16_t* b, int64_t n) {
   int32_t d = 0;
@@ -80,15 +125,7 @@ absl::Status EvalHybridConv(EvalContext& ctx) {
   float* scale = ctx.scratch_as<float>();
   int32_t* zero_point = reinterpret_cast<int32_t*>(scale + s.batch);
   int16_t* q = reinterpret_cast<int16_t*>(zero_point + s.batch);
-  for (int b = 0; b < s.batch; ++b) {
-    if (s.per_channel) {
-      AsymmetricQuantizeRow(in + b * image, image, q + b * image, &scale[b],
-                            &zero_point[b]);
-    } else {
-      SymmetricQuantizeRow(in + b * image, image, q + b * image, &scale[b]);
-      zero_point[b] = 0;
-    }
-  }
+  QuantizeImages(in, s.batch, image, s.per_channel, scale, zero_point, q);
 
   const int64_t pixels = int64_t{s.batch} * s.out_h * s.out_w;
   auto run = [&](int64_t p0, int64_t p1) {
@@ -148,17 +185,8 @@ absl::Status PrepareConv2DHybrid(PrepareContext& ctx) {
       const std::string types,
       CheckHybridOp(ctx, *in, *w, {tfl::TensorType_INT8},
                     act));
+  GRAFT_RETURN_IF_ERROR(CheckHybridWeights(ctx, *w, types));
   const tfl::QuantizationParametersT* q = w->quantization;
-  if (q == nullptr || q->scale.empty()) {
-    return ctx.Unsupported(types + " not quantized");
-  }
-  if (q->details.type != tfl::QuantizationDetails_NONE) {
-    return ctx.Unsupported(types + " with custom quantization details");
-  }
-  for (int64_t zp : q->zero_point) {
-    if (zp != 0) return ctx.Unsupported(types + " with a zero point");
-  }
-  if (!w->constant) return ctx.Unsupported(types + " computed at run time");
   GRAFT_KERNEL_CHECK(in->rank() == 4 && w->rank() == 4,
                      "input and filter must be 4-D");
   GRAFT_KERNEL_CHECK(o != nullptr, "missing Conv2DOptions");
@@ -223,9 +251,161 @@ absl::Status PrepareConv2DHybrid(PrepareContext& ctx) {
   return ctx.SetOutputShape(0, {s->batch, s->out_h, s->out_w, s->out_c});
 }
 
+struct HybridDepthwiseState : KernelState {
+  int batch = 0, in_h = 0, in_w = 0, in_c = 0, mult = 1;
+  int out_h = 0, out_w = 0, out_c = 0, k_h = 0, k_w = 0;
+  int stride_h = 1, stride_w = 1, dil_h = 1, dil_w = 1, pad_h = 0, pad_w = 0;
+  std::vector<int16_t> weights;  // [KH, KW, O], sign-extended
+  std::vector<float> scales;     // per output channel
+  float lo = 0, hi = 0;
+};
+
+// Output channels accumulated together, in int32 on the stack.
+constexpr int kDepthwiseBlock = 64;
+
+absl::Status EvalHybridDepthwise(EvalContext& ctx) {
+  const HybridDepthwiseState& s = *ctx.state<HybridDepthwiseState>();
+  const float* in = ctx.input(0)->data<float>();
+  const float* bias = ctx.input(2) ? ctx.input(2)->data<float>() : nullptr;
+  float* out = ctx.output(0)->data<float>();
+
+  // Scratch: per image its scale and zero point, then the images quantized
+  // with the zero point already subtracted (q - z fits int16).
+  const int64_t image = int64_t{s.in_h} * s.in_w * s.in_c;
+  float* scale = ctx.scratch_as<float>();
+  int32_t* zero_point = reinterpret_cast<int32_t*>(scale + s.batch);
+  int16_t* q = reinterpret_cast<int16_t*>(zero_point + s.batch);
+  QuantizeImages(in, s.batch, image, /*asymmetric=*/true, scale, zero_point,
+                 q);
+  for (int b = 0; b < s.batch; ++b) {
+    int16_t* qb = q + b * image;
+    const int16_t z = static_cast<int16_t>(zero_point[b]);
+    for (int64_t i = 0; i < image; ++i) qb[i] = static_cast<int16_t>(qb[i] - z);
+  }
+
+  const int64_t rows = int64_t{s.batch} * s.out_h;
+  auto run = [&](int64_t r0, int64_t r1) {
+    int32_t acc[kDepthwiseBlock];
+    for (int64_t r = r0; r < r1; ++r) {
+      const int b = static_cast<int>(r / s.out_h);
+      const int oy = static_cast<int>(r % s.out_h);
+      const int16_t* qb = q + b * image;
+      for (int ox = 0; ox < s.out_w; ++ox) {
+        const int y0 = oy * s.stride_h - s.pad_h;
+        const int x0 = ox * s.stride_w - s.pad_w;
+        float* o_px = out + ((r * s.out_w) + ox) * s.out_c;
+        for (int c0 = 0; c0 < s.out_c; c0 += kDepthwiseBlock) {
+          const int n = std::min(kDepthwiseBlock, s.out_c - c0);
+          std::fill(acc, acc + n, 0);
+          for (int ky = 0; ky < s.k_h; ++ky) {
+            const int y = y0 + ky * s.dil_h;
+            if (y < 0 || y >= s.in_h) continue;
+            for (int kx = 0; kx < s.k_w; ++kx) {
+              const int x = x0 + kx * s.dil_w;
+              if (x < 0 || x >= s.in_w) continue;
+              const int16_t* px = qb + (int64_t{y} * s.in_w + x) * s.in_c;
+              const int16_t* w =
+                  s.weights.data() + (int64_t{ky} * s.k_w + kx) * s.out_c + c0;
+              if (s.mult == 1) {
+                const int16_t* v = px + c0;
+                for (int c = 0; c < n; ++c) acc[c] += int32_t{w[c]} * v[c];
+              } else {
+                for (int c = 0; c < n; ++c) {
+                  acc[c] += int32_t{w[c]} * px[(c0 + c) / s.mult];
+                }
+              }
+            }
+          }
+          for (int c = 0; c < n; ++c) {
+            const int o = c0 + c;
+            float v = static_cast<float>(acc[c]) * (s.scales[o] * scale[b]);
+            if (bias != nullptr) v += bias[o];
+            o_px[o] = std::min(std::max(v, s.lo), s.hi);
+          }
+        }
+      }
+    }
+  };
+  ThreadPool* pool = ctx.thread_pool();
+  if (pool != nullptr) {
+    const int64_t work = int64_t{s.out_w} * s.out_c * s.k_h * s.k_w + 1;
+    pool->ParallelFor(rows, std::max<int64_t>(1, 16384 / work), run);
+  } else {
+    run(0, rows);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PrepareDepthwiseConv2DHybrid(PrepareContext& ctx) {
+  GRAFT_RETURN_IF_ERROR(CheckArity(ctx, 2, 3, 1));
+  GRAFT_ASSIGN_OR_RETURN(const Tensor* in, RequiredInput(ctx, 0));
+  GRAFT_ASSIGN_OR_RETURN(const Tensor* w, RequiredInput(ctx, 1));
+  const Tensor* bias = ctx.input(2);
+  const auto* o = ctx.op().builtin_options.AsDepthwiseConv2DOptions();
+  const tfl::ActivationFunctionType act =
+      o ? o->fused_activation_function : tfl::ActivationFunctionType_NONE;
+  GRAFT_ASSIGN_OR_RETURN(const std::string types,
+                         CheckHybridOp(ctx, *in, *w, {tfl::TensorType_INT8},
+                                       act));
+  GRAFT_RETURN_IF_ERROR(CheckHybridWeights(ctx, *w, types));
+  const tfl::QuantizationParametersT* q = w->quantization;
+  GRAFT_KERNEL_CHECK(in->rank() == 4 && w->rank() == 4,
+                     "input and filter must be 4-D, got %s and %s",
+                     ShapeToString(in->shape), ShapeToString(w->shape));
+  GRAFT_KERNEL_CHECK(o != nullptr, "missing DepthwiseConv2DOptions");
+  GRAFT_KERNEL_CHECK(w->dim(0) == 1, "filter must be [1, KH, KW, O], got %s",
+                     ShapeToString(w->shape));
+
+  auto* s = MakeState<HybridDepthwiseState>(ctx);
+  s->batch = in->dim(0), s->in_h = in->dim(1), s->in_w = in->dim(2);
+  s->in_c = in->dim(3);
+  s->k_h = w->dim(1), s->k_w = w->dim(2), s->out_c = w->dim(3);
+  GRAFT_KERNEL_CHECK(s->in_c > 0 && s->out_c % s->in_c == 0,
+                     "filter depth %d is not a multiple of input depth %d",
+                     s->out_c, s->in_c);
+  s->mult = s->out_c / s->in_c;
+  // TFLite reads one scale per output channel (a single scale for several
+  // channels would be read past its end).
+  if (static_cast<int64_t>(q->scale.size()) != s->out_c ||
+      (s->out_c > 1 && q->quantized_dimension != 3)) {
+    return ctx.Unsupported(absl::StrFormat(
+        "%s with %d scales along dimension %d; TFLite's hybrid depthwise "
+        "convolution takes one per output channel (%d, dimension 3)",
+        types, q->scale.size(), q->quantized_dimension, s->out_c));
+  }
+  GRAFT_KERNEL_CHECK(!bias || bias->num_elements() == s->out_c,
+                     "bias has %d elements, expected %d",
+                     bias ? bias->num_elements() : 0, s->out_c);
+  s->stride_h = o->stride_h, s->stride_w = o->stride_w;
+  s->dil_h = o->dilation_h_factor, s->dil_w = o->dilation_w_factor;
+  GRAFT_KERNEL_CHECK(
+      s->stride_h > 0 && s->stride_w > 0 && s->dil_h > 0 && s->dil_w > 0,
+      "strides and dilations must be positive");
+  s->out_h = ComputeOutSize(o->padding, s->in_h, s->k_h, s->stride_h, s->dil_h);
+  s->out_w = ComputeOutSize(o->padding, s->in_w, s->k_w, s->stride_w, s->dil_w);
+  s->pad_h = ComputePadding(s->stride_h, s->dil_h, s->in_h, s->k_h, s->out_h);
+  s->pad_w = ComputePadding(s->stride_w, s->dil_w, s->in_w, s->k_w, s->out_w);
+  GRAFT_RETURN_IF_ERROR(ActivationRange(act, &s->lo, &s->hi));
+
+  const int64_t n = int64_t{s->k_h} * s->k_w * s->out_c;
+  GRAFT_KERNEL_CHECK(w->bytes >= static_cast<size_t>(n),
+                     "INT8 weights hold %d bytes, shape %s needs %d", w->bytes,
+                     ShapeToString(w->shape), n);
+  const int8_t* data = w->data<int8_t>();
+  s->weights.assign(data, data + n);
+  s->scales.assign(q->scale.begin(), q->scale.end());
+  const int64_t image = int64_t{s->in_h} * s->in_w * s->in_c;
+  ctx.RequestScratch(s->batch * (sizeof(float) + sizeof(int32_t)) +
+                     s->batch * image * sizeof(int16_t));
+  ctx.SetEval(EvalHybridDepthwise);
+  ctx.SetReductionLength(int64_t{s->k_h} * s->k_w);
+  return ctx.SetOutputShape(0, {s->batch, s->out_h, s->out_w, s->out_c});
+}
+
 }  // namespace
 }  // namespace kernels
 
 GRAFT_DEFINE_KERNEL(Conv2DHybrid);
+GRAFT_DEFINE_KERNEL(DepthwiseConv2DHybrid);
 
 }  // namespace graft

@@ -1,9 +1,10 @@
-// Hybrid CONV_2D (FLOAT32 input, INT8 weights: dynamic-range quantization)
-// against hand-computed values and against TFLite's arithmetic written out
-// here on its own: reference_ops::HybridConvPerChannel after
-// NeonAsymmetricQuantizeFloats for per-channel scales, optimized_ops::
-// HybridConv after NeonSymmetricQuantizeFloats for one scale (x86, through
-// the NEON-to-SSE translation), compared bit for bit.
+// Hybrid CONV_2D and DEPTHWISE_CONV_2D (FLOAT32 input, INT8 weights:
+// dynamic-range quantization) against hand-computed values and against
+// TFLite's arithmetic written out here on its own: reference_ops::
+// HybridConvPerChannel after NeonAsymmetricQuantizeFloats for per-channel
+// scales, optimized_ops::HybridConv after NeonSymmetricQuantizeFloats for one
+// scale (x86, through the NEON-to-SSE translation), and reference_integer_ops::
+// DepthwiseConvHybridPerChannel, compared bit for bit.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -291,6 +292,154 @@ TEST(Conv2DHybridTest, RefusesFusedTanh) {
   auto rt = BuildAndLoad(p, {1}, {0.5f}, {});
   ASSERT_FALSE(rt.ok());
   EXPECT_NE(rt.status().message().find("no CPU kernel"),
+            absl::string_view::npos)
+      << rt.status();
+}
+
+// --- DEPTHWISE_CONV_2D -----------------------------------------------------
+// ConvParams' cout is cin * depth multiplier here.
+
+absl::StatusOr<std::unique_ptr<Runtime>> BuildAndLoadDepthwise(
+    const ConvParams& p, const std::vector<int8_t>& w,
+    const std::vector<float>& scales, const std::vector<float>& bias,
+    int threads = 1) {
+  ModelBuilder mb;
+  auto& g = mb.Subgraph("main");
+  TensorId x = g.Input("x", F32, {p.n, p.h, p.w, p.cin});
+  TensorId tw = g.Constant<int8_t>("w", {1, p.kh, p.kw, p.cout}, w);
+  g.QuantizePerChannel(tw, scales, std::vector<int64_t>(scales.size(), 0), 3);
+  TensorId tb =
+      bias.empty() ? kNoTensor : g.Constant<float>("b", {p.cout}, bias);
+  tfl::DepthwiseConv2DOptionsT o;
+  o.padding = p.padding, o.stride_h = p.sh, o.stride_w = p.sw;
+  o.dilation_h_factor = p.dh, o.dilation_w_factor = p.dw;
+  o.depth_multiplier = p.cout / p.cin;
+  o.fused_activation_function = p.act;
+  const int oh = OutSize(p, p.h, p.kh, p.sh, p.dh);
+  const int ow = OutSize(p, p.w, p.kw, p.sw, p.dw);
+  g.Output(g.Op(tfl::BuiltinOperator_DEPTHWISE_CONV_2D)
+               .In(x, tw, tb)
+               .Options(o)
+               .Out("y", F32, {p.n, oh, ow, p.cout}));
+  return testing::LoadBuilt(mb, threads);
+}
+
+// reference_integer_ops::DepthwiseConvHybridPerChannel after
+// NeonAsymmetricQuantizeFloats of each image.
+std::vector<float> RefHybridDepthwise(const ConvParams& p,
+                                      const std::vector<float>& in,
+                                      const std::vector<int8_t>& w,
+                                      const std::vector<float>& scales,
+                                      const std::vector<float>& bias) {
+  const int mult = p.cout / p.cin;
+  const int oh = OutSize(p, p.h, p.kh, p.sh, p.dh);
+  const int ow = OutSize(p, p.w, p.kw, p.sw, p.dw);
+  const int pad_h =
+      std::max(0, (oh - 1) * p.sh + (p.kh - 1) * p.dh + 1 - p.h) / 2;
+  const int pad_w =
+      std::max(0, (ow - 1) * p.sw + (p.kw - 1) * p.dw + 1 - p.w) / 2;
+  const int64_t image = int64_t{p.h} * p.w * p.cin;
+  std::vector<float> out;
+  for (int b = 0; b < p.n; ++b) {
+    std::vector<int32_t> q;
+    float scale = 1;
+    int32_t zp = 0;
+    QuantizeAsymmetric(in.data() + b * image, image, &q, &scale, &zp);
+    for (int oy = 0; oy < oh; ++oy) {
+      for (int ox = 0; ox < ow; ++ox) {
+        for (int o = 0; o < p.cout; ++o) {
+          int32_t acc = 0;
+          for (int ky = 0; ky < p.kh; ++ky) {
+            for (int kx = 0; kx < p.kw; ++kx) {
+              const int y = oy * p.sh - pad_h + ky * p.dh;
+              const int x = ox * p.sw - pad_w + kx * p.dw;
+              if (y < 0 || y >= p.h || x < 0 || x >= p.w) continue;
+              acc += w[(ky * p.kw + kx) * p.cout + o] *
+                     (q[(y * p.w + x) * p.cin + o / mult] - zp);
+            }
+          }
+          float v = static_cast<float>(acc) * (scales[o] * scale);
+          if (!bias.empty()) v += bias[o];
+          out.push_back(Activate(v, p.act));
+        }
+      }
+    }
+  }
+  return out;
+}
+
+// Input {-2, 1.984375} (one pixel, 2 channels): asymmetric, q = 64 x =
+// {-128, 127}, zero point 0. Depth multiplier 2, 1x1 filter {1, -2, 3, 4}
+// with scales {0.5, 0.25, 0.5, 0.25}: channel 0 feeds outputs 0 and 1,
+// channel 1 outputs 2 and 3:
+//   0.5 * -128 / 64 = -1,  0.25 * 256 / 64 = 1,
+//   0.5 * 381 / 64 = 2.9765625,  0.25 * 508 / 64 + 1 = 2.984375.
+TEST(DepthwiseConv2DHybridTest, MatchesHandComputedValues) {
+  ConvParams p;
+  p.cin = 2, p.cout = 4;
+  auto rt = BuildAndLoadDepthwise(p, {1, -2, 3, 4}, {0.5f, 0.25f, 0.5f, 0.25f},
+                                  {0, 0, 0, 1});
+  ASSERT_TRUE(rt.ok()) << rt.status();
+  EXPECT_EQ(Invoke(**rt, {-2, 1.984375f}),
+            (std::vector<float>{-1, 1, 2.9765625f, 2.984375f}));
+  EXPECT_NE((*rt)->Report().ToString().find("DepthwiseConv2DHybrid"),
+            std::string::npos);
+  EXPECT_EQ(Invoke(**rt, {0, 0}), (std::vector<float>{0, 0, 0, 1}));
+}
+
+// Random shapes, multipliers, strides, dilations, paddings, activations,
+// batches and thread counts against RefHybridDepthwise, bit for bit.
+TEST(DepthwiseConv2DHybridTest, MatchesTfliteArithmetic) {
+  std::mt19937 rng = testing::SeededRng();
+  const tfl::ActivationFunctionType acts[] = {
+      tfl::ActivationFunctionType_NONE, tfl::ActivationFunctionType_RELU,
+      tfl::ActivationFunctionType_RELU6,
+      tfl::ActivationFunctionType_RELU_N1_TO_1};
+  for (int iter = 0; iter < 60; ++iter) {
+    ConvParams p;
+    p.n = RandomInt(rng, 1, 3), p.h = RandomInt(rng, 1, 9);
+    p.w = RandomInt(rng, 1, 9), p.cin = RandomInt(rng, 1, 80);
+    p.cout = p.cin * (iter % 4 == 1 ? RandomInt(rng, 2, 3) : 1);
+    p.kh = RandomInt(rng, 1, 3), p.kw = RandomInt(rng, 1, 3);
+    p.sh = RandomInt(rng, 1, 3), p.sw = RandomInt(rng, 1, 3);
+    p.dh = RandomInt(rng, 1, 2), p.dw = RandomInt(rng, 1, 2);
+    p.padding = iter % 2 ? tfl::Padding_SAME : tfl::Padding_VALID;
+    p.act = acts[iter % 4];
+    if (OutSize(p, p.h, p.kh, p.sh, p.dh) <= 0 ||
+        OutSize(p, p.w, p.kw, p.sw, p.dw) <= 0) {
+      continue;
+    }
+    std::vector<int8_t> w;
+    for (int32_t v : testing::RandomInts(rng, int64_t{p.kh} * p.kw * p.cout,
+                                         -127, 127)) {
+      w.push_back(static_cast<int8_t>(v));
+    }
+    const std::vector<float> scales =
+        testing::RandomFloats(rng, p.cout, 0.001f, 0.02f);
+    std::vector<float> bias;
+    if (iter % 3 != 1) bias = testing::RandomFloats(rng, p.cout, -0.5f, 0.5f);
+    const float shift = (iter % 4) * 0.3f;
+    std::vector<float> in = testing::RandomFloats(
+        rng, int64_t{p.n} * p.h * p.w * p.cin, -1 + shift, 1 + shift);
+    if (iter % 7 == 3) std::fill(in.begin(), in.end(), 0.0f);
+    auto rt = BuildAndLoadDepthwise(p, w, scales, bias, RandomInt(rng, 1, 3));
+    ASSERT_TRUE(rt.ok()) << rt.status();
+    EXPECT_EQ(Invoke(**rt, in), RefHybridDepthwise(p, in, w, scales, bias))
+        << "iteration " << iter;
+  }
+}
+
+// One scale for several output channels: TFLite's kernel would read scales
+// past the end, so it is refused, saying why.
+TEST(DepthwiseConv2DHybridTest, RefusesOneScaleForSeveralChannels) {
+  ConvParams p;
+  p.cin = p.cout = 2;
+  auto rt = BuildAndLoadDepthwise(p, {1, 2}, {0.5f}, {});
+  ASSERT_FALSE(rt.ok());
+  EXPECT_NE(rt.status().message().find(
+                "FLOAT32 input with INT8 weights with 1 scales along "
+                "dimension 3; TFLite's hybrid depthwise convolution takes one "
+                "per output channel (2, dimension 3)"),
             absl::string_view::npos)
       << rt.status();
 }

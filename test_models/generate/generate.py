@@ -414,6 +414,11 @@ MODELS = [
      "Keras CNN (Conv2D 8->16 3x3 SAME ReLU, 16->16 3x3 stride 2 VALID, "
      "16->32 2x2 dilation 2 SAME ReLU6) on 16x16x8, dynamic-range quantized "
      "(per-channel int8 conv weights, float activations)"),
+    ("mobilenet_v2_035_96_dynamic_range", lambda r: mobilenet_v2(0.35, 96, r),
+     DYNAMIC_RANGE,
+     "keras.applications.MobileNetV2(alpha=0.35, 96×96, weights=None), "
+     "dynamic-range quantized: hybrid CONV_2D, DEPTHWISE_CONV_2D and "
+     "FULLY_CONNECTED where a filter has 1024 or more weights"),
     ("mlp_dynamic_range", mlp, DYNAMIC_RANGE,
      "Keras MLP (Dense 64→256→128→10, ReLU, seeded biases) over 8 rows, "
      "dynamic-range quantized (Optimize.DEFAULT, no representative dataset: "

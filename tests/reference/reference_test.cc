@@ -1467,6 +1467,39 @@ void BuildZoo(Zoo& z) {
           });
   }
 
+  // Hybrid DEPTHWISE_CONV_2D (FLOAT32 input, INT8 weights with one scale
+  // per output channel, as dynamic-range quantization makes): channel
+  // counts around the 64-channel blocks, a depth multiplier, dilation, both
+  // paddings, fused activations.
+  for (int v = 0; v < 4; ++v) {
+    const int h = z.Rand(3, 9), w = z.Rand(3, 9), k = z.Rand(1, 3);
+    const int cin = z.Rand(1, 70), mult = v == 2 ? 2 : 1;
+    const int cout = cin * mult;
+    tfl::DepthwiseConv2DOptionsT o;
+    o.padding = v % 2 ? tfl::Padding_SAME : tfl::Padding_VALID;
+    o.stride_h = o.stride_w = z.Rand(1, 2);
+    o.dilation_h_factor = o.dilation_w_factor = v == 3 ? 2 : 1;
+    if (v == 3) o.padding = tfl::Padding_SAME;
+    o.depth_multiplier = mult;
+    o.fused_activation_function = acts[z.Rand(0, 3)];
+    std::vector<int8_t> w8(int64_t{k} * k * cout);
+    for (int8_t& x : w8) x = static_cast<int8_t>(z.Rand(-127, 127));
+    std::vector<float> sw(cout);
+    for (float& sc : sw) sc = 0.001f * z.Rand(1, 40);
+    const auto b = z.RandFloats(cout);
+    z.Add(absl::StrCat("depthwise_conv_2d_hybrid", v),
+          [&](SubgraphBuilder& g) {
+            TensorId x = g.Input("x", F32, {1, h, w, cin});
+            TensorId f = g.Constant<int8_t>("w", {1, k, k, cout}, w8);
+            g.QuantizePerChannel(f, sw, std::vector<int64_t>(cout, 0), 3);
+            TensorId tb = g.Constant<float>("b", {cout}, b);
+            g.Output(g.Op(tfl::BuiltinOperator_DEPTHWISE_CONV_2D, 6)
+                         .In(x, f, tb)
+                         .Options(o)
+                         .Out("y", F32, {}));
+          });
+  }
+
   // CONV_3D: SAME and VALID, strides and dilations per axis, with and
   // without bias, fused activations.
   for (int v = 0; v < 6; ++v) {
