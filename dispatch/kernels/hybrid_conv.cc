@@ -27,11 +27,12 @@
 // Every product and sum is rounded to float on its own, as in TFLite (the
 // build targets baseline x86-64: no FMA to contract them into).
 //
-// acc is computed as dot(q over the valid taps, w) - z_b * (sum of w over
-// the valid taps), in wrapping 32-bit arithmetic, the same integer as
-// TFLite's per-term sum; the per-tap weight sums are computed at prepare.
-// Eval quantizes the images into scratch (int16) and splits the output
-// pixels over the thread pool. Refused: grouped convolution (a filter
+// Eval quantizes the images into scratch, then per chunk of output pixels
+// builds their im2col rows of q - z_b (taps in the padding hold 0, so they
+// add nothing, as in TFLite) and multiplies them with the packed weights in
+// the 8-bit GEMM (quantized_gemm.h), whose int32 sums are TFLite's acc in
+// another order (integer addition is associative); chunks go to the thread
+// pool. Refused: grouped convolution (a filter
 // depth other than the input's), weights with a zero point or custom
 // quantization details, weights computed at run time, fused TANH and
 // SIGN_BIT.
@@ -54,6 +55,7 @@
 #include "dispatch/kernel.h"
 #include "dispatch/kernels/hybrid_util.h"
 #include "dispatch/kernels/kernel_util.h"
+#include "dispatch/kernels/quantized_gemm.h"
 #include "dispatch/thread_pool.h"
 
 namespace graft {
@@ -64,12 +66,18 @@ struct HybridConvState : KernelState {
   int batch = 0, in_h = 0, in_w = 0, in_c = 0;
   int out_h = 0, out_w = 0, out_c = 0, k_h = 0, k_w = 0;
   int stride_h = 1, stride_w = 1, dil_h = 1, dil_w = 1, pad_h = 0, pad_w = 0;
-  bool per_channel = true;        // asymmetric inputs, reference order
-  std::vector<int16_t> weights;   // [O, KH, KW, I], sign-extended
-  std::vector<float> scales;      // per output channel
-  std::vector<int32_t> tap_sums;  // [O, KH, KW]: sum over I of the weights
+  bool per_channel = true;       // asymmetric inputs, reference order
+  int64_t k = 0;                 // reduction length KH * KW * I
+  std::vector<int16_t> packed;   // the weights, packed for QGemmSums
+  int64_t panels = 0;
+  std::vector<float> scales;     // per output channel
   float lo = 0, hi = 0;
+  int threads = 1;
+  int64_t chunk_rows = 0;        // output pixels per GEMM call
 };
+
+// Output pixels per GEMM call (per thread), at most.
+constexpr int64_t kHybridChunkRows = 64;
 
 // Quantizes each of `batch` images of `image` floats into q (int16), with
 // its scale and zero point: asymmetrically, or symmetrically (zero point 0).
@@ -105,13 +113,37 @@ absl::Status CheckHybridWeights(PrepareContext& ctx, const Tensor& w,
   return absl::OkStatus();
 }
 
-// The sum of a[i] * b[i] in wrapping 32-bit arithmetic.
-uint32_t Dot(const int16_t* a, const int16_t* b, int64_t n) {
-  int32_t d = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    d += static_cast<int32_t>(a[i]) * static_cast<int32_t>(b[i]);
+// Rows [r0, r1) of the im2col matrix of the quantized images, as q - z_b,
+// in QGemmSums' a layout (rows of QGemmPaddedK(k), the pad zero).
+void HybridIm2Col(const HybridConvState& s, const int16_t* q,
+                  const int32_t* zero_point, int64_t r0, int64_t r1,
+                  int16_t* col) {
+  const int64_t kp = QGemmPaddedK(s.k);
+  const int64_t image = int64_t{s.in_h} * s.in_w * s.in_c;
+  for (int64_t r = r0; r < r1; ++r) {
+    const int64_t b = r / (int64_t{s.out_h} * s.out_w);
+    const int oy = static_cast<int>(r / s.out_w % s.out_h);
+    const int ox = static_cast<int>(r % s.out_w);
+    const int16_t z = static_cast<int16_t>(zero_point[b]);
+    int16_t* dst = col + (r - r0) * kp;
+    if (kp != s.k) dst[s.k] = 0;
+    for (int ky = 0; ky < s.k_h; ++ky) {
+      const int iy = oy * s.stride_h - s.pad_h + ky * s.dil_h;
+      for (int kx = 0; kx < s.k_w; ++kx) {
+        const int ix = ox * s.stride_w - s.pad_w + kx * s.dil_w;
+        if (iy < 0 || iy >= s.in_h || ix < 0 || ix >= s.in_w) {
+          std::fill(dst, dst + s.in_c, int16_t{0});
+        } else {
+          const int16_t* src =
+              q + b * image + (int64_t{iy} * s.in_w + ix) * s.in_c;
+          for (int c = 0; c < s.in_c; ++c) {
+            dst[c] = static_cast<int16_t>(src[c] - z);
+          }
+        }
+        dst += s.in_c;
+      }
+    }
   }
-  return static_cast<uint32_t>(d);
 }
 
 absl::Status EvalHybridConv(EvalContext& ctx) {
@@ -120,55 +152,48 @@ absl::Status EvalHybridConv(EvalContext& ctx) {
   const float* bias = ctx.input(2) ? ctx.input(2)->data<float>() : nullptr;
   float* out = ctx.output(0)->data<float>();
 
-  // Scratch: per image its scale and zero point, then the quantized images.
+  // Scratch: per image its scale and zero point; per thread the GEMM's sums
+  // and im2col rows; the quantized images.
   const int64_t image = int64_t{s.in_h} * s.in_w * s.in_c;
+  const int64_t kp = QGemmPaddedK(s.k);
   float* scale = ctx.scratch_as<float>();
   int32_t* zero_point = reinterpret_cast<int32_t*>(scale + s.batch);
-  int16_t* q = reinterpret_cast<int16_t*>(zero_point + s.batch);
+  int32_t* sums = zero_point + s.batch;
+  int16_t* cols = reinterpret_cast<int16_t*>(
+      sums + s.threads * s.chunk_rows * s.out_c);
+  int16_t* q = cols + s.threads * s.chunk_rows * kp;
   QuantizeImages(in, s.batch, image, s.per_channel, scale, zero_point, q);
 
-  const int64_t pixels = int64_t{s.batch} * s.out_h * s.out_w;
-  auto run = [&](int64_t p0, int64_t p1) {
-    for (int64_t p = p0; p < p1; ++p) {
-      const int b = static_cast<int>(p / (int64_t{s.out_h} * s.out_w));
-      const int oy = static_cast<int>(p / s.out_w % s.out_h);
-      const int ox = static_cast<int>(p % s.out_w);
-      const int16_t* qb = q + b * image;
-      const uint32_t zp = static_cast<uint32_t>(zero_point[b]);
-      const int y0 = oy * s.stride_h - s.pad_h, x0 = ox * s.stride_w - s.pad_w;
-      float* o_px = out + p * s.out_c;
-      for (int o = 0; o < s.out_c; ++o) {
-        const int16_t* w =
-            s.weights.data() + int64_t{o} * s.k_h * s.k_w * s.in_c;
-        const int32_t* taps = s.tap_sums.data() + int64_t{o} * s.k_h * s.k_w;
-        uint32_t acc = 0, wsum = 0;
-        for (int ky = 0; ky < s.k_h; ++ky) {
-          const int y = y0 + ky * s.dil_h;
-          if (y < 0 || y >= s.in_h) continue;
-          for (int kx = 0; kx < s.k_w; ++kx) {
-            const int x = x0 + kx * s.dil_w;
-            if (x < 0 || x >= s.in_w) continue;
-            const int tap = ky * s.k_w + kx;
-            acc += Dot(qb + (int64_t{y} * s.in_w + x) * s.in_c,
-                       w + int64_t{tap} * s.in_c, s.in_c);
-            wsum += static_cast<uint32_t>(taps[tap]);
-          }
+  const int64_t pixels = int64_t{s.out_h} * s.out_w;
+  const int64_t rows = s.batch * pixels;
+  const int64_t chunks = (rows + s.chunk_rows - 1) / s.chunk_rows;
+  auto body = [&](int thread, int64_t begin, int64_t end) {
+    int16_t* col = cols + thread * s.chunk_rows * kp;
+    int32_t* acc = sums + thread * s.chunk_rows * s.out_c;
+    for (int64_t c = begin; c < end; ++c) {
+      const int64_t r0 = c * s.chunk_rows;
+      const int64_t r1 = std::min(rows, r0 + s.chunk_rows);
+      HybridIm2Col(s, q, zero_point, r0, r1, col);
+      QGemmSums(col, r1 - r0, s.k, s.packed.data(), s.out_c, 0, s.panels, acc,
+                s.out_c);
+      for (int64_t r = r0; r < r1; ++r) {
+        const float sb = scale[r / pixels];
+        const int32_t* a = acc + (r - r0) * s.out_c;
+        float* o_px = out + r * s.out_c;
+        for (int o = 0; o < s.out_c; ++o) {
+          const float dot = static_cast<float>(a[o]);
+          float v = s.per_channel ? dot * s.scales[o] * sb
+                                  : dot * (sb * s.scales[o]);
+          if (bias != nullptr) v += bias[o];
+          o_px[o] = std::min(std::max(v, s.lo), s.hi);
         }
-        const float dot =
-            static_cast<float>(static_cast<int32_t>(acc - zp * wsum));
-        float v = s.per_channel ? dot * s.scales[o] * scale[b]
-                                : dot * (scale[b] * s.scales[o]);
-        if (bias != nullptr) v += bias[o];
-        o_px[o] = std::min(std::max(v, s.lo), s.hi);
       }
     }
   };
-  ThreadPool* pool = ctx.thread_pool();
-  if (pool != nullptr) {
-    const int64_t work = int64_t{s.out_c} * s.k_h * s.k_w * s.in_c + 1;
-    pool->ParallelFor(pixels, std::max<int64_t>(1, 16384 / work), run);
+  if (ctx.thread_pool() != nullptr) {
+    ctx.thread_pool()->ParallelForWithThreadIndex(chunks, 1, body);
   } else {
-    run(0, pixels);
+    body(0, 0, chunks);
   }
   return absl::OkStatus();
 }
@@ -226,28 +251,35 @@ absl::Status PrepareConv2DHybrid(PrepareContext& ctx) {
   // TFLite takes the per-channel path only when the scales differ.
   s->per_channel = std::any_of(q->scale.begin(), q->scale.end(),
                                [&](float v) { return v != q->scale[0]; });
-  const int64_t taps = int64_t{s->k_h} * s->k_w;
-  const int64_t n = s->out_c * taps * s->in_c;
+  s->k = int64_t{s->k_h} * s->k_w * s->in_c;
+  const int64_t n = s->out_c * s->k;
   GRAFT_KERNEL_CHECK(w->bytes >= static_cast<size_t>(n),
                      "INT8 weights hold %d bytes, shape %s needs %d", w->bytes,
                      ShapeToString(w->shape), n);
-  const int8_t* data = w->data<int8_t>();
-  s->weights.assign(data, data + n);
+  s->packed.resize(QGemmPackedSize(s->out_c, s->k));
+  QGemmPackRows(w->data<int8_t>(), s->out_c, s->k, s->k, /*w_offset=*/0,
+                s->packed.data());
+  s->panels = QGemmPanels(s->out_c);
   s->scales.resize(s->out_c);
-  s->tap_sums.assign(s->out_c * taps, 0);
   for (int j = 0; j < s->out_c; ++j) {
     s->scales[j] = q->scale[scale_per_channel ? j : 0];
-    for (int64_t t = 0; t < taps; ++t) {
-      for (int c = 0; c < s->in_c; ++c) {
-        s->tap_sums[j * taps + t] += s->weights[(j * taps + t) * s->in_c + c];
-      }
-    }
   }
+  // Enough chunks for every thread, in whole micro-tiles.
+  s->threads = ctx.thread_pool() ? ctx.thread_pool()->num_threads() : 1;
+  const int64_t rows = int64_t{s->batch} * s->out_h * s->out_w;
+  const int64_t per_thread = (rows + s->threads - 1) / s->threads;
+  s->chunk_rows = std::max<int64_t>(
+      kQGemmMr,
+      std::min(kHybridChunkRows, (per_thread + kQGemmMr - 1) / kQGemmMr *
+                                     kQGemmMr));
   const int64_t image = int64_t{s->in_h} * s->in_w * s->in_c;
-  ctx.RequestScratch(s->batch * (sizeof(float) + sizeof(int32_t)) +
-                     s->batch * image * sizeof(int16_t));
+  ctx.RequestScratch(
+      s->batch * (sizeof(float) + sizeof(int32_t)) +
+      s->threads * s->chunk_rows *
+          (s->out_c * sizeof(int32_t) + QGemmPaddedK(s->k) * sizeof(int16_t)) +
+      s->batch * image * sizeof(int16_t));
   ctx.SetEval(EvalHybridConv);
-  ctx.SetReductionLength(taps * s->in_c);
+  ctx.SetReductionLength(s->k);
   return ctx.SetOutputShape(0, {s->batch, s->out_h, s->out_w, s->out_c});
 }
 

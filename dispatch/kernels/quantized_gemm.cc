@@ -40,6 +40,40 @@ inline __attribute__((always_inline)) void StoreTile(
   }
 }
 
+// A tile's epilogue: requantized to bytes (QGemm) ...
+struct RequantStore {
+  const QGemmRequant& rq;
+  int64_t channel0;
+  uint8_t* out;
+  int64_t out_stride;
+  inline __attribute__((always_inline)) void operator()(
+      const V8i (&c)[kQGemmMr][2], int64_t row0, int64_t nrows, int64_t n0,
+      int cols) const {
+    StoreTile(c, rq, channel0 + n0, nrows, cols, out + row0 * out_stride + n0,
+              out_stride);
+  }
+};
+
+// ... or the int32 sums as they are (QGemmSums).
+struct SumStore {
+  int32_t* out;
+  int64_t out_stride;
+  inline __attribute__((always_inline)) void operator()(
+      const V8i (&c)[kQGemmMr][2], int64_t row0, int64_t nrows, int64_t n0,
+      int cols) const {
+    for (int64_t i = 0; i < nrows; ++i) {
+      int32_t* op = out + (row0 + i) * out_stride + n0;
+      if (cols == kQGemmNr) {
+        std::memcpy(op, &c[i][0], sizeof(c[i]));
+      } else {
+        int32_t res[kQGemmNr];
+        std::memcpy(res, &c[i][0], sizeof(res));
+        std::memcpy(op, res, cols * sizeof(int32_t));
+      }
+    }
+  }
+};
+
 // a's rows for the tile at row0; rows past the end repeat the last row
 // (their sums are not stored).
 inline void TileRows(const int16_t* a, int64_t kp, int64_t row0, int64_t nrows,
@@ -51,10 +85,10 @@ inline void TileRows(const int16_t* a, int64_t kp, int64_t row0, int64_t nrows,
 
 // The baseline: each int32 lane of a packed pair vector holds the column's
 // values for reduction steps 2q (low half) and 2q + 1 (high half).
+template <typename Store>
 void QGemmGeneric(const int16_t* a, int64_t rows, int64_t k,
                   const int16_t* packed, int64_t n, int64_t p0, int64_t p1,
-                  const QGemmRequant& rq, int64_t channel0, uint8_t* out,
-                  int64_t out_stride) {
+                  const Store& store) {
   const int64_t kp = QGemmPaddedK(k);
   for (int64_t p = p0; p < p1; ++p) {
     const int16_t* bp = packed + p * kQGemmNr * kp;
@@ -76,18 +110,17 @@ void QGemmGeneric(const int16_t* a, int64_t rows, int64_t k,
           c[i][1] += lo1 * x0 + hi1 * x1;
         }
       }
-      StoreTile(c, rq, channel0 + n0, nrows, cols, out + row0 * out_stride + n0,
-                out_stride);
+      store(c, row0, nrows, n0, cols);
     }
   }
 }
 
 #if GRAFT_QGEMM_AVX2
 // vpmaddwd: one instruction multiplies 16 int16 pairs and adds each pair.
+template <typename Store>
 __attribute__((target("avx2"))) void QGemmAvx2(
     const int16_t* a, int64_t rows, int64_t k, const int16_t* packed, int64_t n,
-    int64_t p0, int64_t p1, const QGemmRequant& rq, int64_t channel0,
-    uint8_t* out, int64_t out_stride) {
+    int64_t p0, int64_t p1, const Store& store) {
   const int64_t kp = QGemmPaddedK(k);
   for (int64_t p = p0; p < p1; ++p) {
     const int16_t* bp = packed + p * kQGemmNr * kp;
@@ -118,22 +151,22 @@ __attribute__((target("avx2"))) void QGemmAvx2(
       }
       V8i cv[kQGemmMr][2];
       std::memcpy(cv, c, sizeof(cv));
-      StoreTile(cv, rq, channel0 + n0, nrows, cols,
-                out + row0 * out_stride + n0, out_stride);
+      store(cv, row0, nrows, n0, cols);
     }
   }
 }
 #endif
 
+template <typename Store>
 using QGemmFn = void (*)(const int16_t*, int64_t, int64_t, const int16_t*,
-                         int64_t, int64_t, int64_t, const QGemmRequant&,
-                         int64_t, uint8_t*, int64_t);
+                         int64_t, int64_t, int64_t, const Store&);
 
-QGemmFn PickQGemm() {
+template <typename Store>
+QGemmFn<Store> PickQGemm() {
 #if GRAFT_QGEMM_AVX2
-  if (__builtin_cpu_supports("avx2")) return QGemmAvx2;
+  if (__builtin_cpu_supports("avx2")) return QGemmAvx2<Store>;
 #endif
-  return QGemmGeneric;
+  return QGemmGeneric<Store>;
 }
 
 template <typename S, typename VS>
@@ -240,9 +273,16 @@ void QGemm(const int16_t* a, int64_t rows, int64_t k, const int16_t* packed,
            int64_t n, int64_t p0, int64_t p1, const QGemmRequant& rq,
            int64_t channel0, T* out, int64_t out_stride) {
   static_assert(sizeof(T) == 1, "8-bit outputs only");
-  static const QGemmFn impl = PickQGemm();
-  impl(a, rows, k, packed, n, p0, p1, rq, channel0,
-       reinterpret_cast<uint8_t*>(out), out_stride);
+  static const QGemmFn<RequantStore> impl = PickQGemm<RequantStore>();
+  impl(a, rows, k, packed, n, p0, p1,
+       RequantStore{rq, channel0, reinterpret_cast<uint8_t*>(out), out_stride});
+}
+
+void QGemmSums(const int16_t* a, int64_t rows, int64_t k,
+               const int16_t* packed, int64_t n, int64_t p0, int64_t p1,
+               int32_t* out, int64_t out_stride) {
+  static const QGemmFn<SumStore> impl = PickQGemm<SumStore>();
+  impl(a, rows, k, packed, n, p0, p1, SumStore{out, out_stride});
 }
 
 template void QGemm<int8_t>(const int16_t*, int64_t, int64_t, const int16_t*,

@@ -1,5 +1,6 @@
 // The 8-bit integer GEMM shared by the quantized CONV_2D, FULLY_CONNECTED
-// and BATCH_MATMUL kernels (internal to dispatch/kernels).
+// and BATCH_MATMUL kernels and the hybrid CONV_2D (internal to
+// dispatch/kernels).
 //
 // out[r][c] = requantize(sum_k a[r][k] * b[c][k] + bias[c]), where
 // - a is an int16 row-major matrix already holding input + input_offset
@@ -200,6 +201,13 @@ template <typename T>
 void QGemm(const int16_t* a, int64_t rows, int64_t k, const int16_t* packed,
            int64_t n, int64_t p0, int64_t p1, const QGemmRequant& rq,
            int64_t channel0, T* out, int64_t out_stride);
+
+// As QGemm, but stores the int32 sums themselves (no bias, no rescale) at
+// out[r * out_stride + c]: for kernels with their own epilogue (the hybrid
+// convolution's float rescale).
+void QGemmSums(const int16_t* a, int64_t rows, int64_t k,
+               const int16_t* packed, int64_t n, int64_t p0, int64_t p1,
+               int32_t* out, int64_t out_stride);
 
 }  // namespace graft::kernels
 
