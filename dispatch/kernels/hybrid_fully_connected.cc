@@ -50,8 +50,10 @@
 // order, the low nibble holding the even element), as is the quantized
 // input, so the dot products vectorize to 16-bit multiply-adds (twice as fast
 // as int8 operands on baseline x86-64; 1024 x 1024 INT4 weights, one input
-// row: ~0.12 ms per invoke, one thread). Eval quantizes the input rows into
-// scratch and splits the outputs over the thread pool. Fused TANH and
+// row: ~0.12 ms per invoke, one thread); INT8 weights are packed for the
+// 8-bit GEMM of quantized_gemm.h, whose int32 sums (QGemmSums) are the dot
+// products. Eval quantizes the input rows into scratch and splits the
+// outputs over the thread pool. Fused TANH and
 // SIGN_BIT, which TFLite's hybrid path also applies, are refused.
 #include <algorithm>
 #include <cmath>
@@ -64,6 +66,7 @@
 #include "dispatch/kernel.h"
 #include "dispatch/kernels/hybrid_util.h"
 #include "dispatch/kernels/kernel_util.h"
+#include "dispatch/kernels/quantized_gemm.h"
 #include "dispatch/thread_pool.h"
 
 namespace graft {
@@ -117,7 +120,11 @@ int32_t SseRowSum(const int16_t* w, int64_t k) {
 struct HybridFcState : KernelState {
   int64_t m = 0, n = 0, k = 0;
   bool asymmetric = true;        // how input rows are quantized
-  std::vector<int16_t> weights;  // [n, k], sign-extended
+  // Quantized input rows' stride: k, or QGemmPaddedK(k) for the GEMM.
+  int64_t row_stride = 0;
+  std::vector<int16_t> weights;  // INT4: [n, k], sign-extended
+  std::vector<int16_t> packed;   // INT8: packed for QGemmSums
+  int64_t panels = 0;
   // INT8: one scale per output (a per-tensor scale repeated), and with
   // asymmetric inputs the SseRowSum of each row.
   // INT4: blocks of `block` weights, scales [n, blocks], and kfsum[n], the
@@ -129,28 +136,39 @@ struct HybridFcState : KernelState {
   float lo = 0, hi = 0;
 };
 
-// Scratch: per row its scale and zero point, then the quantized rows.
+// Scratch: per row its scale and zero point; INT8: the GEMM's sums [m, n];
+// the quantized rows.
 struct QuantizedRows {
   const float* scale;
   const int32_t* zero_point;
+  int32_t* sums;
   const int16_t* q;
 };
+
+size_t ScratchBytes(const HybridFcState& s) {
+  return s.m * (sizeof(float) + sizeof(int32_t)) +
+         (s.packed.empty() ? 0 : s.m * s.n * sizeof(int32_t)) +
+         s.m * s.row_stride * sizeof(int16_t);
+}
 
 QuantizedRows QuantizeRows(EvalContext& ctx, const HybridFcState& s,
                            const float* in) {
   float* scale = ctx.scratch_as<float>();
   int32_t* zero_point = reinterpret_cast<int32_t*>(scale + s.m);
-  int16_t* q = reinterpret_cast<int16_t*>(zero_point + s.m);
+  int32_t* sums = zero_point + s.m;
+  int16_t* q = reinterpret_cast<int16_t*>(
+      sums + (s.packed.empty() ? 0 : s.m * s.n));
   for (int64_t r = 0; r < s.m; ++r) {
+    int16_t* qr = q + r * s.row_stride;
     if (s.asymmetric) {
-      AsymmetricQuantizeRow(in + r * s.k, s.k, q + r * s.k, &scale[r],
-                            &zero_point[r]);
+      AsymmetricQuantizeRow(in + r * s.k, s.k, qr, &scale[r], &zero_point[r]);
     } else {
-      SymmetricQuantizeRow(in + r * s.k, s.k, q + r * s.k, &scale[r]);
+      SymmetricQuantizeRow(in + r * s.k, s.k, qr, &scale[r]);
       zero_point[r] = 0;
     }
+    std::fill(qr + s.k, qr + s.row_stride, int16_t{0});
   }
-  return {scale, zero_point, q};
+  return {scale, zero_point, sums, q};
 }
 
 // Runs fn(n0, n1) over the outputs, split over the thread pool.
@@ -206,12 +224,13 @@ absl::Status EvalHybridFcInt8(EvalContext& ctx) {
     return absl::OkStatus();
   }
   const QuantizedRows rows = QuantizeRows(ctx, s, in);
-  ForOutputs(ctx, s, [&](int64_t n0, int64_t n1) {
+  auto panels = [&](int64_t p0, int64_t p1) {
+    QGemmSums(rows.q, s.m, s.k, s.packed.data(), s.n, p0, p1, rows.sums, s.n);
+    const int64_t n0 = p0 * kQGemmNr, n1 = std::min(s.n, p1 * kQGemmNr);
     for (int64_t r = 0; r < s.m; ++r) {
-      const int16_t* qr = rows.q + r * s.k;
       const uint32_t zp = static_cast<uint32_t>(rows.zero_point[r]);
       for (int64_t j = n0; j < n1; ++j) {
-        int32_t dot = Dot(qr, s.weights.data() + j * s.k, s.k);
+        int32_t dot = rows.sums[r * s.n + j];
         if (s.asymmetric) {  // wrapping, as TFLite's int32 arithmetic
           dot = static_cast<int32_t>(static_cast<uint32_t>(dot) -
                                      zp * static_cast<uint32_t>(s.row_sums[j]));
@@ -222,12 +241,20 @@ absl::Status EvalHybridFcInt8(EvalContext& ctx) {
         out[r * s.n + j] = std::min(std::max(acc, s.lo), s.hi);
       }
     }
-  });
+  };
+  ThreadPool* pool = ctx.thread_pool();
+  if (pool != nullptr) {
+    const int64_t work = s.k * s.m * kQGemmNr + 1;
+    pool->ParallelFor(s.panels, std::max<int64_t>(1, 65536 / work), panels);
+  } else {
+    panels(0, s.panels);
+  }
   return absl::OkStatus();
 }
 
 absl::Status PrepareBlockwise(PrepareContext& ctx, const Tensor& w,
                               const std::string& types, HybridFcState* s) {
+  s->row_stride = s->k;
   const tfl::BlockwiseQuantizationT* bq =
       w.quantization ? w.quantization->details.AsBlockwiseQuantization()
                      : nullptr;
@@ -315,16 +342,21 @@ absl::Status PrepareInt8(PrepareContext& ctx, const Tensor& w,
                      "INT8 weights hold %d bytes, shape %s needs %d", w.bytes,
                      ShapeToString(w.shape), s->n * s->k);
   const int8_t* data = w.data<int8_t>();
-  s->weights.assign(data, data + s->n * s->k);
+  s->packed.resize(QGemmPackedSize(s->n, s->k));
+  QGemmPackRows(data, s->n, s->k, s->k, /*w_offset=*/0, s->packed.data());
+  s->panels = QGemmPanels(s->n);
+  s->row_stride = QGemmPaddedK(s->k);
   s->scales.resize(s->n);
   for (int64_t j = 0; j < s->n; ++j) {
     s->scales[j] = q->scale[per_channel ? j : 0];
   }
   s->asymmetric = o != nullptr && o->asymmetric_quantize_inputs;
   if (s->asymmetric) {
+    std::vector<int16_t> row(s->k);
     s->row_sums.resize(s->n);
     for (int64_t j = 0; j < s->n; ++j) {
-      s->row_sums[j] = SseRowSum(s->weights.data() + j * s->k, s->k);
+      std::copy(data + j * s->k, data + (j + 1) * s->k, row.begin());
+      s->row_sums[j] = SseRowSum(row.data(), s->k);
     }
   }
   ctx.SetEval(EvalHybridFcInt8);
@@ -369,8 +401,7 @@ absl::Status PrepareFullyConnectedHybrid(PrepareContext& ctx) {
 
   GRAFT_ASSIGN_OR_RETURN(Shape out,
                          FullyConnectedOutputShape(o, *in, s->m, s->k, s->n));
-  ctx.RequestScratch(s->m * (sizeof(float) + sizeof(int32_t)) +
-                     s->m * s->k * sizeof(int16_t));
+  ctx.RequestScratch(ScratchBytes(*s));
   ctx.SetReductionLength(s->k);
   return ctx.SetOutputShape(0, std::move(out));
 }
