@@ -117,41 +117,57 @@ void QGemmGeneric(const int16_t* a, int64_t rows, int64_t k,
 
 #if GRAFT_QGEMM_AVX2
 // vpmaddwd: one instruction multiplies 16 int16 pairs and adds each pair.
+// One tile of MR rows (MR < kQGemmMr for a last, short row block: a
+// one-row FULLY_CONNECTED computes one row, not six).
+template <int MR, typename Store>
+__attribute__((target("avx2"), always_inline)) inline void TileAvx2(
+    const int16_t* a, int64_t kp, int64_t row0, const int16_t* bp, int64_t n0,
+    int cols, const Store& store) {
+  const int16_t* ap[MR];
+  for (int i = 0; i < MR; ++i) ap[i] = a + (row0 + i) * kp;
+  __m256i c[MR][2];
+  for (int i = 0; i < MR; ++i) {
+    c[i][0] = _mm256_setzero_si256();
+    c[i][1] = _mm256_setzero_si256();
+  }
+  for (int64_t q = 0; q < kp / 2; ++q) {
+    const __m256i b0 = _mm256_loadu_si256(
+        reinterpret_cast<const __m256i*>(bp + q * 2 * kQGemmNr));
+    const __m256i b1 = _mm256_loadu_si256(
+        reinterpret_cast<const __m256i*>(bp + q * 2 * kQGemmNr + 16));
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) {
+      int32_t pair;
+      std::memcpy(&pair, ap[i] + 2 * q, sizeof(pair));
+      const __m256i x = _mm256_set1_epi32(pair);
+      c[i][0] = _mm256_add_epi32(c[i][0], _mm256_madd_epi16(b0, x));
+      c[i][1] = _mm256_add_epi32(c[i][1], _mm256_madd_epi16(b1, x));
+    }
+  }
+  V8i cv[kQGemmMr][2] = {};
+  std::memcpy(cv, c, sizeof(c));
+  store(cv, row0, MR, n0, cols);
+}
+
 template <typename Store>
 __attribute__((target("avx2"))) void QGemmAvx2(
     const int16_t* a, int64_t rows, int64_t k, const int16_t* packed, int64_t n,
     int64_t p0, int64_t p1, const Store& store) {
+  static_assert(kQGemmMr == 6, "the row-count switch below lists 1 to 6");
   const int64_t kp = QGemmPaddedK(k);
   for (int64_t p = p0; p < p1; ++p) {
     const int16_t* bp = packed + p * kQGemmNr * kp;
     const int64_t n0 = p * kQGemmNr;
     const int cols = static_cast<int>(std::min<int64_t>(kQGemmNr, n - n0));
     for (int64_t row0 = 0; row0 < rows; row0 += kQGemmMr) {
-      const int64_t nrows = std::min<int64_t>(kQGemmMr, rows - row0);
-      const int16_t* ap[kQGemmMr];
-      TileRows(a, kp, row0, nrows, ap);
-      __m256i c[kQGemmMr][2];
-      for (int i = 0; i < kQGemmMr; ++i) {
-        c[i][0] = _mm256_setzero_si256();
-        c[i][1] = _mm256_setzero_si256();
+      switch (std::min<int64_t>(kQGemmMr, rows - row0)) {
+        case 1: TileAvx2<1>(a, kp, row0, bp, n0, cols, store); break;
+        case 2: TileAvx2<2>(a, kp, row0, bp, n0, cols, store); break;
+        case 3: TileAvx2<3>(a, kp, row0, bp, n0, cols, store); break;
+        case 4: TileAvx2<4>(a, kp, row0, bp, n0, cols, store); break;
+        case 5: TileAvx2<5>(a, kp, row0, bp, n0, cols, store); break;
+        default: TileAvx2<6>(a, kp, row0, bp, n0, cols, store); break;
       }
-      for (int64_t q = 0; q < kp / 2; ++q) {
-        const __m256i b0 = _mm256_loadu_si256(
-            reinterpret_cast<const __m256i*>(bp + q * 2 * kQGemmNr));
-        const __m256i b1 = _mm256_loadu_si256(
-            reinterpret_cast<const __m256i*>(bp + q * 2 * kQGemmNr + 16));
-#pragma GCC unroll 8
-        for (int i = 0; i < kQGemmMr; ++i) {
-          int32_t pair;
-          std::memcpy(&pair, ap[i] + 2 * q, sizeof(pair));
-          const __m256i x = _mm256_set1_epi32(pair);
-          c[i][0] = _mm256_add_epi32(c[i][0], _mm256_madd_epi16(b0, x));
-          c[i][1] = _mm256_add_epi32(c[i][1], _mm256_madd_epi16(b1, x));
-        }
-      }
-      V8i cv[kQGemmMr][2];
-      std::memcpy(cv, c, sizeof(cv));
-      store(cv, row0, nrows, n0, cols);
     }
   }
 }
