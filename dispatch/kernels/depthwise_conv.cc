@@ -103,15 +103,7 @@ absl::Status PrepareDepthwiseConv2D(PrepareContext& ctx) {
   GRAFT_KERNEL_CHECK(!bias || bias->num_elements() == s->out_c,
                      "bias has %d elements, expected %d",
                      bias ? bias->num_elements() : 0, s->out_c);
-  s->stride_h = o->stride_h, s->stride_w = o->stride_w;
-  s->dil_h = o->dilation_h_factor, s->dil_w = o->dilation_w_factor;
-  GRAFT_KERNEL_CHECK(s->stride_h > 0 && s->stride_w > 0 && s->dil_h > 0 &&
-                         s->dil_w > 0,
-                     "strides and dilations must be positive");
-  s->out_h = ComputeOutSize(o->padding, s->in_h, s->k_h, s->stride_h, s->dil_h);
-  s->out_w = ComputeOutSize(o->padding, s->in_w, s->k_w, s->stride_w, s->dil_w);
-  s->pad_h = ComputePadding(s->stride_h, s->dil_h, s->in_h, s->k_h, s->out_h);
-  s->pad_w = ComputePadding(s->stride_w, s->dil_w, s->in_w, s->k_w, s->out_w);
+  GRAFT_RETURN_IF_ERROR(PrepareConvWindow(*o, s));
   GRAFT_RETURN_IF_ERROR(
       ActivationRange(o->fused_activation_function, &s->lo, &s->hi));
   ctx.SetEval(EvalDepthwise);

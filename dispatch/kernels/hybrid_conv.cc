@@ -237,15 +237,7 @@ absl::Status PrepareConv2DHybrid(PrepareContext& ctx) {
   GRAFT_KERNEL_CHECK(!bias || bias->num_elements() == s->out_c,
                      "bias has %d elements, expected %d",
                      bias ? bias->num_elements() : 0, s->out_c);
-  s->stride_h = o->stride_h, s->stride_w = o->stride_w;
-  s->dil_h = o->dilation_h_factor, s->dil_w = o->dilation_w_factor;
-  GRAFT_KERNEL_CHECK(
-      s->stride_h > 0 && s->stride_w > 0 && s->dil_h > 0 && s->dil_w > 0,
-      "strides and dilations must be positive");
-  s->out_h = ComputeOutSize(o->padding, s->in_h, s->k_h, s->stride_h, s->dil_h);
-  s->out_w = ComputeOutSize(o->padding, s->in_w, s->k_w, s->stride_w, s->dil_w);
-  s->pad_h = ComputePadding(s->stride_h, s->dil_h, s->in_h, s->k_h, s->out_h);
-  s->pad_w = ComputePadding(s->stride_w, s->dil_w, s->in_w, s->k_w, s->out_w);
+  GRAFT_RETURN_IF_ERROR(PrepareConvWindow(*o, s));
   GRAFT_RETURN_IF_ERROR(ActivationRange(act, &s->lo, &s->hi));
 
   // TFLite takes the per-channel path only when the scales differ.
@@ -408,15 +400,7 @@ absl::Status PrepareDepthwiseConv2DHybrid(PrepareContext& ctx) {
   GRAFT_KERNEL_CHECK(!bias || bias->num_elements() == s->out_c,
                      "bias has %d elements, expected %d",
                      bias ? bias->num_elements() : 0, s->out_c);
-  s->stride_h = o->stride_h, s->stride_w = o->stride_w;
-  s->dil_h = o->dilation_h_factor, s->dil_w = o->dilation_w_factor;
-  GRAFT_KERNEL_CHECK(
-      s->stride_h > 0 && s->stride_w > 0 && s->dil_h > 0 && s->dil_w > 0,
-      "strides and dilations must be positive");
-  s->out_h = ComputeOutSize(o->padding, s->in_h, s->k_h, s->stride_h, s->dil_h);
-  s->out_w = ComputeOutSize(o->padding, s->in_w, s->k_w, s->stride_w, s->dil_w);
-  s->pad_h = ComputePadding(s->stride_h, s->dil_h, s->in_h, s->k_h, s->out_h);
-  s->pad_w = ComputePadding(s->stride_w, s->dil_w, s->in_w, s->k_w, s->out_w);
+  GRAFT_RETURN_IF_ERROR(PrepareConvWindow(*o, s));
   GRAFT_RETURN_IF_ERROR(ActivationRange(act, &s->lo, &s->hi));
 
   const int64_t n = int64_t{s->k_h} * s->k_w * s->out_c;

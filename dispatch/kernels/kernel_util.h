@@ -112,6 +112,24 @@ inline int ComputePadding(int stride, int dilation, int in, int filter,
   return total / 2;
 }
 
+// A 2-D convolution's window (CONV_2D, DEPTHWISE_CONV_2D; Options is their
+// options table): the strides and dilations, which must be positive, the
+// output size and the padding before the first element, set in kernel
+// state `s`, whose in_h, in_w, k_h and k_w are set.
+template <typename Options, typename State>
+absl::Status PrepareConvWindow(const Options& o, State* s) {
+  s->stride_h = o.stride_h, s->stride_w = o.stride_w;
+  s->dil_h = o.dilation_h_factor, s->dil_w = o.dilation_w_factor;
+  GRAFT_KERNEL_CHECK(
+      s->stride_h > 0 && s->stride_w > 0 && s->dil_h > 0 && s->dil_w > 0,
+      "strides and dilations must be positive");
+  s->out_h = ComputeOutSize(o.padding, s->in_h, s->k_h, s->stride_h, s->dil_h);
+  s->out_w = ComputeOutSize(o.padding, s->in_w, s->k_w, s->stride_w, s->dil_w);
+  s->pad_h = ComputePadding(s->stride_h, s->dil_h, s->in_h, s->k_h, s->out_h);
+  s->pad_w = ComputePadding(s->stride_w, s->dil_w, s->in_w, s->k_w, s->out_w);
+  return absl::OkStatus();
+}
+
 // The window geometry of AVERAGE_POOL_2D / MAX_POOL_2D on a 4-D NHWC input,
 // shared by the float and quantized pooling kernels.
 struct PoolGeometry {

@@ -467,15 +467,7 @@ absl::Status PrepareConv2DQuantized(PrepareContext& ctx) {
                      "%d output channels do not split into %d groups",
                      s->out_c, groups);
   s->group_out_c = s->out_c / groups;
-  s->stride_h = o->stride_h, s->stride_w = o->stride_w;
-  s->dil_h = o->dilation_h_factor, s->dil_w = o->dilation_w_factor;
-  GRAFT_KERNEL_CHECK(s->stride_h > 0 && s->stride_w > 0 && s->dil_h > 0 &&
-                         s->dil_w > 0,
-                     "strides and dilations must be positive");
-  s->out_h = ComputeOutSize(o->padding, s->in_h, s->k_h, s->stride_h, s->dil_h);
-  s->out_w = ComputeOutSize(o->padding, s->in_w, s->k_w, s->stride_w, s->dil_w);
-  s->pad_h = ComputePadding(s->stride_h, s->dil_h, s->in_h, s->k_h, s->out_h);
-  s->pad_w = ComputePadding(s->stride_w, s->dil_w, s->in_w, s->k_w, s->out_w);
+  GRAFT_RETURN_IF_ERROR(PrepareConvWindow(*o, s));
   GRAFT_RETURN_IF_ERROR(PrepareQuantParams(
       ctx, *in, *w, bias, o->fused_activation_function, 0, s));
   SetEvalFor<ConvKind::kConv>(ctx, is16);
@@ -517,15 +509,7 @@ absl::Status PrepareDepthwiseConv2DQuantized(PrepareContext& ctx) {
                      "filter depth %d is not a multiple of input depth %d",
                      s->out_c, s->in_c);
   s->depth_multiplier = s->out_c / s->in_c;
-  s->stride_h = o->stride_h, s->stride_w = o->stride_w;
-  s->dil_h = o->dilation_h_factor, s->dil_w = o->dilation_w_factor;
-  GRAFT_KERNEL_CHECK(s->stride_h > 0 && s->stride_w > 0 && s->dil_h > 0 &&
-                         s->dil_w > 0,
-                     "strides and dilations must be positive");
-  s->out_h = ComputeOutSize(o->padding, s->in_h, s->k_h, s->stride_h, s->dil_h);
-  s->out_w = ComputeOutSize(o->padding, s->in_w, s->k_w, s->stride_w, s->dil_w);
-  s->pad_h = ComputePadding(s->stride_h, s->dil_h, s->in_h, s->k_h, s->out_h);
-  s->pad_w = ComputePadding(s->stride_w, s->dil_w, s->in_w, s->k_w, s->out_w);
+  GRAFT_RETURN_IF_ERROR(PrepareConvWindow(*o, s));
   GRAFT_RETURN_IF_ERROR(PrepareQuantParams(
       ctx, *in, *w, bias, o->fused_activation_function, 3, s));
   SetEvalFor<ConvKind::kDepthwise>(ctx, is16);
