@@ -94,25 +94,6 @@ void QuantizeImages(const float* in, int batch, int64_t image, bool asymmetric,
   }
 }
 
-// The weight checks shared by the hybrid convolutions: INT8 constants with
-// scales, no zero point, no custom quantization details. `types` is
-// CheckHybridOp's text, which refusals extend.
-absl::Status CheckHybridWeights(PrepareContext& ctx, const Tensor& w,
-                                const std::string& types) {
-  const tfl::QuantizationParametersT* q = w.quantization;
-  if (q == nullptr || q->scale.empty()) {
-    return ctx.Unsupported(types + " not quantized");
-  }
-  if (q->details.type != tfl::QuantizationDetails_NONE) {
-    return ctx.Unsupported(types + " with custom quantization details");
-  }
-  for (int64_t zp : q->zero_point) {
-    if (zp != 0) return ctx.Unsupported(types + " with a zero point");
-  }
-  if (!w.constant) return ctx.Unsupported(types + " computed at run time");
-  return absl::OkStatus();
-}
-
 // Rows [r0, r1) of the im2col matrix of the quantized images, as q - z_b,
 // in QGemmSums' a layout (rows of QGemmPaddedK(k), the pad zero).
 void HybridIm2Col(const HybridConvState& s, const int16_t* q,

@@ -15,7 +15,7 @@
 //   2. per output n, in float: out = bias[n] + float(dot(q, w[n]) -
 //      z * rowsum[n]) * (s * wscale[n]), where wscale[n] is the tensor's
 //      scale or channel n's and the int32 part is its
-//      SseMatrixBatchVectorMultiplyAccumulateImpl's (rowsum: SseRowSum);
+//      SseMatrixBatchVectorMultiplyAccumulateImpl's (rowsum: HybridRowSum);
 //   3. the fused activation.
 // An input that is all zeros gives the bias (TFLite skips the arithmetic).
 // TFLite ignores the weights' zero point on this path; Graft refuses a
@@ -73,50 +73,6 @@ namespace graft {
 namespace kernels {
 namespace {
 
-// The sum of a[i] * b[i] in int32. Chunks of 16 let the compiler vectorize the
-// inner loop (16-bit multiply-adds) at -O2 too; integer sums in any order
-// are the same.
-int32_t Dot(const int16_t* a, const int16_t* b, int64_t n) {
-  int32_t d = 0;
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    for (int j = 0; j < 16; ++j) {
-      d += static_cast<int32_t>(a[i + j]) * static_cast<int32_t>(b[i + j]);
-    }
-  }
-  for (; i < n; ++i) {
-    d += static_cast<int32_t>(a[i]) * static_cast<int32_t>(b[i]);
-  }
-  return d;
-}
-
-// The sum of one row of INT8 weights as TFLite's SseReductionSumVector adds
-// it (the row sums that asymmetric inputs need): each 16 weights' adjacent
-// pairs into eight int16 lanes, which wrap; then, with 8 or more left, 8
-// weights one per lane; then the lanes in int32, then the k % 8 left. It
-// differs from the true sum only when a lane passes +-32767 (thousands of
-// weights of one sign near the int8 limits); measured.
-int32_t SseRowSum(const int16_t* w, int64_t k) {
-  int16_t lanes[8] = {};
-  int64_t i = 0;
-  for (; i + 16 <= k; i += 16) {
-    for (int l = 0; l < 8; ++l) {
-      lanes[l] =
-          static_cast<int16_t>(lanes[l] + w[i + 2 * l] + w[i + 2 * l + 1]);
-    }
-  }
-  if (i + 8 <= k) {
-    for (int l = 0; l < 8; ++l) {
-      lanes[l] = static_cast<int16_t>(lanes[l] + w[i + l]);
-    }
-    i += 8;
-  }
-  int32_t sum = 0;
-  for (int l = 0; l < 8; ++l) sum += lanes[l];
-  for (; i < k; ++i) sum += w[i];
-  return sum;
-}
-
 struct HybridFcState : KernelState {
   int64_t m = 0, n = 0, k = 0;
   bool asymmetric = true;        // how input rows are quantized
@@ -126,7 +82,7 @@ struct HybridFcState : KernelState {
   std::vector<int16_t> packed;   // INT8: packed for QGemmSums
   int64_t panels = 0;
   // INT8: one scale per output (a per-tensor scale repeated), and with
-  // asymmetric inputs the SseRowSum of each row.
+  // asymmetric inputs the HybridRowSum of each row.
   // INT4: blocks of `block` weights, scales [n, blocks], and kfsum[n], the
   // sum of scale * block weight sum.
   int64_t block = 0, blocks = 0;
@@ -196,7 +152,7 @@ absl::Status EvalHybridFcBlockwise(EvalContext& ctx) {
         const float* scale = s.scales.data() + j * s.blocks;
         float acc = 0;
         for (int64_t b = 0; b < s.blocks; ++b) {
-          const int32_t dot = Dot(qr + b * s.block, w + b * s.block, s.block);
+          const int32_t dot = HybridDot(qr + b * s.block, w + b * s.block, s.block);
           acc += static_cast<float>(dot) * scale[b];
         }
         acc -= static_cast<float>(rows.zero_point[r]) * s.kfsum[j];
@@ -320,16 +276,8 @@ absl::Status PrepareInt8(PrepareContext& ctx, const Tensor& w,
                          const std::string& types,
                          const tfl::FullyConnectedOptionsT* o,
                          HybridFcState* s) {
+  GRAFT_RETURN_IF_ERROR(CheckHybridWeights(ctx, w, types));
   const tfl::QuantizationParametersT* q = w.quantization;
-  if (q == nullptr || q->scale.empty()) {
-    return ctx.Unsupported(types + " not quantized");
-  }
-  if (q->details.type != tfl::QuantizationDetails_NONE) {
-    return ctx.Unsupported(types + " with custom quantization details");
-  }
-  for (int64_t zp : q->zero_point) {
-    if (zp != 0) return ctx.Unsupported(types + " with a zero point");
-  }
   const bool per_channel = q->scale.size() > 1;
   if (per_channel && q->quantized_dimension != 0) {
     return ctx.Unsupported(absl::StrFormat("%s quantized along dimension %d",
@@ -356,7 +304,7 @@ absl::Status PrepareInt8(PrepareContext& ctx, const Tensor& w,
     s->row_sums.resize(s->n);
     for (int64_t j = 0; j < s->n; ++j) {
       std::copy(data + j * s->k, data + (j + 1) * s->k, row.begin());
-      s->row_sums[j] = SseRowSum(row.data(), s->k);
+      s->row_sums[j] = HybridRowSum(row.data(), s->k);
     }
   }
   ctx.SetEval(EvalHybridFcInt8);

@@ -112,5 +112,56 @@ void SymmetricQuantizeRow(const float* x, int64_t k, int16_t* q, float* scale) {
   }
 }
 
+absl::Status CheckHybridWeights(const PrepareContext& ctx, const Tensor& w,
+                                const std::string& types) {
+  const tfl::QuantizationParametersT* q = w.quantization;
+  if (q == nullptr || q->scale.empty()) {
+    return ctx.Unsupported(types + " not quantized");
+  }
+  if (q->details.type != tfl::QuantizationDetails_NONE) {
+    return ctx.Unsupported(types + " with custom quantization details");
+  }
+  for (int64_t zp : q->zero_point) {
+    if (zp != 0) return ctx.Unsupported(types + " with a zero point");
+  }
+  if (!w.constant) return ctx.Unsupported(types + " computed at run time");
+  return absl::OkStatus();
+}
+
+int32_t HybridDot(const int16_t* a, const int16_t* b, int64_t k) {
+  // Chunks of 16 vectorize to 16-bit multiply-adds; integer sums in any
+  // order are the same.
+  int32_t d = 0;
+  int64_t i = 0;
+  for (; i + 16 <= k; i += 16) {
+    for (int j = 0; j < 16; ++j) {
+      d += static_cast<int32_t>(a[i + j]) * static_cast<int32_t>(b[i + j]);
+    }
+  }
+  for (; i < k; ++i) d += static_cast<int32_t>(a[i]) * b[i];
+  return d;
+}
+
+int32_t HybridRowSum(const int16_t* w, int64_t k) {
+  int16_t lanes[8] = {};
+  int64_t i = 0;
+  for (; i + 16 <= k; i += 16) {
+    for (int l = 0; l < 8; ++l) {
+      lanes[l] =
+          static_cast<int16_t>(lanes[l] + w[i + 2 * l] + w[i + 2 * l + 1]);
+    }
+  }
+  if (i + 8 <= k) {
+    for (int l = 0; l < 8; ++l) {
+      lanes[l] = static_cast<int16_t>(lanes[l] + w[i + l]);
+    }
+    i += 8;
+  }
+  int32_t sum = 0;
+  for (int l = 0; l < 8; ++l) sum += lanes[l];
+  for (; i < k; ++i) sum += w[i];
+  return sum;
+}
+
 }  // namespace kernels
 }  // namespace graft

@@ -30,6 +30,14 @@ absl::StatusOr<std::string> CheckHybridOp(
     std::initializer_list<tfl::TensorType> weight_types,
     tfl::ActivationFunctionType activation);
 
+// The weight checks of the hybrid kernels with per-tensor or per-channel
+// INT8 weights: quantized with scales, no zero point (TFLite ignores one;
+// Graft refuses rather than compute with other weights), no custom
+// quantization details, constant. `types` is CheckHybridOp's text, which
+// the refusals extend.
+absl::Status CheckHybridWeights(const PrepareContext& ctx, const Tensor& w,
+                                const std::string& types);
+
 // Asymmetric: the range [min(0, lo), max(0, hi)] of the k values x[0..k)
 // gives *scale and *zero_point; q[i] = clamp(zero_point + round(x[i] /
 // scale), -128, 127). A row of zeros gets scale 1, zero point 0.
@@ -39,6 +47,16 @@ void AsymmetricQuantizeRow(const float* x, int64_t k, int16_t* q, float* scale,
 // Symmetric: scale = max(|lo|, |hi|) / 127, q[i] in [-127, 127], zero point
 // 0. A row of zeros gets scale 1.
 void SymmetricQuantizeRow(const float* x, int64_t k, int16_t* q, float* scale);
+
+// The int32 dot product of k int8 values held as int16: what TFLite's x86
+// int8 dot products give for weights in [-127, 127] (they mis-sign -128).
+int32_t HybridDot(const int16_t* a, const int16_t* b, int64_t k);
+
+// The sum of one row of k INT8 weights (held as int16) as TFLite's
+// SseReductionSumVector adds it for asymmetric inputs: pairs into eight
+// wrapping int16 lanes, so it differs from the true sum only when a lane
+// passes +-32767.
+int32_t HybridRowSum(const int16_t* w, int64_t k);
 
 }  // namespace kernels
 }  // namespace graft

@@ -419,6 +419,10 @@ MODELS = [
      "keras.applications.MobileNetV2(alpha=0.35, 96×96, weights=None), "
      "dynamic-range quantized: hybrid CONV_2D, DEPTHWISE_CONV_2D and "
      "FULLY_CONNECTED where a filter has 1024 or more weights"),
+    ("lstm_sequence_dynamic_range", lstm_model, DYNAMIC_RANGE,
+     "the two stacked Keras LSTMs of lstm_sequence_float, dynamic-range "
+     "quantized: hybrid UNIDIRECTIONAL_SEQUENCE_LSTM (int8 weights, float "
+     "activations and state)"),
     ("mlp_dynamic_range", mlp, DYNAMIC_RANGE,
      "Keras MLP (Dense 64→256→128→10, ReLU, seeded biases) over 8 rows, "
      "dynamic-range quantized (Optimize.DEFAULT, no representative dataset: "

@@ -977,6 +977,77 @@ void BuildZoo(Zoo& z) {
           });
   }
 
+  // Hybrid LSTM and UNIDIRECTIONAL_SEQUENCE_LSTM (FLOAT32 activations,
+  // per-tensor INT8 weights and peepholes, as dynamic-range quantization
+  // makes them): symmetric and asymmetric input quantization, CIFG,
+  // peepholes, cell clip, both time layouts, activations.
+  struct HybridLstmSpec {
+    bool sequence, time_major, cifg, peephole, asymmetric;
+    float cell_clip;
+    tfl::ActivationFunctionType act;
+  };
+  const std::vector<HybridLstmSpec> hybrid_lstms = {
+      {true, false, false, false, false, 0, kTanh},
+      {true, true, true, true, true, 0.5f, kTanh},
+      {false, false, false, true, true, 0, tfl::ActivationFunctionType_RELU},
+      {true, false, false, false, true, 0, kTanh},
+  };
+  for (size_t v = 0; v < hybrid_lstms.size(); ++v) {
+    const HybridLstmSpec& l = hybrid_lstms[v];
+    const int batch = z.Rand(1, 3), steps = l.sequence ? z.Rand(2, 5) : 1;
+    const int ni = z.Rand(1, 20), nc = z.Rand(2, 20);
+    z.Add(absl::StrCat(l.sequence ? "sequence_lstm_hybrid" : "lstm_hybrid", v),
+          [&](SubgraphBuilder& g) {
+            std::vector<int32_t> in_shape = {batch, ni};
+            if (l.sequence) {
+              in_shape = l.time_major ? std::vector<int32_t>{steps, batch, ni}
+                                      : std::vector<int32_t>{batch, steps, ni};
+            }
+            std::vector<TensorId> ins(24, kNoTensor);
+            ins[0] = g.Input("x", F32, in_shape);
+            auto weights = [&](const char* name, std::vector<int32_t> shape) {
+              std::vector<int8_t> w8(Zoo::Count(shape));
+              for (int8_t& x : w8) x = static_cast<int8_t>(z.Rand(-127, 127));
+              TensorId t = g.Constant<int8_t>(name, shape, w8);
+              g.Quantize(t, 0.002f * z.Rand(5, 25), 0);
+              return t;
+            };
+            for (int gate = l.cifg ? 1 : 0; gate < 4; ++gate) {
+              ins[1 + gate] = weights("w", {nc, ni});
+              ins[5 + gate] = weights("r", {nc, nc});
+              ins[12 + gate] = g.Constant<float>("b", {nc}, z.RandFloats(nc));
+            }
+            if (l.peephole) {
+              for (int p = l.cifg ? 1 : 0; p < 3; ++p) {
+                ins[9 + p] = weights("peephole", {nc});
+              }
+            }
+            ins[18] = g.Variable("h", F32, {batch, nc});
+            ins[19] = g.Variable("c", F32, {batch, nc});
+            std::vector<int32_t> out_shape = in_shape;
+            out_shape.back() = nc;
+            if (l.sequence) {
+              tfl::UnidirectionalSequenceLSTMOptionsT o;
+              o.fused_activation_function = l.act;
+              o.cell_clip = l.cell_clip;
+              o.time_major = l.time_major;
+              o.asymmetric_quantize_inputs = l.asymmetric;
+              OpBuilder op =
+                  g.Op(tfl::BuiltinOperator_UNIDIRECTIONAL_SEQUENCE_LSTM);
+              op.Inputs(ins);
+              g.Output(op.Options(o).Out("y", F32, out_shape));
+            } else {
+              tfl::LSTMOptionsT o;
+              o.fused_activation_function = l.act;
+              o.cell_clip = l.cell_clip;
+              o.asymmetric_quantize_inputs = l.asymmetric;
+              OpBuilder op = g.Op(tfl::BuiltinOperator_LSTM);
+              op.Inputs(ins);
+              g.Output(op.Options(o).Out("y", F32, out_shape));
+            }
+          });
+  }
+
   // SVDF (float32): ranks 1 and 2, with and without bias, batches.
   for (int v = 0; v < 3; ++v) {
     const int batch = z.Rand(1, 3), input_size = z.Rand(1, 6);
