@@ -220,46 +220,72 @@ TEST(Conv2DHybridTest, MatchesHandComputedValues) {
   EXPECT_EQ(Invoke(**rt, {0, 0, 0, 0}), (std::vector<float>{0.5f, -1.0f}));
 }
 
-// Random shapes, strides, dilations, paddings, activations, batches and
-// thread counts against RefHybridConv, bit for bit.
-TEST(Conv2DHybridTest, MatchesTfliteArithmetic) {
-  std::mt19937 rng = testing::SeededRng();
+// One random case of the MatchesTfliteArithmetic tests: a shape, strides,
+// dilations, padding and activation by iteration; weights; per-channel
+// scales (for CONV_2D every 5th case one scale or all equal, TFLite's
+// per-tensor path); a bias, except every 3rd case; an input shifted off
+// zero (nonzero zero points), every 7th all zeros. False when the window
+// does not fit the image.
+struct RandomCase {
+  ConvParams p;
+  std::vector<int8_t> w;
+  std::vector<float> scales, bias, in;
+  int threads = 1;
+};
+
+bool MakeRandomCase(std::mt19937& rng, int iter, bool depthwise,
+                    RandomCase* c) {
   const tfl::ActivationFunctionType acts[] = {
       tfl::ActivationFunctionType_NONE, tfl::ActivationFunctionType_RELU,
       tfl::ActivationFunctionType_RELU6,
       tfl::ActivationFunctionType_RELU_N1_TO_1};
+  ConvParams& p = c->p;
+  p.n = RandomInt(rng, 1, 3), p.h = RandomInt(rng, 1, 9);
+  p.w = RandomInt(rng, 1, 9);
+  if (depthwise) {  // channels around the kernel's 64-channel blocks
+    p.cin = RandomInt(rng, 1, 80);
+    p.cout = p.cin * (iter % 4 == 1 ? RandomInt(rng, 2, 3) : 1);
+  } else {
+    p.cin = RandomInt(rng, 1, 11), p.cout = RandomInt(rng, 1, 9);
+  }
+  p.kh = RandomInt(rng, 1, 3), p.kw = RandomInt(rng, 1, 3);
+  p.sh = RandomInt(rng, 1, 3), p.sw = RandomInt(rng, 1, 3);
+  p.dh = RandomInt(rng, 1, 2), p.dw = RandomInt(rng, 1, 2);
+  p.padding = iter % 2 ? tfl::Padding_SAME : tfl::Padding_VALID;
+  p.act = acts[iter % 4];
+  if (OutSize(p, p.h, p.kh, p.sh, p.dh) <= 0 ||
+      OutSize(p, p.w, p.kw, p.sw, p.dw) <= 0) {
+    return false;
+  }
+  const int64_t nw =
+      int64_t{p.cout} * p.kh * p.kw * (depthwise ? 1 : p.cin);
+  for (int32_t v : testing::RandomInts(rng, nw, -127, 127)) {
+    c->w.push_back(static_cast<int8_t>(v));
+  }
+  c->scales = testing::RandomFloats(rng, p.cout, 0.001f, 0.02f);
+  if (!depthwise && iter % 5 == 0) {
+    c->scales.assign(iter % 10 ? p.cout : 1, c->scales[0]);
+  }
+  if (iter % 3 != 1) c->bias = testing::RandomFloats(rng, p.cout, -0.5f, 0.5f);
+  const float shift = (iter % 4) * 0.3f;
+  c->in = testing::RandomFloats(rng, int64_t{p.n} * p.h * p.w * p.cin,
+                                -1 + shift, 1 + shift);
+  if (iter % 7 == 3) std::fill(c->in.begin(), c->in.end(), 0.0f);
+  c->threads = RandomInt(rng, 1, 3);
+  return true;
+}
+
+// Random shapes, strides, dilations, paddings, activations, batches and
+// thread counts against RefHybridConv, bit for bit.
+TEST(Conv2DHybridTest, MatchesTfliteArithmetic) {
+  std::mt19937 rng = testing::SeededRng();
   for (int iter = 0; iter < 60; ++iter) {
-    ConvParams p;
-    p.n = RandomInt(rng, 1, 3), p.h = RandomInt(rng, 1, 9);
-    p.w = RandomInt(rng, 1, 9), p.cin = RandomInt(rng, 1, 11);
-    p.cout = RandomInt(rng, 1, 9), p.kh = RandomInt(rng, 1, 3);
-    p.kw = RandomInt(rng, 1, 3), p.sh = RandomInt(rng, 1, 3);
-    p.sw = RandomInt(rng, 1, 3), p.dh = RandomInt(rng, 1, 2);
-    p.dw = RandomInt(rng, 1, 2);
-    p.padding = iter % 2 ? tfl::Padding_SAME : tfl::Padding_VALID;
-    p.act = acts[iter % 4];
-    if (OutSize(p, p.h, p.kh, p.sh, p.dh) <= 0 ||
-        OutSize(p, p.w, p.kw, p.sw, p.dw) <= 0) {
-      continue;
-    }
-    const int64_t nw = int64_t{p.cout} * p.kh * p.kw * p.cin;
-    std::vector<int8_t> w;
-    for (int32_t v : testing::RandomInts(rng, nw, -127, 127)) w.push_back(v);
-    // Per channel, except every 5th iteration: one scale (per tensor) or
-    // all scales equal, both TFLite's per-tensor path.
-    std::vector<float> scales =
-        testing::RandomFloats(rng, p.cout, 0.001f, 0.02f);
-    if (iter % 5 == 0) scales.assign(iter % 10 ? p.cout : 1, scales[0]);
-    std::vector<float> bias;
-    if (iter % 3 != 1) bias = testing::RandomFloats(rng, p.cout, -0.5f, 0.5f);
-    // Shifted inputs give nonzero zero points; every 7th is all zeros.
-    const float shift = (iter % 4) * 0.3f;
-    std::vector<float> in = testing::RandomFloats(
-        rng, int64_t{p.n} * p.h * p.w * p.cin, -1 + shift, 1 + shift);
-    if (iter % 7 == 3) std::fill(in.begin(), in.end(), 0.0f);
-    auto rt = BuildAndLoad(p, w, scales, bias, RandomInt(rng, 1, 3));
+    RandomCase c;
+    if (!MakeRandomCase(rng, iter, /*depthwise=*/false, &c)) continue;
+    auto rt = BuildAndLoad(c.p, c.w, c.scales, c.bias, c.threads);
     ASSERT_TRUE(rt.ok()) << rt.status();
-    EXPECT_EQ(Invoke(**rt, in), RefHybridConv(p, in, w, scales, bias))
+    EXPECT_EQ(Invoke(**rt, c.in), RefHybridConv(c.p, c.in, c.w, c.scales,
+                                                c.bias))
         << "iteration " << iter;
   }
 }
@@ -391,40 +417,13 @@ TEST(DepthwiseConv2DHybridTest, MatchesHandComputedValues) {
 // batches and thread counts against RefHybridDepthwise, bit for bit.
 TEST(DepthwiseConv2DHybridTest, MatchesTfliteArithmetic) {
   std::mt19937 rng = testing::SeededRng();
-  const tfl::ActivationFunctionType acts[] = {
-      tfl::ActivationFunctionType_NONE, tfl::ActivationFunctionType_RELU,
-      tfl::ActivationFunctionType_RELU6,
-      tfl::ActivationFunctionType_RELU_N1_TO_1};
   for (int iter = 0; iter < 60; ++iter) {
-    ConvParams p;
-    p.n = RandomInt(rng, 1, 3), p.h = RandomInt(rng, 1, 9);
-    p.w = RandomInt(rng, 1, 9), p.cin = RandomInt(rng, 1, 80);
-    p.cout = p.cin * (iter % 4 == 1 ? RandomInt(rng, 2, 3) : 1);
-    p.kh = RandomInt(rng, 1, 3), p.kw = RandomInt(rng, 1, 3);
-    p.sh = RandomInt(rng, 1, 3), p.sw = RandomInt(rng, 1, 3);
-    p.dh = RandomInt(rng, 1, 2), p.dw = RandomInt(rng, 1, 2);
-    p.padding = iter % 2 ? tfl::Padding_SAME : tfl::Padding_VALID;
-    p.act = acts[iter % 4];
-    if (OutSize(p, p.h, p.kh, p.sh, p.dh) <= 0 ||
-        OutSize(p, p.w, p.kw, p.sw, p.dw) <= 0) {
-      continue;
-    }
-    std::vector<int8_t> w;
-    for (int32_t v : testing::RandomInts(rng, int64_t{p.kh} * p.kw * p.cout,
-                                         -127, 127)) {
-      w.push_back(static_cast<int8_t>(v));
-    }
-    const std::vector<float> scales =
-        testing::RandomFloats(rng, p.cout, 0.001f, 0.02f);
-    std::vector<float> bias;
-    if (iter % 3 != 1) bias = testing::RandomFloats(rng, p.cout, -0.5f, 0.5f);
-    const float shift = (iter % 4) * 0.3f;
-    std::vector<float> in = testing::RandomFloats(
-        rng, int64_t{p.n} * p.h * p.w * p.cin, -1 + shift, 1 + shift);
-    if (iter % 7 == 3) std::fill(in.begin(), in.end(), 0.0f);
-    auto rt = BuildAndLoadDepthwise(p, w, scales, bias, RandomInt(rng, 1, 3));
+    RandomCase c;
+    if (!MakeRandomCase(rng, iter, /*depthwise=*/true, &c)) continue;
+    auto rt = BuildAndLoadDepthwise(c.p, c.w, c.scales, c.bias, c.threads);
     ASSERT_TRUE(rt.ok()) << rt.status();
-    EXPECT_EQ(Invoke(**rt, in), RefHybridDepthwise(p, in, w, scales, bias))
+    EXPECT_EQ(Invoke(**rt, c.in), RefHybridDepthwise(c.p, c.in, c.w, c.scales,
+                                                     c.bias))
         << "iteration " << iter;
   }
 }
