@@ -17,7 +17,9 @@
 //      scale or channel n's and the int32 part is its
 //      SseMatrixBatchVectorMultiplyAccumulateImpl's (rowsum: HybridRowSum);
 //   3. the fused activation.
-// An input that is all zeros gives the bias (TFLite skips the arithmetic).
+// A weight of -128 times a negative input comes out negated, as in TFLite's
+// x86 dot product (HybridDot; such weights skip the GEMM below). An input
+// that is all zeros gives the bias (TFLite skips the arithmetic).
 // TFLite ignores the weights' zero point on this path; Graft refuses a
 // nonzero one rather than compute with the wrong weights.
 //
@@ -78,8 +80,10 @@ struct HybridFcState : KernelState {
   bool asymmetric = true;        // how input rows are quantized
   // Quantized input rows' stride: k, or QGemmPaddedK(k) for the GEMM.
   int64_t row_stride = 0;
-  std::vector<int16_t> weights;  // INT4: [n, k], sign-extended
-  std::vector<int16_t> packed;   // INT8: packed for QGemmSums
+  // INT4, and INT8 holding -128: [n, k], sign-extended; other INT8: packed
+  // for QGemmSums.
+  std::vector<int16_t> weights;
+  std::vector<int16_t> packed;
   int64_t panels = 0;
   // INT8: one scale per output (a per-tensor scale repeated), and with
   // asymmetric inputs the HybridRowSum of each row.
@@ -103,7 +107,7 @@ struct QuantizedRows {
 
 size_t ScratchBytes(const HybridFcState& s) {
   return s.m * (sizeof(float) + sizeof(int32_t)) +
-         (s.packed.empty() ? 0 : s.m * s.n * sizeof(int32_t)) +
+         (s.blocks > 0 ? 0 : s.m * s.n * sizeof(int32_t)) +
          s.m * s.row_stride * sizeof(int16_t);
 }
 
@@ -113,7 +117,7 @@ QuantizedRows QuantizeRows(EvalContext& ctx, const HybridFcState& s,
   int32_t* zero_point = reinterpret_cast<int32_t*>(scale + s.m);
   int32_t* sums = zero_point + s.m;
   int16_t* q = reinterpret_cast<int16_t*>(
-      sums + (s.packed.empty() ? 0 : s.m * s.n));
+      sums + (s.blocks > 0 ? 0 : s.m * s.n));
   for (int64_t r = 0; r < s.m; ++r) {
     int16_t* qr = q + r * s.row_stride;
     if (s.asymmetric) {
@@ -181,8 +185,18 @@ absl::Status EvalHybridFcInt8(EvalContext& ctx) {
   }
   const QuantizedRows rows = QuantizeRows(ctx, s, in);
   auto panels = [&](int64_t p0, int64_t p1) {
-    QGemmSums(rows.q, s.m, s.k, s.packed.data(), s.n, p0, p1, rows.sums, s.n);
     const int64_t n0 = p0 * kQGemmNr, n1 = std::min(s.n, p1 * kQGemmNr);
+    if (s.weights.empty()) {
+      QGemmSums(rows.q, s.m, s.k, s.packed.data(), s.n, p0, p1, rows.sums,
+                s.n);
+    } else {  // weights holding -128: TFLite's products, one by one
+      for (int64_t r = 0; r < s.m; ++r) {
+        for (int64_t j = n0; j < n1; ++j) {
+          rows.sums[r * s.n + j] = HybridDot(
+              rows.q + r * s.row_stride, s.weights.data() + j * s.k, s.k);
+        }
+      }
+    }
     for (int64_t r = 0; r < s.m; ++r) {
       const uint32_t zp = static_cast<uint32_t>(rows.zero_point[r]);
       for (int64_t j = n0; j < n1; ++j) {
@@ -290,8 +304,15 @@ absl::Status PrepareInt8(PrepareContext& ctx, const Tensor& w,
                      "INT8 weights hold %d bytes, shape %s needs %d", w.bytes,
                      ShapeToString(w.shape), s->n * s->k);
   const int8_t* data = w.data<int8_t>();
-  s->packed.resize(QGemmPackedSize(s->n, s->k));
-  QGemmPackRows(data, s->n, s->k, s->k, /*w_offset=*/0, s->packed.data());
+  // A weight of -128 times a negative input comes out negated in TFLite's
+  // x86 dot product (HybridDot), which the GEMM does not reproduce.
+  if (std::find(data, data + s->n * s->k, int8_t{-128}) !=
+      data + s->n * s->k) {
+    s->weights.assign(data, data + s->n * s->k);
+  } else {
+    s->packed.resize(QGemmPackedSize(s->n, s->k));
+    QGemmPackRows(data, s->n, s->k, s->k, /*w_offset=*/0, s->packed.data());
+  }
   s->panels = QGemmPanels(s->n);
   s->row_stride = QGemmPaddedK(s->k);
   s->scales.resize(s->n);

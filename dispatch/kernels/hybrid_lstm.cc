@@ -24,8 +24,9 @@
 // time; both are kept. Row sums wrap like TFLite's SseReductionSumVector and
 // the zero-point products like its int32 arithmetic.
 //
-// Refused at load (ctx.Unsupported): per-channel or zero-point weights,
-// weights holding -128, weights of mixed types, FLOAT32 peepholes,
+// A weight of -128 times a negative input is negated, as TFLite's x86 dot
+// product does (HybridDot). Refused at load (ctx.Unsupported): per-channel
+// or zero-point weights, weights of mixed types, FLOAT32 peepholes,
 // projection, layer norm, diagonal recurrent weights, activations other than
 // NONE, RELU, RELU_N1_TO_1, RELU6 and TANH.
 #include <algorithm>
@@ -310,12 +311,10 @@ absl::Status EvalHybridLstm(EvalContext& ctx) {
 }
 
 // Input i as constant INT8 weights of `shape`, quantized per tensor with
-// zero point 0 (and, in a dot product, without -128); returns null when
-// optional and absent.
+// zero point 0; returns null when optional and absent.
 absl::StatusOr<const Tensor*> Int8Weight(const PrepareContext& ctx, int i,
                                          const Shape& shape, bool optional,
-                                         const std::string& types,
-                                         bool in_dot_product = true) {
+                                         const std::string& types) {
   const Tensor* t = ctx.input(i);
   if (t == nullptr) {
     if (optional) return nullptr;
@@ -337,17 +336,6 @@ absl::StatusOr<const Tensor*> Int8Weight(const PrepareContext& ctx, int i,
     return ctx.Unsupported(absl::StrFormat(
         "%s quantized per channel (input %d '%s'; TFLite's hybrid LSTM uses "
         "one scale per tensor)",
-        types, i, t->name));
-  }
-  // TFLite's SSE dot product moves the input's sign onto the weight
-  // (_mm_sign_epi8), which overflows for -128: its results are then not the
-  // products. Symmetric quantization never gives -128.
-  const int8_t* data = t->data<int8_t>();
-  if (in_dot_product && std::find(data, data + t->num_elements(),
-                                  int8_t{-128}) != data + t->num_elements()) {
-    return ctx.Unsupported(absl::StrFormat(
-        "%s holding -128 (input %d '%s'; TFLite's x86 dot product mis-signs "
-        "it)",
         types, i, t->name));
   }
   return t;
@@ -501,8 +489,7 @@ absl::Status PrepareHybridLstmCommon(PrepareContext& ctx, bool sequence) {
     if (given == nullptr || (s->cifg && peephole_gate[p] == kI)) continue;
     GRAFT_ASSIGN_OR_RETURN(
         const Tensor* t,
-        Int8Weight(ctx, kCellToGate + p, {nc}, false, types + " (peephole)",
-                   /*in_dot_product=*/false));
+        Int8Weight(ctx, kCellToGate + p, {nc}, false, types + " (peephole)"));
     const float scale = t->quantization->scale[0];
     std::vector<float>& v = s->peep[peephole_gate[p]];
     v.resize(nc);

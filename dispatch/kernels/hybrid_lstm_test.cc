@@ -37,7 +37,7 @@ struct Spec {
   float cell_clip = 0;
   // Rows of x (in x's layout) set to zero.
   std::vector<int> zero_rows;
-  // For the refusal tests.
+  // For the refusal tests; weights of -128.
   bool projection = false, per_channel = false, minus_128 = false;
 };
 
@@ -73,7 +73,13 @@ Lstm MakeLstm(const Spec& spec, std::mt19937& rng) {
       m.peep_scale[p] = 0.003f;
     }
   }
-  if (spec.minus_128) m.r[kernels::kF][0] = -128;
+  if (spec.minus_128) {
+    // In a block of 16 (recurrent: n_cell >= 16; input: n_in = 19), and in
+    // the input weights' tail past the last whole block.
+    m.r[kernels::kF][0] = -128;
+    m.w[kernels::kF][1] = -128;
+    m.w[kernels::kO][spec.n_in - 1] = -128;
+  }
   m.x = testing::RandomFloats(
       rng, static_cast<int64_t>(spec.batch) * spec.steps * spec.n_in, -2, 2);
   for (int row : spec.zero_rows) {
@@ -189,7 +195,12 @@ std::vector<float> Reference(const Lstm& m) {
                      int k, int j) {
     int32_t dot = 0, sum = 0;
     for (int i = 0; i < k; ++i) {
-      dot += q.q[i] * w[j * k + i];
+      // TFLite's x86 dot product negates -128 times a negative input in
+      // its whole blocks of 16.
+      const bool in_block = i < (k & ~15);
+      const int32_t wv =
+          in_block && w[j * k + i] == -128 && q.q[i] < 0 ? 128 : w[j * k + i];
+      dot += q.q[i] * wv;
       sum += w[j * k + i];
     }
     return static_cast<float>(dot - q.zp * sum) * (q.scale * scale);
@@ -416,13 +427,16 @@ TEST(HybridLstmTest, RefusesPerChannelWeights) {
   EXPECT_THAT(rt.status().message(), HasSubstr("quantized per channel"));
 }
 
-TEST(HybridLstmTest, RefusesWeightsHoldingMinus128) {
-  std::mt19937 rng = testing::SeededRng(15);
+// Weights of -128: their products with negative inputs or output-state
+// values come out negated in whole blocks of 16, as in TFLite's x86 dot
+// product.
+TEST(HybridLstmTest, Minus128WeightsMatchTflitesDotProduct) {
   Spec spec;
   spec.minus_128 = true;
-  absl::StatusOr<std::unique_ptr<Runtime>> rt = Load(MakeLstm(spec, rng));
-  ASSERT_FALSE(rt.ok());
-  EXPECT_THAT(rt.status().message(), HasSubstr("holding -128 (input 6 'r1'"));
+  spec.n_cell = 20;
+  ExpectMatchesReference(spec, 15);
+  spec.asymmetric = true;
+  ExpectMatchesReference(spec, 16);
 }
 
 TEST(HybridLstmTest, GivesNoHybridReasonForOtherInputTypes) {

@@ -128,15 +128,21 @@ absl::Status CheckHybridWeights(const PrepareContext& ctx, const Tensor& w,
   return absl::OkStatus();
 }
 
+namespace {
+// One product of HybridDot: TFLite's, with its -128 quirk.
+inline int32_t TfliteProduct(int16_t a, int16_t b) {
+  const int32_t w = (b == -128 && a < 0) ? 128 : b;
+  return static_cast<int32_t>(a) * w;
+}
+}  // namespace
+
 int32_t HybridDot(const int16_t* a, const int16_t* b, int64_t k) {
   // Chunks of 16 vectorize to 16-bit multiply-adds; integer sums in any
   // order are the same.
   int32_t d = 0;
   int64_t i = 0;
   for (; i + 16 <= k; i += 16) {
-    for (int j = 0; j < 16; ++j) {
-      d += static_cast<int32_t>(a[i + j]) * static_cast<int32_t>(b[i + j]);
-    }
+    for (int j = 0; j < 16; ++j) d += TfliteProduct(a[i + j], b[i + j]);
   }
   for (; i < k; ++i) d += static_cast<int32_t>(a[i]) * b[i];
   return d;

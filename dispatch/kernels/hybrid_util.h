@@ -48,8 +48,13 @@ void AsymmetricQuantizeRow(const float* x, int64_t k, int16_t* q, float* scale,
 // 0. A row of zeros gets scale 1.
 void SymmetricQuantizeRow(const float* x, int64_t k, int16_t* q, float* scale);
 
-// The int32 dot product of k int8 values held as int16: what TFLite's x86
-// int8 dot products give for weights in [-127, 127] (they mis-sign -128).
+// The int32 dot product of k quantized inputs `a` and INT8 weights `b`
+// (both held as int16) as TFLite's x86 hybrid kernels compute it
+// (SseMatrixBatchVectorMultiplyAccumulate's DotProdInt8x4x4): each input's
+// sign is moved onto its weight with _mm_sign_epi8, which leaves -128 as
+// -128, so a weight of -128 times a negative input comes out negated
+// (a * 128, not a * -128) in the whole blocks of 16 it takes that way;
+// the k % 16 left, and every other product, are exact.
 int32_t HybridDot(const int16_t* a, const int16_t* b, int64_t k);
 
 // The sum of one row of k INT8 weights (held as int16) as TFLite's

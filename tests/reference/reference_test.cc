@@ -719,6 +719,33 @@ void BuildZoo(Zoo& z) {
     });
   }
 
+  // Hybrid FULLY_CONNECTED (FLOAT32 input, INT8 weights): per tensor and
+  // per channel, symmetric and asymmetric input rows, several rows, a
+  // reduction past the SSE blocks of 16; the last with a weight of -128.
+  for (int v = 0; v < 4; ++v) {
+    const int m = z.Rand(1, 5), k = z.Rand(1, 40), n = z.Rand(1, 20);
+    std::vector<int8_t> w8(int64_t{n} * k);
+    for (int8_t& x : w8) x = static_cast<int8_t>(z.Rand(-127, 127));
+    if (v == 3) w8[0] = -128;
+    std::vector<float> scales(v % 2 ? n : 1);
+    for (float& sc : scales) sc = 0.002f * z.Rand(5, 25);
+    const auto b = z.RandFloats(n);
+    tfl::FullyConnectedOptionsT o;
+    o.asymmetric_quantize_inputs = v >= 2;
+    o.fused_activation_function = acts[z.Rand(0, 3)];
+    z.Add(absl::StrCat("fully_connected_hybrid", v), [&](SubgraphBuilder& g) {
+      TensorId x = g.Input("x", F32, {m, k});
+      TensorId w = g.Constant<int8_t>("w", {n, k}, w8);
+      g.QuantizePerChannel(w, scales,
+                           std::vector<int64_t>(scales.size(), 0), 0);
+      TensorId tb = g.Constant<float>("b", {n}, b);
+      g.Output(g.Op(tfl::BuiltinOperator_FULLY_CONNECTED)
+                   .In(x, w, tb)
+                   .Options(o)
+                   .Out("y", F32, {m, n}));
+    });
+  }
+
   // Quantized BATCH_MATMUL: INT8 (any zero points), INT16, INT16 x INT8
   // (zero points 0), with adjoints and a broadcast constant rhs.
   for (int v = 0; v < 6; ++v) {
@@ -980,7 +1007,8 @@ void BuildZoo(Zoo& z) {
   // Hybrid LSTM and UNIDIRECTIONAL_SEQUENCE_LSTM (FLOAT32 activations,
   // per-tensor INT8 weights and peepholes, as dynamic-range quantization
   // makes them): symmetric and asymmetric input quantization, CIFG,
-  // peepholes, cell clip, both time layouts, activations.
+  // peepholes, cell clip, both time layouts, activations; the last with
+  // weights of -128.
   struct HybridLstmSpec {
     bool sequence, time_major, cifg, peephole, asymmetric;
     float cell_clip;
@@ -1008,6 +1036,7 @@ void BuildZoo(Zoo& z) {
             auto weights = [&](const char* name, std::vector<int32_t> shape) {
               std::vector<int8_t> w8(Zoo::Count(shape));
               for (int8_t& x : w8) x = static_cast<int8_t>(z.Rand(-127, 127));
+              if (v == 3) w8[0] = -128;  // TFLite's x86 dot product quirk
               TensorId t = g.Constant<int8_t>(name, shape, w8);
               g.Quantize(t, 0.002f * z.Rand(5, 25), 0);
               return t;
