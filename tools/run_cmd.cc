@@ -301,6 +301,11 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
     }
   }
 
+  // The outputs shown and written are the first run's, what one Invoke of
+  // an app gives: later runs of a model with state (an LSTM's, say) start
+  // from the state the earlier ones left.
+  std::vector<Tensor> outputs(sig->num_outputs());
+  std::vector<std::vector<uint8_t>> output_data(sig->num_outputs());
   std::vector<double> ms;
   for (int64_t it = 0; it <= iterations; ++it) {
     auto start = std::chrono::steady_clock::now();
@@ -310,6 +315,12 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
                          std::chrono::steady_clock::now() - start).count();
     if (it == 0) {
       (*runtime)->ResetProfile();  // The first run is a warm-up.
+      for (size_t i = 0; i < outputs.size(); ++i) {
+        const Tensor* t = sig->output(i);
+        output_data[i].assign(t->raw_data, t->raw_data + t->bytes);
+        outputs[i] = *t;
+        outputs[i].raw_data = output_data[i].data();
+      }
     } else {
       ms.push_back(elapsed);
     }
@@ -324,7 +335,7 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
         << "\n";
   }
   for (size_t i = 0; i < sig->num_outputs(); ++i) {
-    const Tensor* t = sig->output(i);
+    const Tensor* t = &outputs[i];
     out << "  output " << sig->output_name(i) << ": " << Summarize(*t) << "\n";
     if (!output_dir.empty()) {
       std::error_code ec;

@@ -3,6 +3,7 @@
 // coverage and consistency of the sums, never timing values.
 #include "tools/run_cmd.h"
 
+#include <cstring>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -248,6 +249,64 @@ TEST(RunCommandTest, ProfilePrintsATableOfTheTimedRuns) {
   EXPECT_THAT(text, HasSubstr("profile of subgraph 0 'main': 3 runs,"));
   EXPECT_THAT(text, ::testing::ContainsRegex("\n  0 +TANH +cpu +3 "));
   EXPECT_THAT(text, ::testing::ContainsRegex("\n  1 +RELU +cpu +3 "));
+}
+
+// A model with state (SVDF's variable): the outputs written are those of
+// the first run, what one Invoke of an app gives, not of the last timed
+// run, which starts from the state the earlier runs left.
+TEST(RunCommandTest, WritesTheFirstRunsOutputs) {
+  testing::TempDir dir;
+  const std::string path = dir.Join("model.tflite");
+  ModelBuilder mb;
+  auto& g = mb.Subgraph("main");
+  TensorId x = g.Input("x", F32, {1, 2});
+  TensorId wf = g.Constant<float>("wf", {1, 2}, {0.5f, -1.0f});
+  TensorId wt = g.Constant<float>("wt", {1, 3}, {1.0f, 2.0f, 3.0f});
+  TensorId state = g.Variable("state", F32, {1, 3});
+  tfl::SVDFOptionsT o;
+  o.rank = 1;
+  g.Output(g.Op(tfl::BuiltinOperator_SVDF)
+               .In(x, wf, wt, kNoTensor, state)
+               .Options(o)
+               .Out("y", F32, {1, 1}));
+  auto model = std::move(mb).Build();
+  ASSERT_TRUE(model.ok()) << model.status();
+  ASSERT_TRUE(SaveModel(*model, path).ok());
+  const std::vector<float> in = {2.0f, -1.0f};
+  const std::string npy = dir.Join("x.npy");
+  ASSERT_TRUE(WriteNpy(npy, F32, std::vector<int64_t>{1, 2},
+                       absl::Span<const uint8_t>(
+                           reinterpret_cast<const uint8_t*>(in.data()),
+                           in.size() * sizeof(float)))
+                  .ok());
+
+  // One Invoke: the feature 0.5 * 2 + -1 * -1 = 2 enters the newest memory
+  // slot, weighted 3.
+  auto rt = Runtime::LoadModel(*std::move(model));
+  ASSERT_TRUE(rt.ok()) << rt.status();
+  ASSERT_TRUE((*rt)
+                  ->SetInputData(0, absl::Span<const uint8_t>(
+                                        reinterpret_cast<const uint8_t*>(
+                                            in.data()),
+                                        in.size() * sizeof(float)))
+                  .ok());
+  ASSERT_TRUE((*rt)->Invoke().ok());
+  const std::vector<float> once = {(*rt)->output(0)->data<float>()[0]};
+  ASSERT_EQ(once, std::vector<float>{6.0f});
+
+  std::ostringstream out, err;
+  ASSERT_EQ(tools::RunRunCommand({path, "--input=0=" + npy, "--iterations=3",
+                                  "--output-dir=" + dir.Join("out")},
+                                 out, err),
+            0)
+      << err.str();
+  auto y = ReadNpy(dir.Join("out/y.npy"));
+  ASSERT_TRUE(y.ok()) << y.status();
+  ASSERT_EQ(y->data.size(), sizeof(float));
+  float got;
+  std::memcpy(&got, y->data.data(), sizeof(got));
+  EXPECT_EQ(got, once[0]);
+  EXPECT_THAT(out.str(), HasSubstr("output y: 1x1 FLOAT32  min 6 max 6"));
 }
 
 // --input-shape resizes an input the model leaves dynamic; an .npy of
