@@ -1,4 +1,5 @@
-// Kernels that move elements (reshape_ops.cc, transpose.cc,
+// Kernels that move elements (reshape_ops.cc, transpose.cc (and
+// REVERSE_V2),
 // concat_split.cc, slice.cc, pad.cc, gather.cc, tile.cc, resize.cc, and
 // scatter_topk.cc's WHERE) against
 // reference index arithmetic and hand-computed NumPy results, across dtypes.
@@ -92,6 +93,54 @@ TEST(TransposeTest, MatchesReferenceForRandomPermutations) {
       for (int64_t i = 0; i < n; ++i) ASSERT_EQ(float(got[i]), want[i]) << i;
     } else {
       EXPECT_EQ(RunIota(testing::ToVec(s), build, out_shape), want) << "iteration " << iter;
+    }
+  }
+}
+
+// REVERSE_V2 along random sets of axes (some negative), float32 and int8,
+// against the reversed index of every element.
+TEST(ReverseTest, MatchesReferenceForRandomAxes) {
+  std::mt19937 rng = testing::SeededRng();
+  for (int iter = 0; iter < 30; ++iter) {
+    const int rank = RandomInt(rng, 1, 5);
+    Shape s = testing::RandomShape(rng, rank, 4);
+    std::vector<int32_t> axes;
+    std::vector<bool> rev(rank, false);
+    for (int d = 0; d < rank; ++d) {
+      if (RandomInt(rng, 0, 1) == 0) continue;
+      axes.push_back(RandomInt(rng, 0, 1) ? d : d - rank);
+      rev[d] = true;
+    }
+    if (axes.empty()) axes.push_back(0), rev[0] = true;
+    std::shuffle(axes.begin(), axes.end(), rng);
+    const bool int8 = iter % 3 == 0;
+    const int64_t n = NumElements(s);
+    std::vector<float> want(n);
+    for (int64_t o = 0; o < n; ++o) {
+      int64_t rem = o, src = 0, stride = 1;
+      for (int d = rank - 1; d >= 0; --d) {
+        const int64_t i = rem % s[d];
+        src += (rev[d] ? s[d] - 1 - i : i) * stride;
+        rem /= s[d];
+        stride *= s[d];
+      }
+      want[o] = float(int8 ? int8_t(src) : src);
+    }
+    const tfl::TensorType type = int8 ? tfl::TensorType_INT8 : F32;
+    auto build = [&](SubgraphBuilder& g, TensorId x) {
+      TensorId a = g.Constant<int32_t>(
+          "axes", {static_cast<int32_t>(axes.size())}, axes);
+      g.Output(g.Op(tfl::BuiltinOperator_REVERSE_V2)
+                   .In(x, a)
+                   .Out("y", type, testing::ToVec(s)));
+    };
+    if (int8) {
+      auto got = RunIota<int8_t>(testing::ToVec(s), build, testing::ToVec(s),
+                                 0, type);
+      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(float(got[i]), want[i]) << i;
+    } else {
+      EXPECT_EQ(RunIota(testing::ToVec(s), build, testing::ToVec(s)), want)
+          << "iteration " << iter;
     }
   }
 }

@@ -1,6 +1,11 @@
 // TRANSPOSE for every fixed-size dtype, with a constant permutation of up to
 // kMaxRank dims. Adjacent dims that stay adjacent are merged first, so e.g.
 // [B, S, H, D] -> [B, H, S, D] moves contiguous rows of D.
+//
+// REVERSE_V2 (a bidirectional RNN's time reversal) for every fixed-size
+// dtype: the input reversed along the listed axes (negative ones count from
+// the end; an axis listed twice is an error). Adjacent dims reversed alike
+// are merged, so the innermost run of dims not reversed moves as one block.
 #include <cstring>
 #include <vector>
 
@@ -105,9 +110,90 @@ absl::Status PrepareTranspose(PrepareContext& ctx) {
   return ctx.SetOutputShape(0, std::move(out_shape));
 }
 
+struct ReverseState : KernelState {
+  int rank = 0;                  // after merging
+  int64_t dims[kMaxRank] = {};   // merged dims; the last is the block
+  bool reversed[kMaxRank] = {};  // whether each merged dim is reversed
+};
+
+template <typename T>
+absl::Status EvalReverse(EvalContext& ctx) {
+  const ReverseState& s = *ctx.state<ReverseState>();
+  const T* in = ctx.input(0)->data<T>();
+  T* out = ctx.output(0)->data<T>();
+  const int r = s.rank;
+  const int64_t inner = s.dims[r - 1];
+  int64_t strides[kMaxRank];
+  strides[r - 1] = 1;
+  for (int d = r - 2; d >= 0; --d) strides[d] = strides[d + 1] * s.dims[d + 1];
+  int64_t outer = 1;
+  for (int d = 0; d < r - 1; ++d) outer *= s.dims[d];
+  int64_t idx[kMaxRank] = {};
+  for (int64_t o = 0; o < outer; ++o, out += inner) {
+    int64_t off = 0;
+    for (int d = 0; d < r - 1; ++d) {
+      off += (s.reversed[d] ? s.dims[d] - 1 - idx[d] : idx[d]) * strides[d];
+    }
+    if (s.reversed[r - 1]) {
+      for (int64_t i = 0; i < inner; ++i) out[i] = in[off + inner - 1 - i];
+    } else {
+      std::memcpy(out, in + off, inner * sizeof(T));
+    }
+    for (int d = r - 2; d >= 0; --d) {
+      if (++idx[d] < s.dims[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PrepareReverseV2(PrepareContext& ctx) {
+  GRAFT_RETURN_IF_ERROR(CheckArity(ctx, 2, 2, 1));
+  GRAFT_ASSIGN_OR_RETURN(const Tensor* in, RequiredInput(ctx, 0));
+  GRAFT_ASSIGN_OR_RETURN(const Tensor* axes_t, RequiredInput(ctx, 1));
+  if (ctx.output(0)->type != in->type) return ctx.Unsupported();
+  if (!ctx.ValuesKnown(axes_t)) return ctx.DeferToRun();
+  GRAFT_ASSIGN_OR_RETURN(std::vector<int64_t> axes, ReadIntValues(*axes_t));
+  const int rank = in->rank();
+  std::vector<bool> reversed(rank, false);
+  for (int64_t axis : axes) {
+    GRAFT_ASSIGN_OR_RETURN(int a, NormalizeAxis(axis, rank));
+    GRAFT_KERNEL_CHECK(!reversed[a], "axis %d is listed twice", a);
+    reversed[a] = true;
+  }
+  // Merge adjacent dims reversed alike; size-1 dims are neither.
+  std::vector<int64_t> dims;
+  std::vector<bool> flags;
+  for (int d = 0; d < rank; ++d) {
+    if (in->dim(d) == 1) continue;
+    if (!dims.empty() && flags.back() == reversed[d]) {
+      dims.back() *= in->dim(d);
+    } else {
+      dims.push_back(in->dim(d));
+      flags.push_back(reversed[d]);
+    }
+  }
+  if (dims.empty()) dims.push_back(1), flags.push_back(false);
+  GRAFT_KERNEL_CHECK(static_cast<int>(dims.size()) <= kMaxRank,
+                     "rank %d is above %d", dims.size(), kMaxRank);
+  auto* s = MakeState<ReverseState>(ctx);
+  s->rank = static_cast<int>(dims.size());
+  for (int d = 0; d < s->rank; ++d) {
+    s->dims[d] = dims[d];
+    s->reversed[d] = flags[d];
+  }
+  if (!DispatchByElementSize(ElementSize(in->type), [&](auto tag) {
+        ctx.SetEval(EvalReverse<decltype(tag)>);
+      })) {
+    return ctx.Unsupported();
+  }
+  return ctx.SetOutputShape(0, in->shape);
+}
+
 }  // namespace
 }  // namespace kernels
 
 GRAFT_DEFINE_KERNEL(Transpose);
+GRAFT_DEFINE_KERNEL(ReverseV2);
 
 }  // namespace graft

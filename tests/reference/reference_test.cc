@@ -553,6 +553,24 @@ void BuildZoo(Zoo& z) {
     TensorId y = g.Op(tfl::BuiltinOperator_TRANSPOSE).In(x, p).Out("y", I8, {});
     g.Quantize(x, 0.05f, 3).Quantize(y, 0.05f, 3).Output(y);
   });
+  // REVERSE_V2: one axis (a negative one), and two adjacent axes.
+  for (int v = 0; v < 3; ++v) {
+    const std::vector<int32_t> shape = z.RandShape(3, 1, 5);
+    const std::vector<int32_t> axes =
+        v == 0 ? std::vector<int32_t>{1}
+               : v == 1 ? std::vector<int32_t>{-1} : std::vector<int32_t>{1, 2};
+    const tfl::TensorType t = v == 1 ? I8 : F32;
+    z.Add(absl::StrCat("reverse_v2_", v), [&](SubgraphBuilder& g) {
+      TensorId x = g.Input("x", t, shape);
+      TensorId a = g.Constant<int32_t>(
+          "axes", {static_cast<int32_t>(axes.size())}, axes);
+      TensorId y = g.Op(tfl::BuiltinOperator_REVERSE_V2, v == 2 ? 3 : 1)
+                       .In(x, a)
+                       .Out("y", t, {});
+      if (t == I8) g.Quantize(x, 0.05f, 3).Quantize(y, 0.05f, 3);
+      g.Output(y);
+    });
+  }
   z.Add("gather_reshape_i16", [&](SubgraphBuilder& g) {
     TensorId x = g.Input("x", I16, {5, 4});
     TensorId idx = g.Constant<int32_t>("idx", {3}, {4, 0, 2});
