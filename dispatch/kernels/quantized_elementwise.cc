@@ -1,5 +1,5 @@
-// Quantized ADD, SUB and MUL (INT8, UINT8, INT16) and SQUARED_DIFFERENCE
-// (INT8) with TFLite's integer semantics (reference_ops::Add/Sub general
+// Quantized ADD, SUB and MUL (INT8, UINT8, INT16), SQUARED_DIFFERENCE
+// (INT8) and PRELU (INT8, UINT8) with TFLite's integer semantics (reference_ops::Add/Sub general
 // path, reference_integer_ops::Mul, squared_difference.cc: both inputs
 // rescaled with a left shift of 7, the difference squared, rescaled):
 // ADD and SUB rescale both inputs to a common fixed-point scale with a
@@ -10,6 +10,12 @@
 // zero zero points (pot_scale_int16); TFLite Micro never takes it and the
 // general path is what this kernel implements.
 //
+// PRELU (INT8, UINT8): TFLite's reference_ops::BroadcastPrelu4DSlow: with
+// x = input - its zero point, x >= 0 is rescaled by input scale / output
+// scale, else x * (alpha - its zero point) by input scale * alpha scale /
+// output scale (both multipliers computed in float, as TFLite's Prepare
+// does), plus the output zero point, clamped to the type.
+//
 // 8-bit inputs take 256 values each, so what each input contributes (its
 // rescaled value; for MUL, the value minus its zero point) is tabulated at
 // prepare, and the runs of the broadcast plan where an operand is
@@ -17,6 +23,7 @@
 // instead of three, the same arithmetic, so the same bits.
 #include <array>
 #include <cstdint>
+#include <limits>
 
 #include "dispatch/kernel.h"
 #include "dispatch/kernels/kernel_util.h"
@@ -206,6 +213,68 @@ absl::Status PrepareQBinary(PrepareContext& ctx) {
   return absl::OkStatus();
 }
 
+struct QPreluState : KernelState {
+  BroadcastPlan plan;
+  int32_t in_offset = 0, alpha_offset = 0, out_offset = 0;
+  QuantizedMultiplier positive, negative;
+};
+
+template <typename T>
+absl::Status EvalQPrelu(EvalContext& ctx) {
+  const auto& s = *ctx.state<QPreluState>();
+  const T* in = ctx.input(0)->data<T>();
+  const T* alpha = ctx.input(1)->data<T>();
+  T* out = ctx.output(0)->data<T>();
+  constexpr int32_t kMin = std::numeric_limits<T>::min();
+  constexpr int32_t kMax = std::numeric_limits<T>::max();
+  ForEachBroadcastRun(s.plan, [&](int64_t o, const int64_t* off, int64_t n,
+                                  const int64_t* st) {
+    const T* px = in + off[0];
+    const T* pa = alpha + off[1];
+    T* po = out + o;
+    for (int64_t i = 0; i < n; ++i) {
+      const int32_t x = s.in_offset + px[i * st[0]];
+      const int32_t v =
+          x >= 0 ? MultiplyByQuantizedMultiplier(x, s.positive)
+                 : MultiplyByQuantizedMultiplier(
+                       x * (s.alpha_offset + pa[i * st[1]]), s.negative);
+      po[i] = static_cast<T>(std::min(kMax, std::max(kMin, v + s.out_offset)));
+    }
+  });
+  return absl::OkStatus();
+}
+
+absl::Status PreparePreluQuantized(PrepareContext& ctx) {
+  GRAFT_RETURN_IF_ERROR(CheckArity(ctx, 2, 2, 1));
+  GRAFT_ASSIGN_OR_RETURN(const Tensor* in, RequiredInput(ctx, 0));
+  GRAFT_ASSIGN_OR_RETURN(const Tensor* alpha, RequiredInput(ctx, 1));
+  const Tensor* out = ctx.output(0);
+  const tfl::TensorType t = in->type;
+  if ((t != tfl::TensorType_INT8 && t != tfl::TensorType_UINT8) ||
+      alpha->type != t || out->type != t || !IsQuantized(*in) ||
+      !IsQuantized(*alpha) || !IsQuantized(*out)) {
+    return ctx.Unsupported();
+  }
+  // alpha broadcasts to the input's shape, the output's.
+  GRAFT_ASSIGN_OR_RETURN(Shape shape, BroadcastShapes(in->shape, alpha->shape));
+  GRAFT_KERNEL_CHECK(shape == in->shape,
+                     "alpha %s does not broadcast to the input's shape %s",
+                     ShapeToString(alpha->shape), ShapeToString(in->shape));
+  auto* s = MakeState<QPreluState>(ctx);
+  const Shape* operands[] = {&in->shape, &alpha->shape};
+  GRAFT_ASSIGN_OR_RETURN(s->plan, MakeBroadcastPlan(shape, operands));
+  s->in_offset = -ZeroPoint(*in);
+  s->alpha_offset = -ZeroPoint(*alpha);
+  s->out_offset = ZeroPoint(*out);
+  const float positive = Scale(*in) / Scale(*out);
+  const float negative = Scale(*in) * Scale(*alpha) / Scale(*out);
+  s->positive = QuantizeMultiplier(static_cast<double>(positive));
+  s->negative = QuantizeMultiplier(static_cast<double>(negative));
+  ctx.SetEval(t == tfl::TensorType_INT8 ? EvalQPrelu<int8_t>
+                                        : EvalQPrelu<uint8_t>);
+  return ctx.SetOutputShape(0, std::move(shape));
+}
+
 absl::Status PrepareAddQuantized(PrepareContext& ctx) {
   return PrepareQBinary<QOp::kAdd>(ctx);
 }
@@ -226,5 +295,6 @@ GRAFT_DEFINE_KERNEL(AddQuantized);
 GRAFT_DEFINE_KERNEL(SubQuantized);
 GRAFT_DEFINE_KERNEL(MulQuantized);
 GRAFT_DEFINE_KERNEL(SquaredDifferenceQuantized);
+GRAFT_DEFINE_KERNEL(PreluQuantized);
 
 }  // namespace graft

@@ -1,4 +1,5 @@
-// Quantized ADD, SUB, MUL against a tiny real-arithmetic reference:
+// Quantized ADD, SUB, MUL (and PRELU, INT8) against a tiny real-arithmetic
+// reference:
 // dequantize, compute in double, requantize. TFLite's integer path
 // approximates that within 1 LSB, so the kernels must too (random scales,
 // zero points and broadcast shapes, seeded).
@@ -49,8 +50,11 @@ void RunCase(tfl::BuiltinOperator op, tfl::TensorType type, std::mt19937& rng,
   for (int64_t i = 0; i < na; ++i) {
     const double x = s1 * (double(va[i]) - z1);
     const double w = s2 * (double(vb[broadcast ? i % c : i]) - z2);
-    const double r = op == tfl::BuiltinOperator_ADD ? x + w
-                     : op == tfl::BuiltinOperator_SUB ? x - w : x * w;
+    const double r = op == tfl::BuiltinOperator_ADD   ? x + w
+                     : op == tfl::BuiltinOperator_SUB ? x - w
+                     : op == tfl::BuiltinOperator_PRELU
+                         ? (x >= 0 ? x : x * w)
+                         : x * w;
     const double q = std::min<double>(hi, std::max<double>(lo, std::round(r / so) + zo));
     ASSERT_LE(std::abs(got[i] - q), 1.0)
         << "iteration " << iter << " element " << i;
@@ -61,7 +65,7 @@ TEST(QuantizedElementwiseTest, Int8MatchesRealArithmeticWithin1Lsb) {
   std::mt19937 rng = testing::SeededRng();
   for (int iter = 0; iter < 30; ++iter) {
     for (auto op : {tfl::BuiltinOperator_ADD, tfl::BuiltinOperator_SUB,
-                    tfl::BuiltinOperator_MUL}) {
+                    tfl::BuiltinOperator_MUL, tfl::BuiltinOperator_PRELU}) {
       RunCase<int8_t>(op, tfl::TensorType_INT8, rng, iter);
     }
   }

@@ -531,7 +531,9 @@ void BuildZoo(Zoo& z) {
            {"squared_difference_i8_broadcast",
             tfl::BuiltinOperator_SQUARED_DIFFERENCE, I8},
            {"add_i8", tfl::BuiltinOperator_ADD, I8},
-           {"mul_i16", tfl::BuiltinOperator_MUL, I16}}) {
+           {"mul_i16", tfl::BuiltinOperator_MUL, I16},
+           {"prelu_i8_broadcast", tfl::BuiltinOperator_PRELU, I8},
+           {"prelu_u8", tfl::BuiltinOperator_PRELU, U8}}) {
     std::vector<int32_t> a = z.RandShape(3), b = a;
     if (absl::StrContains(name, "broadcast")) b = {a[2]};
     const QParams qa = RandQParams(z, type), qb = RandQParams(z, type);
