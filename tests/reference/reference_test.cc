@@ -1411,6 +1411,29 @@ void BuildZoo(Zoo& z) {
             g.Output(op.Out("y", F32, {1, nh, nw, 2}));
           });
   }
+  // Quantized RESIZE_BILINEAR: INT8 and INT16 (integer interpolation) and
+  // UINT8 (float, rounded), each with plain, align_corners and
+  // half_pixel_centers coordinates; up- and downscaling.
+  for (int v = 0; v < 9; ++v) {
+    const tfl::TensorType t = v < 3 ? I8 : v < 6 ? I16 : U8;
+    const bool align = v % 3 == 1, half = v % 3 == 2;
+    const int h = z.Rand(2, 6), w = z.Rand(2, 6);
+    const int nh = z.Rand(1, 11), nw = z.Rand(1, 11);
+    const QParams q = RandQParams(z, t);
+    z.Add(absl::StrCat("resize_bilinear_", TypeTag(t), v),
+          [&](SubgraphBuilder& g) {
+            TensorId x = g.Input("x", t, {1, h, w, 3});
+            TensorId size = g.Constant<int32_t>("size", {2}, {nh, nw});
+            tfl::ResizeBilinearOptionsT o;
+            o.align_corners = align, o.half_pixel_centers = half;
+            TensorId y = g.Op(tfl::BuiltinOperator_RESIZE_BILINEAR, 3)
+                             .In(x, size)
+                             .Options(o)
+                             .Out("y", t, {1, nh, nw, 3});
+            g.Quantize(x, q.scale, q.zero_point).Quantize(y, q.scale, q.zero_point);
+            g.Output(y);
+          });
+  }
   z.Add("tile", [&](SubgraphBuilder& g) {
     TensorId x = g.Input("x", F32, {2, 1, 3});
     TensorId m = g.Constant<int32_t>("m", {3}, {2, 3, 1});
