@@ -514,11 +514,7 @@ absl::Status PrepareHybridLstmCommon(PrepareContext& ctx, bool sequence) {
 
   ctx.RequestScratch(ScratchBytes(*s));
   ctx.SetReductionLength(s->n_input + s->n_output);
-  Shape out_shape = in->shape;
-  out_shape.back() = no;
-  ctx.SetState(std::move(s));
-  ctx.SetEval(EvalHybridLstm);
-  return ctx.SetOutputShape(0, std::move(out_shape));
+  return FinishLstmPrepare(ctx, *in, no, std::move(s), EvalHybridLstm);
 }
 
 absl::Status PrepareLstmHybrid(PrepareContext& ctx) {

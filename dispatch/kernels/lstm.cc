@@ -377,11 +377,7 @@ absl::Status PrepareLstmCommon(PrepareContext& ctx, bool sequence) {
   // One step's longest dot products (gates, then projection).
   ctx.SetReductionLength(s->n_input + s->n_output +
                          (s->projection ? s->n_cell : 0));
-  Shape out_shape = in->shape;
-  out_shape.back() = no;
-  ctx.SetState(std::move(s));
-  ctx.SetEval(EvalLstm);
-  return ctx.SetOutputShape(0, std::move(out_shape));
+  return FinishLstmPrepare(ctx, *in, no, std::move(s), EvalLstm);
 }
 
 absl::Status PrepareLstm(PrepareContext& ctx) {

@@ -693,11 +693,7 @@ absl::Status PrepareQuantizedLstmCommon(PrepareContext& ctx, bool sequence) {
   ctx.RequestScratch(sizeof(int16_t) * 5 * rows + rows);
   ctx.SetReductionLength(s->n_input + s->n_output +
                          (s->projection >= 0 ? s->n_cell : 0));
-  Shape out_shape = in->shape;
-  out_shape.back() = no;
-  ctx.SetState(std::move(s));
-  ctx.SetEval(EvalQuantizedLstm);
-  return ctx.SetOutputShape(0, std::move(out_shape));
+  return FinishLstmPrepare(ctx, *in, no, std::move(s), EvalQuantizedLstm);
 }
 
 absl::Status PrepareLstmQuantized(PrepareContext& ctx) {
