@@ -1,8 +1,10 @@
 // QUANTIZE and DEQUANTIZE with TFLite's reference semantics:
 //
 // - QUANTIZE FLOAT32 -> INT8/UINT8/INT16 (per-tensor): AffineQuantize,
-//   q = round(x / scale) + zero_point with the division in double (TFLite
-//   keeps the scale as a double), rounded half away from zero, clamped.
+//   q = round(x / scale) + zero_point with the division in float (TFLite
+//   keeps the scale as a double but divides by it cast to float; in double
+//   ~1 in 1000 int16 results came out 1 higher or lower), rounded half away
+//   from zero, clamped.
 // - QUANTIZE INT8/UINT8/INT16/INT32 -> INT8/UINT8/INT16/INT32 (requantize,
 //   as TFLite Micro also allows INT16 <-> INT32):
 //   Requantize, (q - zp_in) * M + zp_out with M = s_in / s_out as a
@@ -44,9 +46,9 @@ absl::Status EvalQuantizeFloat(EvalContext& ctx) {
   const float* in = ctx.input(0)->data<float>();
   Out* out = ctx.output(0)->data<Out>();
   const int64_t n = ctx.input(0)->num_elements();
+  const float scale = static_cast<float>(s.scale);
   for (int64_t i = 0; i < n; ++i) {
-    const int32_t q =
-        static_cast<int32_t>(std::round(in[i] / s.scale)) + s.out_zp;
+    const int32_t q = static_cast<int32_t>(std::round(in[i] / scale)) + s.out_zp;
     out[i] = static_cast<Out>(std::min(s.qmax, std::max(s.qmin, q)));
   }
   return absl::OkStatus();
