@@ -17,6 +17,8 @@
 //   at prepare; RSQRT INT16: TFLite's 513-entry interpolated table
 //   (LUTPopulate<int16_t>, LUTLookup). Inputs below the zero point fail at
 //   invoke, as in TFLite.
+// - SOFTMAX INT16 -> INT16: reference_ops::SoftmaxInt16, exp and
+//   1 / (1 + x) from LUTPopulate<int16_t> tables.
 // - SOFTMAX INT8 -> INT8, INT8 -> INT16 and UINT8 -> UINT8: reference_ops::Softmax, gemmlowp
 //   fixed-point exp with a 12-integer-bit accumulator (TFLite's kReference
 //   path and TFLite Micro); the exp of each of the 256 possible diffs is
@@ -327,6 +329,48 @@ int CountLeadingZeros32(uint32_t x) {
   return x == 0 ? 32 : __builtin_clz(x);
 }
 
+// TFLite's LUTPopulate<int16_t> (lut.h, in float): `f` sampled at 512
+// steps over the input range [in_scale * (-32768 - in_zp), in_scale *
+// (32767 - in_zp)], each sample biased by half the error of interpolating
+// the step's midpoint, scaled to the output range; 513 entries.
+template <typename F>
+void PopulateInt16Lut(float in_scale, int32_t in_zp, float out_scale,
+                      int32_t out_zp, F f, int16_t* table) {
+  const float in_min = in_scale * (-32768 - in_zp);
+  const float in_max = in_scale * (32767 - in_zp);
+  const float out_min = out_scale * (-32768 - out_zp);
+  const float out_max = out_scale * (32767 - out_zp);
+  constexpr int kSteps = 512;
+  const float step = (in_max - in_min) / kSteps;
+  const float half_step = step / 2;
+  const float inv = 65536.0f / (out_max - out_min);
+  auto clamp = [](float v) {
+    return static_cast<int16_t>(std::min(32767.0f, std::max(-32768.0f, v)));
+  };
+  for (int i = 0; i < kSteps; ++i) {
+    const float val = f(in_min + i * step);
+    const float val_mid = f(in_min + i * step + half_step);
+    const float val_next = f(in_min + (i + 1) * step);
+    const float sample = std::round(val * inv);
+    const float mid_interp =
+        std::round((val_next * inv + std::round(val * inv)) / 2);
+    const float mid = std::round(val_mid * inv);
+    const float bias = std::round((mid_interp - mid) / 2);
+    table[i] = clamp(sample - bias);
+  }
+  table[kSteps] = clamp(std::round(f(in_max) * inv));
+}
+
+// TFLite's LUTLookup for int16: 512 segments of 128 inputs, linear in
+// between (the slope held in int16, as there).
+inline int16_t Int16LutLookup(const int16_t* table, int16_t v) {
+  const int index = 256 + (v >> 7);
+  const int offset = v & 0x7f;
+  const int base = table[index];
+  const int16_t slope = static_cast<int16_t>(table[index + 1] - table[index]);
+  return static_cast<int16_t>(base + ((slope * offset + 64) >> 7));
+}
+
 struct SoftmaxQState : KernelState {
   int32_t input_multiplier = 0;
   int input_left_shift = 0;
@@ -385,8 +429,93 @@ absl::Status EvalSoftmaxQ(EvalContext& ctx) {
   return absl::OkStatus();
 }
 
+// INT16 -> INT16: reference_ops::SoftmaxInt16. Per row: the diffs from the
+// row's max rescaled so [-65535, 0] is [-10, 0], exp from a LUT (Q0.15),
+// their sum's reciprocal from a 1 / (1 + x) LUT, each exp times it.
+struct SoftmaxInt16State : KernelState {
+  int32_t input_multiplier = 0;
+  int input_left_shift = 0;
+  int64_t outer = 0, depth = 0;
+  int16_t exp_lut[513];
+  int16_t one_over_one_plus_x_lut[513];
+};
+
+absl::Status EvalSoftmaxInt16(EvalContext& ctx) {
+  const auto& s = *ctx.state<SoftmaxInt16State>();
+  const int16_t* in = ctx.input(0)->data<int16_t>();
+  int16_t* out = ctx.output(0)->data<int16_t>();
+  // The row's exps, kept in the output row until rescaled.
+  for (int64_t r = 0; r < s.outer; ++r) {
+    const int16_t* x = in + r * s.depth;
+    int16_t* y = out + r * s.depth;
+    int16_t max_in_row = std::numeric_limits<int16_t>::min();
+    for (int64_t c = 0; c < s.depth; ++c) max_in_row = std::max(max_in_row, x[c]);
+    int32_t sum_of_exps = 0;  // Q16.15
+    for (int64_t c = 0; c < s.depth; ++c) {
+      const int32_t diff = static_cast<int32_t>(x[c]) - max_in_row;
+      const int32_t scaled = MultiplyByQuantizedMultiplier(
+          diff, s.input_multiplier, s.input_left_shift);
+      const int32_t centered = std::min(std::max(scaled + 32767, -32768), 32767);
+      y[c] = Int16LutLookup(s.exp_lut, static_cast<int16_t>(centered));
+      sum_of_exps += y[c];
+    }
+    const int headroom_plus_one =
+        CountLeadingZeros32(static_cast<uint32_t>(sum_of_exps));
+    const int32_t shifted_sum = static_cast<int32_t>(
+        ((static_cast<int64_t>(sum_of_exps) << (headroom_plus_one - 1)) +
+         (1 << 13)) >>
+        14);
+    // 1 / (1 + x) on x = sum - 1, centered from [0, 65535] to [-32768, 32767].
+    const int32_t centered_sum =
+        std::min(std::max(shifted_sum - ((1 << 15) + (1 << 16)), -32768), 32767);
+    const int16_t reciprocal = Int16LutLookup(
+        s.one_over_one_plus_x_lut, static_cast<int16_t>(centered_sum));
+    const int right_shift = 31 - headroom_plus_one;
+    const int64_t round = int64_t{1} << (right_shift - 1);
+    for (int64_t c = 0; c < s.depth; ++c) {
+      const int32_t v = static_cast<int32_t>(
+          (static_cast<int64_t>(y[c]) * reciprocal + round) >> right_shift);
+      y[c] = static_cast<int16_t>(std::min(std::max(v, 0), 32767));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PrepareSoftmaxInt16(PrepareContext& ctx, const Tensor& in) {
+  const Tensor& out = *ctx.output(0);
+  GRAFT_KERNEL_CHECK(ZeroPoint(in) == 0 && ZeroPoint(out) == 0,
+                     "INT16 SOFTMAX needs zero points of 0");
+  GRAFT_KERNEL_CHECK(in.rank() >= 1, "SOFTMAX needs a rank >= 1 input");
+  const auto* o = ctx.op().builtin_options.AsSoftmaxOptions();
+  const float beta = o ? o->beta : 1.0f;
+  auto* s = MakeState<SoftmaxInt16State>(ctx);
+  // As TFLite's Prepare: exp over [-10, 0], 1 / (1 + x) over [0, 1].
+  constexpr double kRange = 65535;
+  PopulateInt16Lut(
+      static_cast<float>(10.0 / kRange), 32767, static_cast<float>(2.0 / kRange),
+      0, [](float v) { return std::exp(v); }, s->exp_lut);
+  PopulateInt16Lut(
+      static_cast<float>(1.0 / kRange), -32768,
+      static_cast<float>(2.0 / kRange), 0,
+      [](float v) { return 1.0f / (1.0f + v); }, s->one_over_one_plus_x_lut);
+  const QuantizedMultiplier m =
+      QuantizeMultiplier(Scale(in) * beta / (10.0 / kRange));
+  s->input_multiplier = m.multiplier;
+  s->input_left_shift = m.shift;
+  s->depth = in.shape.back();
+  s->outer = s->depth == 0 ? 0 : in.num_elements() / s->depth;
+  ctx.SetEval(EvalSoftmaxInt16);
+  ctx.SetReductionLength(s->depth);
+  return ctx.SetOutputShape(0, in.shape);
+}
+
 absl::Status PrepareSoftmaxQuantized(PrepareContext& ctx) {
   const Tensor* in = nullptr;
+  if (ctx.num_inputs() == 1 && ctx.input(0) != nullptr &&
+      ctx.input(0)->type == tfl::TensorType_INT16) {
+    GRAFT_RETURN_IF_ERROR(CheckUnary(ctx, true, &in));
+    return PrepareSoftmaxInt16(ctx, *in);
+  }
   // INT8 -> INT16 (TFLite's int16 output variant) or same-type 8-bit.
   const bool to16 = ctx.num_inputs() == 1 && ctx.input(0) != nullptr &&
                     ctx.input(0)->type == tfl::TensorType_INT8 &&
@@ -487,12 +616,7 @@ absl::Status EvalRsqrtInt16(EvalContext& ctx) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "RSQRT input %d is negative", v));
     }
-    // LUTLookup: 512 segments of 128 inputs, linear in between.
-    const int index = 256 + (v >> 7);
-    const int offset = v & 0x7f;
-    const int base = s.table[index];
-    const int slope = s.table[index + 1] - s.table[index];
-    out[i] = static_cast<int16_t>(base + ((slope * offset + 64) >> 7));
+    out[i] = Int16LutLookup(s.table, v);
   }
   return absl::OkStatus();
 }
@@ -530,31 +654,10 @@ absl::Status PrepareRsqrtQuantized(PrepareContext& ctx) {
                      "INT16 input and output need zero points of 0");
   // LUTPopulate<int16_t> of 1/sqrt(x) (x <= 0: the largest output), in
   // float as TFLite computes it.
-  auto f = [&](float x) {
-    return x <= 0.0f ? 32767 * out_scale : 1.0f / std::sqrt(x);
-  };
-  const float in_min = in_scale * (-32768 - s->in_zp);
-  const float in_max = in_scale * (32767 - s->in_zp);
-  const float out_min = out_scale * (-32768 - ZeroPoint(out));
-  const float out_max = out_scale * (32767 - ZeroPoint(out));
-  constexpr int kSteps = 512;
-  const float step = (in_max - in_min) / kSteps;
-  const float half_step = step / 2;
-  const float inv = 65536.0f / (out_max - out_min);
-  auto clamp = [](float v) {
-    return static_cast<int16_t>(std::min(32767.0f, std::max(-32768.0f, v)));
-  };
-  for (int i = 0; i < kSteps; ++i) {
-    const float val = f(in_min + i * step);
-    const float val_mid = f(in_min + i * step + half_step);
-    const float val_next = f(in_min + (i + 1) * step);
-    const float sample = std::round(val * inv);
-    const float mid_interp = std::round((val_next * inv + std::round(val * inv)) / 2);
-    const float mid = std::round(val_mid * inv);
-    const float bias = std::round((mid_interp - mid) / 2);
-    s->table[i] = clamp(sample - bias);
-  }
-  s->table[kSteps] = clamp(std::round(f(in_max) * inv));
+  PopulateInt16Lut(
+      in_scale, s->in_zp, out_scale, ZeroPoint(out),
+      [&](float x) { return x <= 0.0f ? 32767 * out_scale : 1.0f / std::sqrt(x); },
+      s->table);
   ctx.SetEval(EvalRsqrtInt16);
   return absl::OkStatus();
 }
