@@ -542,6 +542,166 @@ void BuildZoo(Zoo& z) {
     });
   }
 
+  // FILL, RANGE, ZEROS_LIKE, RANK, BROADCAST_ARGS, ADD_N, LOGICAL_NOT:
+  // shapes and ranges from constants (folded at load) and from inputs
+  // (shapes at invoke).
+  z.Add("fill_const_dims", [&](SubgraphBuilder& g) {
+    TensorId v = g.Input("v", F32, {});
+    TensorId d = g.Constant<int32_t>("dims", {3}, {2, 1, 3});
+    g.Output(g.Op(tfl::BuiltinOperator_FILL).In(d, v).Out("y", F32, {}));
+  });
+  z.Add("fill_input_dims", [&](SubgraphBuilder& g) {
+    TensorId d = g.Input("dims", I32, {2});
+    TensorId v = g.Constant<int32_t>("v", {}, {7});
+    g.Output(g.Op(tfl::BuiltinOperator_FILL).In(d, v).Out("y", I32, {}));
+  });
+  z.Add("range_f32", [&](SubgraphBuilder& g) {
+    TensorId x = g.Input("x", F32, {});
+    TensorId r = g.Op(tfl::BuiltinOperator_RANGE)
+                     .In(g.Constant<float>("start", {}, {-1.5f}),
+                         g.Constant<float>("limit", {}, {2.2f}),
+                         g.Constant<float>("delta", {}, {0.1f}))
+                     .Out("r", F32, {});
+    g.Output(g.Op(tfl::BuiltinOperator_ADD).In(r, x).Out("y", F32, {}));
+  });
+  z.Add("range_i32_input_limit", [&](SubgraphBuilder& g) {
+    TensorId limit = g.Input("limit", I32, {});
+    g.Output(g.Op(tfl::BuiltinOperator_RANGE)
+                 .In(g.Constant<int32_t>("start", {}, {9}), limit,
+                     g.Constant<int32_t>("delta", {}, {-2}))
+                 .Out("y", I32, {}));
+  });
+  z.Add("zeros_like_rank", [&](SubgraphBuilder& g) {
+    TensorId x = g.Input("x", F32, {2, 3});
+    g.Output(g.Op(tfl::BuiltinOperator_ZEROS_LIKE).In(x).Out("z", F32, {}));
+    g.Output(g.Op(tfl::BuiltinOperator_RANK).In(x).Out("r", I32, {}));
+  });
+  z.Add("broadcast_args", [&](SubgraphBuilder& g) {
+    TensorId a = g.Input("a", I32, {3});
+    TensorId b = g.Constant<int32_t>("b", {2}, {1, 1});
+    g.Output(g.Op(tfl::BuiltinOperator_BROADCAST_ARGS).In(a, b).Out("y", I32, {}));
+  });
+  for (const tfl::TensorType t : {F32, I32}) {
+    const std::vector<int32_t> shape = z.RandShape(3);
+    z.Add(t == F32 ? "add_n_f32" : "add_n_i32", [&](SubgraphBuilder& g) {
+      TensorId a = g.Input("a", t, shape), b = g.Input("b", t, shape),
+               c = g.Input("c", t, shape);
+      g.Output(g.Op(tfl::BuiltinOperator_ADD_N).In(a, b, c).Out("y", t, {}));
+    });
+  }
+  z.Add("logical_not", [&](SubgraphBuilder& g) {
+    TensorId x = g.Input("x", tfl::TensorType_BOOL, {2, 5});
+    g.Output(g.Op(tfl::BuiltinOperator_LOGICAL_NOT).In(x).Out(
+        "y", tfl::TensorType_BOOL, {}));
+  });
+
+  // SPACE_TO_BATCH_ND and BATCH_TO_SPACE_ND: 4-D and 3-D, float32 and int8
+  // (SPACE_TO_BATCH_ND pads int8 with the zero point, here nonzero); random
+  // blocks, paddings that make each padded dim a multiple of its block,
+  // crops that leave at least one row.
+  for (int v = 0; v < 4; ++v) {
+    const tfl::TensorType t = v >= 2 ? I8 : F32;
+    const int spatial = v % 2 == 0 ? 2 : 1;
+    std::vector<int32_t> s2b_shape = {z.Rand(1, 2)}, s2b_block, pads;
+    std::vector<int32_t> b2s_shape = {z.Rand(1, 2)}, b2s_block, crops;
+    for (int d = 0; d < spatial; ++d) {
+      const int b = z.Rand(1, 3), size = z.Rand(1, 6);
+      const int total = (b - size % b) % b + b * z.Rand(0, 1);
+      const int before = z.Rand(0, total);
+      s2b_shape.push_back(size);
+      s2b_block.push_back(b);
+      pads.push_back(before);
+      pads.push_back(total - before);
+      const int cb = z.Rand(1, 3), csize = z.Rand(1, 4);
+      const int c0 = z.Rand(0, std::min(2, cb * csize - 1));
+      const int c1 = z.Rand(0, std::min(2, cb * csize - 1 - c0));
+      b2s_shape[0] *= cb;
+      b2s_shape.push_back(csize);
+      b2s_block.push_back(cb);
+      crops.push_back(c0);
+      crops.push_back(c1);
+    }
+    s2b_shape.push_back(z.Rand(1, 3));
+    b2s_shape.push_back(z.Rand(1, 3));
+    z.Add(absl::StrCat("space_to_batch_nd_", v), [&](SubgraphBuilder& g) {
+      TensorId x = g.Input("x", t, s2b_shape);
+      TensorId y =
+          g.Op(tfl::BuiltinOperator_SPACE_TO_BATCH_ND)
+              .In(x, g.Constant<int32_t>("block", {spatial}, s2b_block),
+                  g.Constant<int32_t>("pads", {spatial, 2}, pads))
+              .Out("y", t, {});
+      if (t == I8) g.Quantize(x, 0.05f, -9).Quantize(y, 0.05f, -9);
+      g.Output(y);
+    });
+    z.Add(absl::StrCat("batch_to_space_nd_", v), [&](SubgraphBuilder& g) {
+      TensorId x = g.Input("x", t, b2s_shape);
+      TensorId y =
+          g.Op(tfl::BuiltinOperator_BATCH_TO_SPACE_ND)
+              .In(x, g.Constant<int32_t>("block", {spatial}, b2s_block),
+                  g.Constant<int32_t>("crops", {spatial, 2}, crops))
+              .Out("y", t, {});
+      if (t == I8) g.Quantize(x, 0.05f, 4).Quantize(y, 0.05f, 4);
+      g.Output(y);
+    });
+  }
+
+  // CUMSUM: every exclusive/reverse combination on float32, then int32 and
+  // int64, random ranks and (negative) axes.
+  for (int v = 0; v < 6; ++v) {
+    const int rank = z.Rand(1, 4);
+    const std::vector<int32_t> s = z.RandShape(rank, 1, 6);
+    const int32_t axis = z.Rand(-rank, rank - 1);
+    const tfl::TensorType t =
+        v < 4 ? F32 : v == 4 ? I32 : tfl::TensorType_INT64;
+    tfl::CumsumOptionsT o;
+    o.exclusive = (v & 1) != 0;
+    o.reverse = (v & 2) != 0;
+    z.Add(absl::StrCat("cumsum_", v), [&](SubgraphBuilder& g) {
+      TensorId x = g.Input("x", t, s);
+      TensorId a = g.Constant<int32_t>("axis", {}, {axis});
+      g.Output(g.Op(tfl::BuiltinOperator_CUMSUM).In(x, a).Options(o).Out(
+          "y", t, {}));
+    });
+  }
+
+  // ONE_HOT: float32, int8, int32, int64 and bool outputs, int32 and int64
+  // indices (inputs in [1, 4), so some fall past a depth of 2 or 3), every
+  // axis from -1 to rank.
+  for (int v = 0; v < 5; ++v) {
+    const tfl::TensorType types[] = {F32, I8, I32, tfl::TensorType_INT64,
+                                     tfl::TensorType_BOOL};
+    const tfl::TensorType t = types[v];
+    const tfl::TensorType it = v % 2 ? tfl::TensorType_INT64 : I32;
+    const int rank = z.Rand(1, 3);
+    const std::vector<int32_t> s = z.RandShape(rank, 1, 4);
+    const int32_t depth = z.Rand(2, 5);
+    tfl::OneHotOptionsT o;
+    o.axis = z.Rand(-1, rank);
+    z.Add(absl::StrCat("one_hot_", v), [&](SubgraphBuilder& g) {
+      // A scalar of type t (the low bytes of `value`, little-endian).
+      auto scalar = [&](const char* name, int64_t value) {
+        const size_t size = t == F32 || t == I32 ? 4
+                            : t == tfl::TensorType_INT64 ? 8 : 1;
+        std::vector<uint8_t> bytes(size);
+        if (t == F32) {
+          const float f = static_cast<float>(value);
+          std::memcpy(bytes.data(), &f, size);
+        } else {
+          std::memcpy(bytes.data(), &value, size);
+        }
+        return g.Constant(name, t, {}, Bytes::Own(std::move(bytes)));
+      };
+      const bool is_bool = t == tfl::TensorType_BOOL;
+      TensorId idx = g.Input("indices", it, s);
+      TensorId d = g.Constant<int32_t>("depth", {}, {depth});
+      g.Output(g.Op(tfl::BuiltinOperator_ONE_HOT)
+                   .In(idx, d, scalar("on", is_bool ? 1 : 3),
+                       scalar("off", is_bool ? 0 : -1))
+                   .Options(o)
+                   .Out("y", t, {}));
+    });
+  }
+
   // Quantized binary ops with broadcasting.
   for (const auto& [name, code, type] :
        std::vector<std::tuple<const char*, Op, tfl::TensorType>>{
