@@ -112,7 +112,10 @@ TEST(ConvTest, DepthwiseConv2DMatchesReference) {
   for (int iter = 0; iter < 30; ++iter) {
     ConvParams p;
     p.n = RandomInt(rng, 1, 2), p.h = RandomInt(rng, 1, 10), p.w = RandomInt(rng, 1, 10);
-    p.cin = RandomInt(rng, 1, 9), p.mult = iter % 3 == 2 ? RandomInt(rng, 2, 3) : 1;
+    // Multiplier 1 runs in blocks of 16 and 8 channels and a remainder:
+    // every third case has enough channels for all three.
+    p.cin = iter % 3 == 0 ? RandomInt(rng, 17, 40) : RandomInt(rng, 1, 9);
+    p.mult = iter % 3 == 2 ? RandomInt(rng, 2, 3) : 1;
     p.cout = p.cin * p.mult, p.groups = p.cin;
     p.kh = RandomInt(rng, 1, 3), p.kw = RandomInt(rng, 1, 3);
     p.sh = RandomInt(rng, 1, 2), p.sw = RandomInt(rng, 1, 2);
@@ -126,6 +129,7 @@ TEST(ConvTest, DepthwiseConv2DMatchesReference) {
     auto in = testing::RandomFloats(rng, int64_t(p.n) * p.h * p.w * p.cin);
     auto w = testing::RandomFloats(rng, int64_t(p.kh) * p.kw * p.cout);
     auto bias = testing::RandomFloats(rng, p.cout);
+    const bool has_bias = iter % 4 != 1;
     // Reference: a grouped conv with one input channel per group, weights
     // rearranged from [1, kh, kw, cout] to [cout, kh, kw, 1].
     std::vector<float> w_ohwi(w.size());
@@ -137,7 +141,7 @@ TEST(ConvTest, DepthwiseConv2DMatchesReference) {
     auto& g = mb.Subgraph("main");
     TensorId x = g.Input("x", F32, {p.n, p.h, p.w, p.cin});
     TensorId tw = g.Constant<float>("w", {1, p.kh, p.kw, p.cout}, w);
-    TensorId tb = g.Constant<float>("b", {p.cout}, bias);
+    TensorId tb = has_bias ? g.Constant<float>("b", {p.cout}, bias) : kNoTensor;
     tfl::DepthwiseConv2DOptionsT o;
     o.padding = p.padding, o.stride_h = p.sh, o.stride_w = p.sw;
     o.dilation_h_factor = p.dh, o.dilation_w_factor = p.dw;
@@ -149,7 +153,8 @@ TEST(ConvTest, DepthwiseConv2DMatchesReference) {
     testing::SetInput(**rt, 0, in);
     ASSERT_TRUE((*rt)->Invoke().ok());
     testing::ExpectNear(testing::GetOutput<float>(**rt, 0),
-                        RefConv(p, in, w_ohwi, &bias, oh, ow), p.kh * p.kw,
+                        RefConv(p, in, w_ohwi, has_bias ? &bias : nullptr, oh, ow),
+                        p.kh * p.kw,
                         absl::StrCat("iteration ", iter));
   }
 }

@@ -22,7 +22,7 @@ class ThreadPool;
 namespace graft::kernels {
 
 inline constexpr int kGemmMr = 6;
-inline constexpr int kGemmNr = 8;
+inline constexpr int kGemmNr = 16;
 
 // Floats a packed B of K x N takes.
 inline size_t PackedRhsSize(int64_t k, int64_t n) {

@@ -1,0 +1,143 @@
+// The float32 GEMM (gemm.h) against a naive double-precision product:
+// every row and column remainder of the 6 x 16 tile, K from 0, strided A and
+// C, both packings of B, bias or none, clamps, 1 and 2 threads. Elements of
+// C outside the M x N result (row padding past N) must stay untouched.
+#include "dispatch/kernels/gemm.h"
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "dispatch/kernels/kernel_test_util.h"
+#include "dispatch/thread_pool.h"
+#include "gtest/gtest.h"
+
+namespace graft::kernels {
+namespace {
+
+using testing::RandomInt;
+
+struct Case {
+  int64_t m, n, k, lda, ldc;
+  bool transposed_b;  // B given as [N, K] (weights) rather than [K, N]
+  bool bias;
+  float lo, hi;
+};
+
+void CheckCase(const Case& t, std::mt19937& rng, ThreadPool* pool,
+               const std::string& what) {
+  const std::vector<float> a = testing::RandomFloats(rng, t.m * t.lda);
+  const std::vector<float> b = testing::RandomFloats(rng, t.k * t.n);
+  const std::vector<float> bias = testing::RandomFloats(rng, t.n);
+  std::vector<float> packed(PackedRhsSize(t.k, t.n), -7.0f);
+  if (t.transposed_b) {
+    PackRhs(b.data(), t.k, t.n, /*stride_k=*/1, /*stride_n=*/t.k,
+            packed.data());
+  } else {
+    PackRhs(b.data(), t.k, t.n, /*stride_k=*/t.n, /*stride_n=*/1,
+            packed.data());
+  }
+  constexpr float kSentinel = 12345.0f;
+  std::vector<float> c(t.m * t.ldc, kSentinel);
+  GemmArgs g;
+  g.m = t.m, g.n = t.n, g.k = t.k;
+  g.a = a.data(), g.lda = t.lda;
+  g.packed_b = packed.data();
+  g.bias = t.bias ? bias.data() : nullptr;
+  g.lo = t.lo, g.hi = t.hi;
+  g.c = c.data(), g.ldc = t.ldc;
+  Gemm(g, pool);
+
+  std::vector<float> got, want;
+  for (int64_t i = 0; i < t.m; ++i) {
+    for (int64_t j = 0; j < t.n; ++j) {
+      double acc = t.bias ? bias[j] : 0.0;
+      for (int64_t kk = 0; kk < t.k; ++kk) {
+        const float bv = t.transposed_b ? b[j * t.k + kk] : b[kk * t.n + j];
+        acc += double{a[i * t.lda + kk]} * bv;
+      }
+      got.push_back(c[i * t.ldc + j]);
+      want.push_back(std::min(std::max(static_cast<float>(acc), t.lo), t.hi));
+    }
+    for (int64_t j = t.n; j < t.ldc; ++j) {
+      ASSERT_EQ(c[i * t.ldc + j], kSentinel)
+          << what << ": row " << i << " written past N at column " << j;
+    }
+  }
+  testing::ExpectNear(got, want, t.k, what);
+}
+
+Case RandomCase(std::mt19937& rng, int64_t max_m, int64_t max_n,
+                int64_t max_k) {
+  Case t;
+  t.m = RandomInt(rng, 1, max_m);
+  t.n = RandomInt(rng, 1, max_n);
+  t.k = RandomInt(rng, 0, max_k);
+  t.lda = t.k + RandomInt(rng, 0, 3);
+  t.ldc = t.n + RandomInt(rng, 0, 5);
+  t.transposed_b = RandomInt(rng, 0, 1);
+  t.bias = RandomInt(rng, 0, 2) != 0;
+  const float inf = std::numeric_limits<float>::infinity();
+  switch (RandomInt(rng, 0, 2)) {
+    case 0:
+      t.lo = -inf, t.hi = inf;
+      break;
+    case 1:
+      t.lo = 0.0f, t.hi = inf;
+      break;  // RELU
+    default:
+      t.lo = -0.5f, t.hi = 0.5f;
+      break;
+  }
+  return t;
+}
+
+TEST(GemmTest, MatchesNaiveProductForEveryTileRemainder) {
+  std::mt19937 rng = testing::SeededRng(1);
+  // M 1..13 covers a last block of 1 to 6 rows (and whole blocks); N 1..40
+  // covers 1 to 16 columns in the last panel.
+  for (int iter = 0; iter < 300; ++iter) {
+    const Case t = RandomCase(rng, 13, 40, 40);
+    CheckCase(
+        t, rng, nullptr,
+        absl::StrCat("iteration ", iter, ": m=", t.m, " n=", t.n, " k=", t.k));
+    if (HasFatalFailure()) return;
+  }
+}
+
+TEST(GemmTest, SplitOverThreadsMatchesNaiveProduct) {
+  std::mt19937 rng = testing::SeededRng(2);
+  ThreadPool pool(2);
+  // Large enough (hundreds of tiles) for the pool to split the work.
+  for (int iter = 0; iter < 10; ++iter) {
+    Case t = RandomCase(rng, 400, 100, 64);
+    t.m = std::max<int64_t>(t.m, 200);
+    CheckCase(
+        t, rng, &pool,
+        absl::StrCat("iteration ", iter, ": m=", t.m, " n=", t.n, " k=", t.k));
+    if (HasFatalFailure()) return;
+  }
+}
+
+TEST(GemmTest, ClampKeepsNaN) {
+  // std::max(NaN, lo) and std::min(NaN, hi) are NaN, as in TFLite's
+  // activation functions; the vector clamp must agree.
+  const std::vector<float> a = {std::nanf(""), 1.0f};  // two rows, K = 1
+  const std::vector<float> b = {2.0f};
+  std::vector<float> packed(PackedRhsSize(1, 1));
+  PackRhs(b.data(), 1, 1, 1, 1, packed.data());
+  std::vector<float> c(2);
+  GemmArgs g;
+  g.m = 2, g.n = 1, g.k = 1;
+  g.a = a.data(), g.lda = 1;
+  g.packed_b = packed.data();
+  g.lo = 0.0f, g.hi = 6.0f;
+  g.c = c.data(), g.ldc = 1;
+  Gemm(g, nullptr);
+  EXPECT_TRUE(std::isnan(c[0]));
+  EXPECT_EQ(c[1], 2.0f);
+}
+
+}  // namespace
+}  // namespace graft::kernels
