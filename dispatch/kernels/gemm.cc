@@ -22,7 +22,10 @@ GRAFT_SIMD_INLINE void Tile(const GemmArgs& g, int64_t row0, int64_t col0,
 #pragma GCC unroll 6
   for (int i = 0; i < MR; ++i) a[i] = g.a + (row0 + i) * g.lda;
   V8 init0 = {}, init1 = {};
-  if (g.bias != nullptr) {
+  if (g.bias != nullptr && cols == kGemmNr) {
+    init0 = LoadV8(g.bias + col0);
+    init1 = LoadV8(g.bias + col0 + 8);
+  } else if (g.bias != nullptr) {
     float tmp[kGemmNr] = {};
     for (int j = 0; j < cols; ++j) tmp[j] = g.bias[col0 + j];
     init0 = LoadV8(tmp);
@@ -62,9 +65,9 @@ GRAFT_SIMD_INLINE void Tile(const GemmArgs& g, int64_t row0, int64_t col0,
 GRAFT_SIMD_INLINE void TilesBody(const GemmArgs& g, int64_t m_tiles,
                                  int64_t t_begin, int64_t t_end) {
   static_assert(kGemmMr == 6, "the row-count switch below lists 1 to 6");
+  int64_t panel = t_begin / m_tiles;
+  int64_t row0 = t_begin % m_tiles * kGemmMr;
   for (int64_t t = t_begin; t < t_end; ++t) {
-    const int64_t panel = t / m_tiles;
-    const int64_t row0 = (t % m_tiles) * kGemmMr;
     const int64_t col0 = panel * kGemmNr;
     const int cols = static_cast<int>(std::min<int64_t>(kGemmNr, g.n - col0));
     const float* bp = g.packed_b + panel * kGemmNr * g.k;
@@ -88,6 +91,8 @@ GRAFT_SIMD_INLINE void TilesBody(const GemmArgs& g, int64_t m_tiles,
         Tile<6>(g, row0, col0, cols, bp);
         break;
     }
+    row0 += kGemmMr;
+    if (row0 >= g.m) row0 = 0, ++panel;
   }
 }
 
