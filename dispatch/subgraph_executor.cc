@@ -1275,6 +1275,8 @@ inline absl::Status SubgraphExecutor::RunOp(PreparedOp& p) {
       st = p.callees[0]->RunBound();
       break;
     case PreparedOp::Kind::kDispatch:
+      // The vendor may run threads of its own: Graft's workers stop polling.
+      if (env_->pool != nullptr) env_->pool->Park();
       st = p.executable->Execute(p.in_ptrs, p.out_ptrs);
       break;
     case PreparedOp::Kind::kIf: {

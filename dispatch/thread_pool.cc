@@ -1,9 +1,38 @@
 #include "dispatch/thread_pool.h"
 
 #include <algorithm>
+#include <chrono>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 namespace graft {
 namespace {
+
+void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// Polls `done` for up to `micros`; true as soon as it holds. Reads the clock
+// once per 64 polls.
+template <typename Done>
+bool SpinUntil(int micros, Done done) {
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::microseconds(micros);
+  for (int i = 1;; ++i) {
+    if (done()) return true;
+    CpuRelax();
+    if (i % 64 == 0 && std::chrono::steady_clock::now() > deadline) {
+      return done();
+    }
+  }
+}
+
 // Set while a thread runs a loop body, so nested loops run inline instead of
 // waiting on the pool they occupy.
 thread_local bool tls_in_parallel_for = false;
@@ -22,7 +51,7 @@ ThreadPool::ThreadPool(int num_threads)
 ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    stop_ = true;
+    stop_.store(true);
   }
   work_cv_.notify_all();
   for (std::thread& t : workers_) t.join();
@@ -44,16 +73,23 @@ void ThreadPool::WorkerLoop(int thread_index) {
   tls_thread_index = thread_index;
   uint64_t seen = 0;
   for (;;) {
-    {
+    auto ready = [&] {
+      return stop_.load(std::memory_order_acquire) ||
+             generation_.load(std::memory_order_acquire) != seen;
+    };
+    SpinUntil(kSpinMicros, [&] {
+      return ready() || parked_.load(std::memory_order_relaxed);
+    });
+    if (!ready()) {
       std::unique_lock<std::mutex> lock(mutex_);
-      work_cv_.wait(lock, [&] { return stop_ || generation_ != seen; });
-      if (stop_) return;
-      seen = generation_;
+      work_cv_.wait(lock, ready);
     }
+    if (stop_.load(std::memory_order_acquire)) return;
+    seen = generation_.load(std::memory_order_acquire);
     RunChunks(thread_index);
-    {
+    if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
       std::lock_guard<std::mutex> lock(mutex_);
-      if (--pending_ == 0) done_cv_.notify_one();
+      done_cv_.notify_one();
     }
   }
 }
@@ -78,20 +114,24 @@ void ThreadPool::ParallelForWithThreadIndex(
   // shared counter hot.
   int64_t target_chunks = int64_t{num_threads_} * 4;
   int64_t chunk = std::max(min_chunk, (n + target_chunks - 1) / target_chunks);
+  parked_.store(false, std::memory_order_relaxed);
+  fn_ = &fn;
+  n_ = n;
+  chunk_ = chunk;
+  num_chunks_ = (n + chunk - 1) / chunk;
+  next_chunk_.store(0, std::memory_order_relaxed);
+  pending_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    fn_ = &fn;
-    n_ = n;
-    chunk_ = chunk;
-    num_chunks_ = (n + chunk - 1) / chunk;
-    next_chunk_.store(0, std::memory_order_relaxed);
-    pending_ = static_cast<int>(workers_.size());
-    ++generation_;
+    generation_.fetch_add(1, std::memory_order_release);
   }
-  work_cv_.notify_all();
+  work_cv_.notify_all();  // no system call when every worker is polling
   RunChunks(0);
-  std::unique_lock<std::mutex> lock(mutex_);
-  done_cv_.wait(lock, [&] { return pending_ == 0; });
+  auto done = [&] { return pending_.load(std::memory_order_acquire) == 0; };
+  if (!SpinUntil(kSpinMicros, done)) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_cv_.wait(lock, done);
+  }
   fn_ = nullptr;
 }
 

@@ -2,8 +2,14 @@
 //
 // The pool has num_threads - 1 worker threads; the thread that calls
 // ParallelFor works too, so num_threads == 1 means every loop runs inline
-// with no thread at all. Workers are created once, at construction, and
-// sleep between loops: ParallelFor allocates nothing.
+// with no thread at all. Workers are created once, at construction:
+// ParallelFor allocates nothing. After a loop, a worker polls for the next
+// one for up to kSpinMicros before it sleeps on a condition variable, and
+// the calling thread polls for the workers' end the same way: a model's
+// consecutive ops (tens of microseconds apart) then cost no wake-up
+// (futex and scheduler latency, ~10 us a loop on a VM), and an idle pool
+// still sleeps. Park() sends polling workers to sleep at once, for when the
+// cores are about to be someone else's (a vendor library's own threads).
 //
 // Thread-safety: ParallelFor may be called from any thread; concurrent calls
 // are serialized (one loop at a time). A ParallelFor issued from inside a
@@ -48,6 +54,10 @@ class ThreadPool {
       int64_t n, int64_t min_chunk,
       absl::FunctionRef<void(int, int64_t, int64_t)> fn);
 
+  // Workers polling for the next loop stop polling and sleep until it comes.
+  // A hint: cheap, callable from any thread at any time.
+  void Park() { parked_.store(true, std::memory_order_relaxed); }
+
  private:
   void WorkerLoop(int thread_index);
   void RunChunks(int thread_index);
@@ -55,13 +65,21 @@ class ThreadPool {
   const int num_threads_;
   std::vector<std::thread> workers_;
 
+  static constexpr int kSpinMicros = 50;
+
   std::mutex call_mutex_;  // one ParallelFor at a time
+  // Guards the sleeping side: generation_ and stop_ change, and pending_
+  // reaches 0, only under it, so a waiter checking them under it cannot
+  // miss the notification.
   std::mutex mutex_;
   std::condition_variable work_cv_;
   std::condition_variable done_cv_;
-  uint64_t generation_ = 0;  // bumped per loop; workers wait for a change
-  bool stop_ = false;
-  int pending_ = 0;          // workers still inside the current loop
+  // Bumped per loop (release: the loop's fields below are published by
+  // it); workers wait for a change.
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<bool> stop_{false};
+  std::atomic<int> pending_{0};  // workers still inside the current loop
+  std::atomic<bool> parked_{false};  // Park() since the last loop began
 
   // The current loop (valid while a generation runs).
   const absl::FunctionRef<void(int, int64_t, int64_t)>* fn_ = nullptr;

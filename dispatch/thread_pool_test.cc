@@ -1,6 +1,8 @@
 #include "dispatch/thread_pool.h"
 
 #include <atomic>
+#include <chrono>
+#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -61,6 +63,32 @@ TEST(ThreadPoolTest, ManyLoopsInARow) {
     pool.ParallelFor(64, 1, [&](int64_t b, int64_t e) { sum += e - b; });
   }
   EXPECT_EQ(sum, 500 * 64);
+}
+
+// Loops separated by pauses longer than the workers poll (they sleep in
+// between), by none (they are still polling), and by Park() (they sleep at
+// once), with Park() also called from another thread while loops run:
+// every loop still covers its range exactly once and returns.
+TEST(ThreadPoolTest, LoopsAfterPollingSleepingAndParkedWorkers) {
+  ThreadPool pool(3);
+  std::atomic<bool> stop{false};
+  std::thread parker([&] {
+    while (!stop) {
+      pool.Park();
+      std::this_thread::yield();
+    }
+  });
+  for (int r = 0; r < 300; ++r) {
+    std::vector<std::atomic<int>> hits(97);
+    pool.ParallelFor(97, 1, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) hits[i]++;
+    });
+    for (int i = 0; i < 97; ++i) ASSERT_EQ(hits[i], 1) << "loop " << r;
+    if (r % 3 == 0) pool.Park();
+    if (r % 50 == 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  stop = true;
+  parker.join();
 }
 
 }  // namespace
