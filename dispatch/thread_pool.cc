@@ -18,8 +18,10 @@ void CpuRelax() {
 #endif
 }
 
-// Polls `done` for up to `micros`; true as soon as it holds. Reads the clock
-// once per 64 polls.
+// Polls `done` for up to `micros`; true as soon as it holds. Every 64 polls
+// it reads the clock and yields the CPU: when the thread it waits for shares
+// this CPU (the scheduler put both on one core, or the other core is busy),
+// that thread runs instead of waiting for the poll to time out.
 template <typename Done>
 bool SpinUntil(int micros, Done done) {
   const auto deadline =
@@ -27,8 +29,9 @@ bool SpinUntil(int micros, Done done) {
   for (int i = 1;; ++i) {
     if (done()) return true;
     CpuRelax();
-    if (i % 64 == 0 && std::chrono::steady_clock::now() > deadline) {
-      return done();
+    if (i % 64 == 0) {
+      if (std::chrono::steady_clock::now() > deadline) return done();
+      std::this_thread::yield();
     }
   }
 }
