@@ -5,8 +5,11 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
+#include <vector>
 
 #include "dispatch/kernels/kernel_test_util.h"
+#include "dispatch/kernels/quantized_gemm.h"
 #include "gtest/gtest.h"
 
 namespace graft::kernels {
@@ -71,6 +74,33 @@ TEST(MultiplyByQuantizedMultiplierTest, Int64VersionApproximatesProduct) {
     const QuantizedMultiplier m = QuantizeMultiplier(real);
     const double got = MultiplyByQuantizedMultiplier(x, m.multiplier, m.shift);
     ASSERT_LE(std::abs(got - x * real), 1.0 + std::abs(x * real) * 1e-4);
+  }
+}
+
+// The vector high multiply (quantized_gemm.h) against the scalar
+// SaturatingRoundingDoublingHighMul: edge values of x and every multiplier
+// shape the requantization uses (m >= 0), then random pairs.
+TEST(HighMulV4Test, MatchesScalarSaturatingRoundingDoublingHighMul) {
+  const int32_t kMin = std::numeric_limits<int32_t>::min();
+  const int32_t kMax = std::numeric_limits<int32_t>::max();
+  std::vector<int32_t> xs = {kMin, kMin + 1, -65536, -2, -1, 0, 1, 2,
+                             65535, kMax - 1, kMax};
+  std::vector<int32_t> ms = {0, 1, 2, 1 << 30, (1 << 30) + 1, kMax - 1, kMax};
+  std::mt19937 rng = testing::SeededRng(3);
+  for (int i = 0; i < 2000; ++i) {
+    xs.push_back(static_cast<int32_t>(rng()));
+    ms.push_back(static_cast<int32_t>(rng() >> 1));
+  }
+  for (size_t i = 0; i < xs.size(); ++i) {
+    for (size_t j = 0; j < ms.size(); j += (i < 11 ? 1 : 97)) {
+      const V4i x = {xs[i], xs[(i + 1) % xs.size()], -xs[i] / 2, xs[i] / 3};
+      const V4i m = {ms[j], ms[j], ms[(j + 1) % ms.size()], ms[j] / 5};
+      const V4i got = HighMulV4(x, m);
+      for (int lane = 0; lane < 4; ++lane) {
+        ASSERT_EQ(got[lane], SaturatingRoundingDoublingHighMul(x[lane], m[lane]))
+            << "x=" << x[lane] << " m=" << m[lane];
+      }
+    }
   }
 }
 

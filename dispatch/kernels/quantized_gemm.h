@@ -87,20 +87,24 @@ typedef int32_t V8i __attribute__((vector_size(32), aligned(4)));
 typedef uint32_t V8u __attribute__((vector_size(32), aligned(4)));
 typedef int32_t V4i __attribute__((vector_size(16), aligned(4)));
 typedef int64_t V4l __attribute__((vector_size(32), aligned(8)));
+typedef uint64_t V4ul __attribute__((vector_size(32), aligned(8)));
 typedef int16_t V8s __attribute__((vector_size(16), aligned(2)));
 typedef int8_t V16b __attribute__((vector_size(16), aligned(1)));
 typedef uint8_t V16ub __attribute__((vector_size(16), aligned(1)));
 typedef int16_t V16s __attribute__((vector_size(32), aligned(2)));
 
-// (ab + nudge) / 2^31 with C's truncating division, ab = x * m: the high
-// half of SaturatingRoundingDoublingHighMul (m >= 0 never saturates).
+// SaturatingRoundingDoublingHighMul(x, m) for m >= 0 (which never
+// saturates): (ab + nudge) / 2^31 with C's truncating division, ab = x * m,
+// nudge = 2^30 for ab >= 0 and 1 - 2^30 below. That equals
+// floor((ab + 2^30) / 2^31) either way: for ab < 0, t = ab + 1 - 2^30 is
+// negative and trunc(t / 2^31) = floor((t + 2^31 - 1) / 2^31), where
+// t + 2^31 - 1 = ab + 2^30. The result fits 32 bits, so its low 32 bits
+// are bits 31..62 of ab + 2^30: a logical 64-bit shift (AVX2 has no
+// arithmetic one) and a truncation.
 inline V4i HighMulV4(V4i x, V4i m) {
   const V4l ab =
       __builtin_convertvector(x, V4l) * __builtin_convertvector(m, V4l);
-  const V4l nudge =
-      (int64_t{1} << 30) + ((ab >> 63) & (1 - (int64_t{1} << 31)));
-  const V4l t = ab + nudge;
-  const V4l q = (t + ((t >> 63) & ((int64_t{1} << 31) - 1))) >> 31;
+  const V4ul q = reinterpret_cast<V4ul>(ab + (int64_t{1} << 30)) >> 31;
   return __builtin_convertvector(q, V4i);
 }
 
