@@ -34,9 +34,20 @@ inline __attribute__((always_inline)) void StoreTile(
     RequantizeV8(rq, c[i][0], channel, &res[i][0]);
     RequantizeV8(rq, c[i][1], channel + 8, &res[i][8]);
   }
+  typedef uint8_t V8ub __attribute__((vector_size(8), aligned(1)));
   for (int64_t i = 0; i < nrows; ++i) {
     uint8_t* op = out + i * out_stride;
-    for (int j = 0; j < cols; ++j) op[j] = static_cast<uint8_t>(res[i][j]);
+    if (cols == kQGemmNr) {
+      V8i lo, hi;
+      std::memcpy(&lo, &res[i][0], sizeof(lo));
+      std::memcpy(&hi, &res[i][8], sizeof(hi));
+      const V8ub lo8 = __builtin_convertvector(lo, V8ub);
+      const V8ub hi8 = __builtin_convertvector(hi, V8ub);
+      std::memcpy(op, &lo8, sizeof(lo8));
+      std::memcpy(op + 8, &hi8, sizeof(hi8));
+    } else {
+      for (int j = 0; j < cols; ++j) op[j] = static_cast<uint8_t>(res[i][j]);
+    }
   }
 }
 
