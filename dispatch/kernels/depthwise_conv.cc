@@ -59,6 +59,25 @@ GRAFT_SIMD_INLINE void ChannelBlock(const PixelTaps& taps, const float* bias,
   for (int v = 0; v < NV; ++v) StoreV8(out + c + 8 * v, Clamp(acc[v], lo, hi));
 }
 
+// Calls fn(input, filter) for each tap of output pixel (b, oy, ox) inside
+// the input, in (ky, kx) order: where the tap reads the input and the
+// filter (channel 0).
+template <typename Fn>
+GRAFT_SIMD_INLINE void ForEachTap(const DepthwiseState& s,
+                                  const DepthwiseArgs& a, int b, int oy,
+                                  int ox, Fn fn) {
+  for (int ky = 0; ky < s.k_h; ++ky) {
+    const int iy = oy * s.stride_h - s.pad_h + ky * s.dil_h;
+    if (iy < 0 || iy >= s.in_h) continue;
+    for (int kx = 0; kx < s.k_w; ++kx) {
+      const int ix = ox * s.stride_w - s.pad_w + kx * s.dil_w;
+      if (ix < 0 || ix >= s.in_w) continue;
+      fn(a.input + ((int64_t{b} * s.in_h + iy) * s.in_w + ix) * s.in_c,
+         a.filter + (int64_t{ky} * s.k_w + kx) * s.out_c);
+    }
+  }
+}
+
 GRAFT_SIMD_INLINE void DepthwiseRowsBody(const DepthwiseState& s,
                                          const DepthwiseArgs& a,
                                          int64_t row_begin, int64_t row_end) {
@@ -76,18 +95,11 @@ GRAFT_SIMD_INLINE void DepthwiseRowsBody(const DepthwiseState& s,
       int c0 = 0;  // channels below c0 are done
       if (blocked) {
         taps.n = 0;
-        for (int ky = 0; ky < s.k_h; ++ky) {
-          const int iy = oy * s.stride_h - s.pad_h + ky * s.dil_h;
-          if (iy < 0 || iy >= s.in_h) continue;
-          for (int kx = 0; kx < s.k_w; ++kx) {
-            const int ix = ox * s.stride_w - s.pad_w + kx * s.dil_w;
-            if (ix < 0 || ix >= s.in_w) continue;
-            taps.in[taps.n] =
-                a.input + ((int64_t{b} * s.in_h + iy) * s.in_w + ix) * s.in_c;
-            taps.w[taps.n] = a.filter + (int64_t{ky} * s.k_w + kx) * oc_n;
-            ++taps.n;
-          }
-        }
+        ForEachTap(s, a, b, oy, ox, [&](const float* in, const float* w) {
+          taps.in[taps.n] = in;
+          taps.w[taps.n] = w;
+          ++taps.n;
+        });
         for (; c0 + 16 <= oc_n; c0 += 16) {
           ChannelBlock<2>(taps, a.bias, lo, hi, c0, out);
         }
@@ -99,27 +111,18 @@ GRAFT_SIMD_INLINE void DepthwiseRowsBody(const DepthwiseState& s,
       // The remaining channels (all of them for a multiplier above 1), one
       // tap at a time over the output vector.
       for (int c = c0; c < oc_n; ++c) out[c] = a.bias ? a.bias[c] : 0.0f;
-      for (int ky = 0; ky < s.k_h; ++ky) {
-        const int iy = oy * s.stride_h - s.pad_h + ky * s.dil_h;
-        if (iy < 0 || iy >= s.in_h) continue;
-        for (int kx = 0; kx < s.k_w; ++kx) {
-          const int ix = ox * s.stride_w - s.pad_w + kx * s.dil_w;
-          if (ix < 0 || ix >= s.in_w) continue;
-          const float* in =
-              a.input + ((int64_t{b} * s.in_h + iy) * s.in_w + ix) * s.in_c;
-          const float* w = a.filter + (int64_t{ky} * s.k_w + kx) * oc_n;
-          if (s.mult == 1) {
-            for (int c = c0; c < oc_n; ++c) out[c] += in[c] * w[c];
-          } else {
-            for (int ic = 0; ic < s.in_c; ++ic) {
-              const float v = in[ic];
-              for (int m = 0; m < s.mult; ++m) {
-                out[ic * s.mult + m] += v * w[ic * s.mult + m];
-              }
+      ForEachTap(s, a, b, oy, ox, [&](const float* in, const float* w) {
+        if (s.mult == 1) {
+          for (int c = c0; c < oc_n; ++c) out[c] += in[c] * w[c];
+        } else {
+          for (int ic = 0; ic < s.in_c; ++ic) {
+            const float v = in[ic];
+            for (int m = 0; m < s.mult; ++m) {
+              out[ic * s.mult + m] += v * w[ic * s.mult + m];
             }
           }
         }
-      }
+      });
       for (int c = c0; c < oc_n; ++c) {
         out[c] = std::min(std::max(out[c], s.lo), s.hi);
       }
