@@ -93,7 +93,7 @@ TEST(HighMulV4Test, MatchesScalarSaturatingRoundingDoublingHighMul) {
   }
   for (size_t i = 0; i < xs.size(); ++i) {
     for (size_t j = 0; j < ms.size(); j += (i < 11 ? 1 : 97)) {
-      const V4i x = {xs[i], xs[(i + 1) % xs.size()], -xs[i] / 2, xs[i] / 3};
+      const V4i x = {xs[i], xs[(i + 1) % xs.size()], xs[i] / -2, xs[i] / 3};
       const V4i m = {ms[j], ms[j], ms[(j + 1) % ms.size()], ms[j] / 5};
       const V4i got = HighMulV4(x, m);
       for (int lane = 0; lane < 4; ++lane) {

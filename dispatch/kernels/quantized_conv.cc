@@ -16,8 +16,8 @@
 // reference skips), multiplied by the filter packed at prepare time into
 // column panels, and requantized per channel: the GEMM of
 // quantized_gemm.h, shared with FULLY_CONNECTED and BATCH_MATMUL. INT8
-// DEPTHWISE_CONV_2D with depth multiplier 1 accumulates all channels of a
-// pixel at once, channel innermost. Both vectorize and give the same int32
+// DEPTHWISE_CONV_2D with depth multiplier 1 (filters up to 7x7) sums 16
+// channels of a pixel at a time over its taps, channel innermost. Both vectorize and give the same int32
 // sums as the reference loops (integer addition is associative), so
 // results are bit-exact. Other
 // cases (16x8, depth multiplier > 1, weights computed at run time) run the
@@ -49,8 +49,8 @@ constexpr int kQNr = kQGemmNr;
 // Output pixels per im2col chunk (at most): the chunk's int16 rows stay in
 // L2 for MobileNet-sized K.
 constexpr int64_t kQChunkRows = 64;
-// Channels accumulated at once by the depthwise fast path (stack buffer).
-constexpr int kDwBlock = 256;
+// The most taps (7 x 7) the int8 depthwise fast path lists per pixel.
+constexpr int kDwMaxTaps = 49;
 
 // An AVX2 clone beside the baseline, picked at load time (as gemm.cc).
 #if defined(__x86_64__) && defined(__ELF__) && defined(__GNUC__) && \
@@ -178,71 +178,137 @@ absl::Status EvalQConvGemm(EvalContext& ctx) {
   return absl::OkStatus();
 }
 
-// Depth multiplier 1: per output pixel, all channels of one tap at a time,
-// 16 channels per step (explicit vectors: this file builds at -O2, whose
-// vectorizer skips loops of unknown trip count). The product
-// filter * (input + input_offset) fits int16 (|filter| <= 128,
-// |input + input_offset| <= 255), so it is formed in int16 and widened.
-GRAFT_QCONV_TARGET_CLONES
+// Depth multiplier 1, filters up to kDwMaxTaps taps. Per output pixel the
+// taps inside the input are listed once; each block of 16 channels sums
+// over them in two int32 vectors held in registers (explicit vectors: this
+// file builds at -O2, whose vectorizer skips loops of unknown trip count)
+// and is requantized and stored; the last out_c % 16 channels go one by
+// one. The product filter * (input + input_offset) fits int16 (|filter| <=
+// 128, |input + input_offset| <= 255), so it is formed in int16 and
+// widened. The rows run in two builds that differ in the requantization:
+// the vector-extension one (baseline) and AVX2 intrinsics.
+struct DwPixel {
+  int taps = 0;
+  const int8_t* in[kDwMaxTaps];
+  const int8_t* w[kDwMaxTaps];
+};
+
+inline __attribute__((always_inline)) void ListDwTaps(
+    const QConvState& s, const int8_t* in, const int8_t* w, int b, int oy,
+    int ox, DwPixel* px) {
+  px->taps = 0;
+  for (int ky = 0; ky < s.k_h; ++ky) {
+    const int iy = oy * s.stride_h - s.pad_h + s.dil_h * ky;
+    if (iy < 0 || iy >= s.in_h) continue;
+    for (int kx = 0; kx < s.k_w; ++kx) {
+      const int ix = ox * s.stride_w - s.pad_w + s.dil_w * kx;
+      if (ix < 0 || ix >= s.in_w) continue;
+      px->in[px->taps] =
+          in + ((int64_t{b} * s.in_h + iy) * s.in_w + ix) * s.in_c;
+      px->w[px->taps] = w + (int64_t{ky} * s.k_w + kx) * s.out_c;
+      ++px->taps;
+    }
+  }
+}
+
+// Sums of channels [c0, c0 + 16): lo the first 8, hi the next.
+inline __attribute__((always_inline)) void SumDwBlock(const DwPixel& px,
+                                                      int c0, int16_t off,
+                                                      V8i* lo, V8i* hi) {
+  V8i acc_lo = {}, acc_hi = {};
+  for (int t = 0; t < px.taps; ++t) {
+    V16b xb, wb;
+    std::memcpy(&xb, px.in[t] + c0, sizeof(xb));
+    std::memcpy(&wb, px.w[t] + c0, sizeof(wb));
+    const V16s prod = __builtin_convertvector(wb, V16s) *
+                      (__builtin_convertvector(xb, V16s) + off);
+    V8s p_lo, p_hi;
+    std::memcpy(&p_lo, &prod, sizeof(p_lo));
+    std::memcpy(&p_hi, reinterpret_cast<const char*>(&prod) + 16,
+                sizeof(p_hi));
+    acc_lo += __builtin_convertvector(p_lo, V8i);
+    acc_hi += __builtin_convertvector(p_hi, V8i);
+  }
+  *lo = acc_lo;
+  *hi = acc_hi;
+}
+
+// Channels [c0, out_c), one at a time.
+inline __attribute__((always_inline)) void FinishDwChannels(
+    const QConvState& s, const DwPixel& px, int c0, int8_t* op) {
+  for (int c = c0; c < s.out_c; ++c) {
+    int32_t sum = 0;
+    for (int t = 0; t < px.taps; ++t) {
+      sum += static_cast<int32_t>(px.w[t][c]) *
+             (static_cast<int32_t>(px.in[t][c]) + s.input_offset);
+    }
+    op[c] = Finish<int8_t, int32_t>(s, sum, c);
+  }
+}
+
 void DepthwiseRowsInt8(const QConvState& s, const int8_t* in, const int8_t* w,
                        int8_t* out, int64_t r0, int64_t r1) {
   const int16_t off = static_cast<int16_t>(s.input_offset);
-  V8i acc[kDwBlock / 8];
-  int32_t sums[kDwBlock];
+  DwPixel px;
   for (int64_t r = r0; r < r1; ++r) {
     const int b = static_cast<int>(r / s.out_h);
     const int oy = static_cast<int>(r % s.out_h);
     for (int ox = 0; ox < s.out_w; ++ox) {
-      const int iy0 = oy * s.stride_h - s.pad_h;
-      const int ix0 = ox * s.stride_w - s.pad_w;
       int8_t* op = out + ((int64_t{b} * s.out_h + oy) * s.out_w + ox) *
                              s.out_c;
-      for (int c0 = 0; c0 < s.out_c; c0 += kDwBlock) {
-        const int n = std::min(kDwBlock, s.out_c - c0);
-        const int nv = n / 16;
-        for (int v = 0; v < 2 * nv; ++v) acc[v] = V8i{};
-        std::fill(sums + nv * 16, sums + n, 0);
-        for (int ky = 0; ky < s.k_h; ++ky) {
-          const int iy = iy0 + s.dil_h * ky;
-          if (iy < 0 || iy >= s.in_h) continue;
-          for (int kx = 0; kx < s.k_w; ++kx) {
-            const int ix = ix0 + s.dil_w * kx;
-            if (ix < 0 || ix >= s.in_w) continue;
-            const int8_t* ip =
-                in + ((int64_t{b} * s.in_h + iy) * s.in_w + ix) * s.in_c + c0;
-            const int8_t* wp =
-                w + (int64_t{ky} * s.k_w + kx) * s.out_c + c0;
-            for (int v = 0; v < nv; ++v) {
-              V16b xb, wb;
-              std::memcpy(&xb, ip + v * 16, sizeof(xb));
-              std::memcpy(&wb, wp + v * 16, sizeof(wb));
-              const V16s prod = __builtin_convertvector(wb, V16s) *
-                                (__builtin_convertvector(xb, V16s) + off);
-              V8s lo, hi;
-              std::memcpy(&lo, &prod, sizeof(lo));
-              std::memcpy(&hi, reinterpret_cast<const char*>(&prod) + 16,
-                          sizeof(hi));
-              acc[2 * v] += __builtin_convertvector(lo, V8i);
-              acc[2 * v + 1] += __builtin_convertvector(hi, V8i);
-            }
-            for (int c = nv * 16; c < n; ++c) {
-              sums[c] += static_cast<int32_t>(wp[c]) *
-                         (static_cast<int32_t>(ip[c]) + off);
-            }
-          }
-        }
-        for (int v = 0; v < 2 * nv; ++v) {
-          RequantizeV8(s.rq, acc[v], c0 + v * 8, sums + v * 8);
-        }
-        for (int c = 0; c < nv * 16; ++c) {
-          op[c0 + c] = static_cast<int8_t>(sums[c]);
-        }
-        for (int c = nv * 16; c < n; ++c) {
-          op[c0 + c] = Finish<int8_t, int32_t>(s, sums[c], c0 + c);
-        }
+      ListDwTaps(s, in, w, b, oy, ox, &px);
+      int c0 = 0;
+      for (; c0 + 16 <= s.out_c; c0 += 16) {
+        V8i lo, hi;
+        SumDwBlock(px, c0, off, &lo, &hi);
+        int32_t res[16];
+        RequantizeV8(s.rq, lo, c0, res);
+        RequantizeV8(s.rq, hi, c0 + 8, res + 8);
+        for (int c = 0; c < 16; ++c) op[c0 + c] = static_cast<int8_t>(res[c]);
       }
+      FinishDwChannels(s, px, c0, op);
     }
   }
+}
+
+#if GRAFT_QGEMM_AVX2
+__attribute__((target("avx2"))) void DepthwiseRowsInt8Avx2(
+    const QConvState& s, const int8_t* in, const int8_t* w, int8_t* out,
+    int64_t r0, int64_t r1) {
+  const int16_t off = static_cast<int16_t>(s.input_offset);
+  DwPixel px;
+  for (int64_t r = r0; r < r1; ++r) {
+    const int b = static_cast<int>(r / s.out_h);
+    const int oy = static_cast<int>(r % s.out_h);
+    for (int ox = 0; ox < s.out_w; ++ox) {
+      int8_t* op = out + ((int64_t{b} * s.out_h + oy) * s.out_w + ox) *
+                             s.out_c;
+      ListDwTaps(s, in, w, b, oy, ox, &px);
+      int c0 = 0;
+      for (; c0 + 16 <= s.out_c; c0 += 16) {
+        V8i lo, hi;
+        SumDwBlock(px, c0, off, &lo, &hi);
+        __m256i vlo, vhi;
+        std::memcpy(&vlo, &lo, sizeof(vlo));
+        std::memcpy(&vhi, &hi, sizeof(vhi));
+        StoreBytesAvx2(RequantizeAvx2(s.rq, vlo, c0),
+                       RequantizeAvx2(s.rq, vhi, c0 + 8), 16,
+                       reinterpret_cast<uint8_t*>(op + c0));
+      }
+      FinishDwChannels(s, px, c0, op);
+    }
+  }
+}
+#endif
+
+using DwRowsFn = void (*)(const QConvState&, const int8_t*, const int8_t*,
+                          int8_t*, int64_t, int64_t);
+
+DwRowsFn PickDepthwiseRowsInt8() {
+#if GRAFT_QGEMM_AVX2
+  if (__builtin_cpu_supports("avx2")) return DepthwiseRowsInt8Avx2;
+#endif
+  return DepthwiseRowsInt8;
 }
 
 template <typename T, typename Acc>
@@ -367,7 +433,8 @@ absl::Status EvalQConv(EvalContext& ctx) {
         ConvRows<T, Acc>(s, in, w, out, r0, r1);
       } else if constexpr (std::is_same_v<T, int8_t>) {
         if (s.dw_fast) {
-          DepthwiseRowsInt8(s, in, w, out, r0, r1);
+          static const DwRowsFn dw_rows = PickDepthwiseRowsInt8();
+          dw_rows(s, in, w, out, r0, r1);
         } else {
           DepthwiseRows<T, Acc>(s, in, w, out, r0, r1);
         }
@@ -516,7 +583,8 @@ absl::Status PrepareDepthwiseConv2DQuantized(PrepareContext& ctx) {
   // The fast path forms filter * (input + input_offset) in int16, which
   // needs the offset of an in-range INT8 zero point.
   s->dw_fast = !is16 && s->depth_multiplier == 1 &&
-               s->input_offset >= -127 && s->input_offset <= 128;
+               s->k_h * s->k_w <= kDwMaxTaps && s->input_offset >= -127 &&
+               s->input_offset <= 128;
   if (s->dw_fast) PrepareRequantizeV8(s);
   ctx.SetReductionLength(int64_t{s->k_h} * s->k_w);
   return ctx.SetOutputShape(0, {s->batch, s->out_h, s->out_w, s->out_c});

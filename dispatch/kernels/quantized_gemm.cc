@@ -5,21 +5,16 @@
 #include <cstring>
 #include <vector>
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
-#endif
 
 namespace graft::kernels {
 namespace {
 
-// An AVX2 kernel beside the baseline, picked once (as gemm.cc's clones).
-#if defined(__x86_64__) && defined(__GNUC__) && \
-    !defined(GRAFT_NO_MULTIVERSIONING)
-#define GRAFT_QGEMM_AVX2 1
+// An AVX2 kernel beside the baseline (GRAFT_QGEMM_AVX2, quantized_gemm.h),
+// picked once.
+#if GRAFT_QGEMM_AVX2
 #define GRAFT_QGEMM_TARGET_CLONES \
   __attribute__((target_clones("avx2", "default")))
 #else
-#define GRAFT_QGEMM_AVX2 0
 #define GRAFT_QGEMM_TARGET_CLONES
 #endif
 
@@ -127,47 +122,6 @@ void QGemmGeneric(const int16_t* a, int64_t rows, int64_t k,
 }
 
 #if GRAFT_QGEMM_AVX2
-// HighMulV4 (quantized_gemm.h) on 8 lanes with AVX2's signed 32x32->64
-// multiply, even lanes and odd lanes: floor((x * m + 2^30) / 2^31), whose
-// low 32 bits are those of the logical shift; m >= 0.
-__attribute__((target("avx2"), always_inline)) inline __m256i HighMulAvx2(
-    __m256i x, __m256i m) {
-  const __m256i half = _mm256_set1_epi64x(int64_t{1} << 30);
-  const __m256i even = _mm256_srli_epi64(
-      _mm256_add_epi64(_mm256_mul_epi32(x, m), half), 31);
-  const __m256i odd = _mm256_srli_epi64(
-      _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(x, 32),
-                                        _mm256_srli_epi64(m, 32)),
-                       half),
-      31);
-  return _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA);
-}
-
-__attribute__((target("avx2"), always_inline)) inline __m256i LoadChannels(
-    const std::vector<int32_t>& v, int64_t c) {
-  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(v.data() + c));
-}
-
-// RequantizeV8's double-rounding form (MultiplyByQuantizedMultiplier) on
-// one vector of sums for channels [c, c + 8), in AVX2 intrinsics.
-__attribute__((target("avx2"), always_inline)) inline __m256i RequantizeAvx2(
-    const QGemmRequant& rq, __m256i acc, int64_t c) {
-  const __m256i x =
-      _mm256_sllv_epi32(_mm256_add_epi32(acc, LoadChannels(rq.bias, c)),
-                        LoadChannels(rq.lshift, c));
-  const __m256i h = HighMulAvx2(x, LoadChannels(rq.mult, c));
-  // RoundingDivideByPOT: round half away from zero.
-  const __m256i mask = LoadChannels(rq.mask, c);
-  const __m256i rem = _mm256_and_si256(h, mask);
-  const __m256i threshold =
-      _mm256_sub_epi32(_mm256_srai_epi32(mask, 1), _mm256_srai_epi32(h, 31));
-  __m256i v = _mm256_sub_epi32(_mm256_srav_epi32(h, LoadChannels(rq.rshift, c)),
-                               _mm256_cmpgt_epi32(rem, threshold));
-  v = _mm256_add_epi32(v, _mm256_set1_epi32(rq.output_offset));
-  v = _mm256_max_epi32(v, _mm256_set1_epi32(rq.act_min));
-  return _mm256_min_epi32(v, _mm256_set1_epi32(rq.act_max));
-}
-
 // A tile's epilogue from the AVX2 kernel: any Store through its V8i form...
 template <int MR, typename Store>
 __attribute__((target("avx2"), always_inline)) inline void StoreAvx2(
@@ -178,10 +132,7 @@ __attribute__((target("avx2"), always_inline)) inline void StoreAvx2(
   store(cv, row0, MR, n0, cols);
 }
 
-// ... but requantization to bytes in AVX2 for MR rows only: each result is
-// in the 8-bit range after the activation clamp, so masking to its low
-// byte and packing with unsigned saturation keeps it exactly (for INT8 and
-// UINT8 alike).
+// ... but requantization to bytes in AVX2, for the MR real rows only.
 template <int MR>
 __attribute__((target("avx2"), always_inline)) inline void StoreAvx2(
     const RequantStore& store, const __m256i (&c)[MR][2], int64_t row0,
@@ -191,25 +142,10 @@ __attribute__((target("avx2"), always_inline)) inline void StoreAvx2(
     return;
   }
   const int64_t channel = store.channel0 + n0;
-  const __m256i low_byte = _mm256_set1_epi32(0xFF);
   for (int i = 0; i < MR; ++i) {
-    const __m256i lo = _mm256_and_si256(
-        RequantizeAvx2(store.rq, c[i][0], channel), low_byte);
-    const __m256i hi = _mm256_and_si256(
-        RequantizeAvx2(store.rq, c[i][1], channel + 8), low_byte);
-    // [lo0-3 hi0-3 | lo4-7 hi4-7] as 16-bit, then in channel order.
-    const __m256i w16 = _mm256_permute4x64_epi64(_mm256_packus_epi32(lo, hi),
-                                                 0xD8);
-    const __m128i bytes = _mm_packus_epi16(_mm256_castsi256_si128(w16),
-                                           _mm256_extracti128_si256(w16, 1));
-    uint8_t* op = store.out + (row0 + i) * store.out_stride + n0;
-    if (cols == kQGemmNr) {
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(op), bytes);
-    } else {
-      uint8_t tmp[kQGemmNr];
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(tmp), bytes);
-      std::memcpy(op, tmp, cols);
-    }
+    StoreBytesAvx2(RequantizeAvx2(store.rq, c[i][0], channel),
+                   RequantizeAvx2(store.rq, c[i][1], channel + 8), cols,
+                   store.out + (row0 + i) * store.out_stride + n0);
   }
 }
 

@@ -29,6 +29,14 @@
 
 #include "dispatch/kernels/quantization_util.h"
 
+#if defined(__x86_64__) && defined(__GNUC__) && \
+    !defined(GRAFT_NO_MULTIVERSIONING)
+#define GRAFT_QGEMM_AVX2 1
+#include <immintrin.h>
+#else
+#define GRAFT_QGEMM_AVX2 0
+#endif
+
 namespace graft::kernels {
 
 // Micro-tile: kQGemmMr rows x kQGemmNr columns held in int32 vector
@@ -164,6 +172,75 @@ inline void RequantizeV8(const QGemmRequant& rq, const V8i& acc, int64_t c,
   v = v > rq.act_max ? V8i{} + rq.act_max : v;
   std::memcpy(out, &v, sizeof(v));
 }
+
+// The same requantization in AVX2 intrinsics, for kernels with an AVX2
+// build of their own (GRAFT_QGEMM_AVX2: x86-64 with GCC or Clang): the
+// 8-bit GEMM's epilogue and the int8 depthwise convolution.
+#if GRAFT_QGEMM_AVX2
+// HighMulV4 (quantized_gemm.h) on 8 lanes with AVX2's signed 32x32->64
+// multiply, even lanes and odd lanes: floor((x * m + 2^30) / 2^31), whose
+// low 32 bits are those of the logical shift; m >= 0.
+__attribute__((target("avx2"), always_inline)) inline __m256i HighMulAvx2(
+    __m256i x, __m256i m) {
+  const __m256i half = _mm256_set1_epi64x(int64_t{1} << 30);
+  const __m256i even = _mm256_srli_epi64(
+      _mm256_add_epi64(_mm256_mul_epi32(x, m), half), 31);
+  const __m256i odd = _mm256_srli_epi64(
+      _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(x, 32),
+                                        _mm256_srli_epi64(m, 32)),
+                       half),
+      31);
+  return _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA);
+}
+
+__attribute__((target("avx2"), always_inline)) inline __m256i LoadChannels(
+    const std::vector<int32_t>& v, int64_t c) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(v.data() + c));
+}
+
+// RequantizeV8's double-rounding form (MultiplyByQuantizedMultiplier) on
+// one vector of sums for channels [c, c + 8), in AVX2 intrinsics.
+__attribute__((target("avx2"), always_inline)) inline __m256i RequantizeAvx2(
+    const QGemmRequant& rq, __m256i acc, int64_t c) {
+  const __m256i x =
+      _mm256_sllv_epi32(_mm256_add_epi32(acc, LoadChannels(rq.bias, c)),
+                        LoadChannels(rq.lshift, c));
+  const __m256i h = HighMulAvx2(x, LoadChannels(rq.mult, c));
+  // RoundingDivideByPOT: round half away from zero.
+  const __m256i mask = LoadChannels(rq.mask, c);
+  const __m256i rem = _mm256_and_si256(h, mask);
+  const __m256i threshold =
+      _mm256_sub_epi32(_mm256_srai_epi32(mask, 1), _mm256_srai_epi32(h, 31));
+  __m256i v = _mm256_sub_epi32(_mm256_srav_epi32(h, LoadChannels(rq.rshift, c)),
+                               _mm256_cmpgt_epi32(rem, threshold));
+  v = _mm256_add_epi32(v, _mm256_set1_epi32(rq.output_offset));
+  v = _mm256_max_epi32(v, _mm256_set1_epi32(rq.act_min));
+  return _mm256_min_epi32(v, _mm256_set1_epi32(rq.act_max));
+}
+
+// Stores the low bytes of 16 results (lo: the first 8) at op, `cols` <= 16
+// of them. Each result is in the 8-bit range after the activation clamp,
+// so masking to its low byte and packing with unsigned saturation keeps it
+// exactly, for INT8 and UINT8 alike.
+__attribute__((target("avx2"), always_inline)) inline void StoreBytesAvx2(
+    __m256i lo, __m256i hi, int cols, uint8_t* op) {
+  const __m256i low_byte = _mm256_set1_epi32(0xFF);
+  // [lo0-3 hi0-3 | lo4-7 hi4-7] as 16-bit, then in channel order.
+  const __m256i w16 = _mm256_permute4x64_epi64(
+      _mm256_packus_epi32(_mm256_and_si256(lo, low_byte),
+                          _mm256_and_si256(hi, low_byte)),
+      0xD8);
+  const __m128i bytes = _mm_packus_epi16(_mm256_castsi256_si128(w16),
+                                         _mm256_extracti128_si256(w16, 1));
+  if (cols == 16) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(op), bytes);
+  } else {
+    uint8_t tmp[16];
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(tmp), bytes);
+    std::memcpy(op, tmp, cols);
+  }
+}
+#endif  // GRAFT_QGEMM_AVX2
 
 // dst[i] = src[i] + off for i < n (in int16), inlined into the caller and
 // its target clone.
