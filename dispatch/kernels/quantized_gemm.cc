@@ -5,7 +5,6 @@
 #include <cstring>
 #include <vector>
 
-
 namespace graft::kernels {
 namespace {
 
