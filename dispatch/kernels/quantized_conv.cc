@@ -246,8 +246,12 @@ inline __attribute__((always_inline)) void FinishDwChannels(
   }
 }
 
-void DepthwiseRowsInt8(const QConvState& s, const int8_t* in, const int8_t* w,
-                       int8_t* out, int64_t r0, int64_t r1) {
+// The rows, with `requant_store(lo, hi, c0, op)` requantizing and storing
+// the sums of channels [c0, c0 + 16) of the pixel at op.
+template <typename RequantStore16>
+inline __attribute__((always_inline)) void DepthwiseRowsInt8Body(
+    const QConvState& s, const int8_t* in, const int8_t* w, int8_t* out,
+    int64_t r0, int64_t r1, RequantStore16 requant_store) {
   const int16_t off = static_cast<int16_t>(s.input_offset);
   DwPixel px;
   for (int64_t r = r0; r < r1; ++r) {
@@ -261,43 +265,50 @@ void DepthwiseRowsInt8(const QConvState& s, const int8_t* in, const int8_t* w,
       for (; c0 + 16 <= s.out_c; c0 += 16) {
         V8i lo, hi;
         SumDwBlock(px, c0, off, &lo, &hi);
-        int32_t res[16];
-        RequantizeV8(s.rq, lo, c0, res);
-        RequantizeV8(s.rq, hi, c0 + 8, res + 8);
-        for (int c = 0; c < 16; ++c) op[c0 + c] = static_cast<int8_t>(res[c]);
+        requant_store(lo, hi, c0, op);
       }
       FinishDwChannels(s, px, c0, op);
     }
   }
 }
 
+struct DwRequantStore {
+  const QGemmRequant& rq;
+  inline __attribute__((always_inline)) void operator()(V8i lo, V8i hi,
+                                                        int c0,
+                                                        int8_t* op) const {
+    int32_t res[16];
+    RequantizeV8(rq, lo, c0, res);
+    RequantizeV8(rq, hi, c0 + 8, res + 8);
+    for (int c = 0; c < 16; ++c) op[c0 + c] = static_cast<int8_t>(res[c]);
+  }
+};
+
+void DepthwiseRowsInt8(const QConvState& s, const int8_t* in, const int8_t* w,
+                       int8_t* out, int64_t r0, int64_t r1) {
+  DepthwiseRowsInt8Body(s, in, w, out, r0, r1, DwRequantStore{s.rq});
+}
+
 #if GRAFT_QGEMM_AVX2
+// Not always_inline: the body above is inlined into the AVX2 function
+// first, and only there may this be inlined (GCC refuses an AVX2
+// always_inline callee in a function without AVX2).
+struct DwRequantStoreAvx2 {
+  const QGemmRequant& rq;
+  __attribute__((target("avx2"))) inline void operator()(
+      V8i lo, V8i hi, int c0, int8_t* op) const {
+    __m256i vlo, vhi;
+    std::memcpy(&vlo, &lo, sizeof(vlo));
+    std::memcpy(&vhi, &hi, sizeof(vhi));
+    StoreBytesAvx2(RequantizeAvx2(rq, vlo, c0), RequantizeAvx2(rq, vhi, c0 + 8),
+                   16, reinterpret_cast<uint8_t*>(op + c0));
+  }
+};
+
 __attribute__((target("avx2"))) void DepthwiseRowsInt8Avx2(
     const QConvState& s, const int8_t* in, const int8_t* w, int8_t* out,
     int64_t r0, int64_t r1) {
-  const int16_t off = static_cast<int16_t>(s.input_offset);
-  DwPixel px;
-  for (int64_t r = r0; r < r1; ++r) {
-    const int b = static_cast<int>(r / s.out_h);
-    const int oy = static_cast<int>(r % s.out_h);
-    for (int ox = 0; ox < s.out_w; ++ox) {
-      int8_t* op = out + ((int64_t{b} * s.out_h + oy) * s.out_w + ox) *
-                             s.out_c;
-      ListDwTaps(s, in, w, b, oy, ox, &px);
-      int c0 = 0;
-      for (; c0 + 16 <= s.out_c; c0 += 16) {
-        V8i lo, hi;
-        SumDwBlock(px, c0, off, &lo, &hi);
-        __m256i vlo, vhi;
-        std::memcpy(&vlo, &lo, sizeof(vlo));
-        std::memcpy(&vhi, &hi, sizeof(vhi));
-        StoreBytesAvx2(RequantizeAvx2(s.rq, vlo, c0),
-                       RequantizeAvx2(s.rq, vhi, c0 + 8), 16,
-                       reinterpret_cast<uint8_t*>(op + c0));
-      }
-      FinishDwChannels(s, px, c0, op);
-    }
-  }
+  DepthwiseRowsInt8Body(s, in, w, out, r0, r1, DwRequantStoreAvx2{s.rq});
 }
 #endif
 
