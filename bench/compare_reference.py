@@ -14,6 +14,14 @@ For each model and each thread count (seeded random inputs, warm-up first):
 and prints the medians and the ratios graft/reference, graft/xnnpack and
 vendor/xnnpack (below 1: Graft is faster), with the machine and its load.
 
+On a shared machine one pass can swing by a third. --rounds N repeats the
+whole pass N times, the columns of a model timed back to back in each round
+(Graft first in odd rounds, the interpreter first in even ones, so that a
+drift in load favours neither). Each cell is then the median over rounds of
+the per-round medians, and each ratio the median of the per-round ratios
+(paired: both sides of a ratio ran minutes apart at most), with the lowest
+and highest per-round ratio beside it.
+
 The interpreter is timed from Python around invoke() only, so its times
 include about a microsecond of Python call overhead that Graft's do not:
 ratios for models that run in a few microseconds understate Graft's time.
@@ -21,7 +29,8 @@ ratios for models that run in a few microseconds understate Graft's time.
 Usage:
   bench/compare_reference.py [MODEL...] [--graft build/graft]
                              [--plugin-dir DIR] [--threads 1,2]
-                             [--iterations 50] [--warmup 5] [--json]
+                             [--iterations 50] [--warmup 5] [--rounds 1]
+                             [--no-reference] [--json]
 Models are read where they are (never copied); without any, the defaults
 below (test_models/residual_mlp.tflite and the larger float and int8 models
 of ../shared/third_party_models that Graft runs).
@@ -107,9 +116,12 @@ def time_graft(graft, path, threads, plugin_dir, iterations, warmup):
         command.append(f"--plugin-dir={plugin_dir}")
     proc = subprocess.run(command, capture_output=True, text=True)
     try:
-        configs = json.loads(proc.stdout)["models"][0]["configs"]
+        model = json.loads(proc.stdout)["models"][0]
     except (ValueError, LookupError):
         raise RuntimeError(proc.stderr.strip() or "no output")
+    if "error" in model:
+        raise RuntimeError(model["error"])
+    configs = model["configs"]
     out = {}
     for c in configs:
         if not c["ok"]:
@@ -126,8 +138,39 @@ def measure(label, fn):
         return None, f"{label}: {str(e).splitlines()[0][:160]}"
 
 
-def ratio(a, b):
-    return f"{a / b:.2f}x" if a is not None and b else "-"
+RATIOS = (("graft_ms", "reference_ms"), ("graft_ms", "xnnpack_ms"),
+          ("vendor_ms", "xnnpack_ms"))
+
+
+def median_or_none(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def summarize(path, threads, rounds):
+    """One row from a cell's rounds: median time per column; per ratio the
+    median, lowest and highest of the per-round ratios."""
+    row = {"model": path, "threads": threads, "rounds": rounds,
+           "errors": sorted({e for r in rounds for e in r["errors"]})}
+    for key in ("graft_ms", "vendor_ms", "reference_ms", "xnnpack_ms"):
+        row[key] = median_or_none([r.get(key) for r in rounds])
+    row["ratios"] = {}
+    for a, b in RATIOS:
+        paired = [r[a] / r[b] for r in rounds if r.get(a) is not None and r.get(b)]
+        if paired:
+            row["ratios"][f"{a[:-3]}/{b[:-3]}"] = {
+                "median": statistics.median(paired),
+                "min": min(paired), "max": max(paired)}
+    return row
+
+
+def ratio(row, a, b):
+    r = row["ratios"].get(f"{a[:-3]}/{b[:-3]}")
+    if r is None:
+        return "-"
+    if len(row["rounds"]) == 1:
+        return f"{r['median']:.2f}x"
+    return f"{r['median']:.2f}x ({r['min']:.2f}-{r['max']:.2f})"
 
 
 def ms(v):
@@ -148,53 +191,82 @@ def main():
                         help="comma-separated thread counts (default: 1)")
     parser.add_argument("--iterations", type=int, default=50)
     parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="repeat every measurement this many times, "
+                             "interleaved; report medians over rounds")
+    parser.add_argument("--no-reference", action="store_true",
+                        help="skip the slow BUILTIN_REF column")
     parser.add_argument("--json", action="store_true",
                         help="print one JSON document instead of a table")
     args = parser.parse_args()
     threads = [int(t) for t in args.threads.split(",")]
+    if args.rounds < 1:
+        sys.exit("compare_reference: --rounds must be at least 1")
+    interpreters = [("xnnpack_ms", "AUTO")]
+    if not args.no_reference:
+        interpreters.insert(0, ("reference_ms", "BUILTIN_REF"))
     if not os.access(args.graft, os.X_OK):
         sys.exit(f"compare_reference: no graft binary at {args.graft} "
                  "(build it or pass --graft)")
 
     rows = []
     for path in args.models:
-        graft, error = measure("graft", lambda: time_graft(
-            args.graft, path, threads, args.plugin_dir, args.iterations,
-            args.warmup))
+        per_round = {t: [] for t in threads}
+        for n in range(args.rounds):
+            cells = {t: {"errors": []} for t in threads}
+
+            def run_graft():
+                graft, error = measure("graft", lambda: time_graft(
+                    args.graft, path, threads, args.plugin_dir,
+                    args.iterations, args.warmup))
+                for t in threads:
+                    cells[t]["graft_ms"] = (graft or {}).get(("graft", t))
+                    cells[t]["vendor_ms"] = (graft or {}).get(("vendor", t))
+                    if error:
+                        cells[t]["errors"].append(error)
+
+            def run_interpreter():
+                for t in threads:
+                    for key, resolver in interpreters:
+                        cells[t][key], e = measure(key[:-3], lambda: time_interpreter(
+                            path, resolver, t, args.iterations, args.warmup))
+                        if e:
+                            cells[t]["errors"].append(e)
+
+            for step in ((run_graft, run_interpreter) if n % 2 == 0 else
+                         (run_interpreter, run_graft)):
+                step()
+            for t in threads:
+                per_round[t].append(cells[t])
         for t in threads:
-            row = {"model": path, "threads": t, "errors": [error] if error else []}
-            row["graft_ms"] = (graft or {}).get(("graft", t))
-            row["vendor_ms"] = (graft or {}).get(("vendor", t))
-            for key, resolver in (("reference_ms", "BUILTIN_REF"),
-                                  ("xnnpack_ms", "AUTO")):
-                row[key], e = measure(key[:-3], lambda: time_interpreter(
-                    path, resolver, t, args.iterations, args.warmup))
-                if e:
-                    row["errors"].append(e)
-            rows.append(row)
+            rows.append(summarize(path, t, per_round[t]))
 
     if args.json:
         json.dump({"machine": machine(), "iterations": args.iterations,
-                   "warmup": args.warmup, "plugin_dir": args.plugin_dir,
+                   "warmup": args.warmup, "rounds": args.rounds,
+                   "plugin_dir": args.plugin_dir,
                    "rows": rows}, sys.stdout, indent=2)
         print()
         return
     print(f"machine: {machine()}")
+    rounds = (f"; median over {args.rounds} interleaved rounds, ratios as "
+              "median (lowest-highest) of the per-round ratios"
+              if args.rounds > 1 else "")
     print(f"{args.warmup} warm-up runs, median of {args.iterations} timed runs,"
-          " in ms; vendor = compiled with " + (args.plugin_dir or "(none)"))
+          f" in ms{rounds}; vendor = compiled with "
+          + (args.plugin_dir or "(none)"))
+    width = 9 if args.rounds == 1 else 20
     print(f"{'model':<34} {'thr':>3} {'graft':>9} {'vendor':>9} {'reference':>10}"
-          f" {'xnnpack':>9} {'graft/ref':>9} {'graft/xnn':>9} {'vendor/xnn':>10}")
+          f" {'xnnpack':>9} {'graft/ref':>{width}} {'graft/xnn':>{width}}"
+          f" {'vendor/xnn':>{width}}")
     for r in rows:
         name = os.path.basename(r["model"])[:34]
         print(f"{name:<34} {r['threads']:>3} {ms(r['graft_ms']):>9}"
               f" {ms(r['vendor_ms']):>9} {ms(r['reference_ms']):>10}"
               f" {ms(r['xnnpack_ms']):>9}"
-              f" {ratio(r['graft_ms'], r['reference_ms']):>9}"
-              f" {ratio(r['graft_ms'], r['xnnpack_ms']):>9}"
-              f" {ratio(r['vendor_ms'], r['xnnpack_ms']):>10}")
+              + "".join(f" {ratio(r, a, b):>{width}}" for a, b in RATIOS))
         for e in r["errors"]:
             print(f"  {e}")
-
 
 if __name__ == "__main__":
     main()
