@@ -181,10 +181,26 @@ Problem RandomProblem(std::mt19937& rng, tfl::BuiltinOperator op) {
   return p;
 }
 
-TEST(SpaceToBatchNDTest, MatchesReferenceForRandomShapes) {
-  std::mt19937 rng = testing::SeededRng();
+// The reference above for `p`'s op and `in`; sets `out_view`.
+template <typename T>
+std::vector<T> Reference(const Problem& p, const std::vector<T>& in,
+                         View4* out_view) {
+  const View4 v = As4(p.in_shape);
+  if (p.op == tfl::BuiltinOperator_SPACE_TO_BATCH_ND) {
+    return RefSpaceToBatch<T>(in, v, Block2(p.block), Amounts2(p.amounts),
+                              static_cast<T>(p.zero_point), out_view);
+  }
+  return RefBatchToSpace<T>(in, v, Block2(p.block), Amounts2(p.amounts),
+                            out_view);
+}
+
+// 40 random problems of `op`, float32 and int8 in turn (int8 with a random
+// zero point, which SPACE_TO_BATCH_ND pads with and BATCH_TO_SPACE_ND must
+// ignore), each against Reference.
+void CheckRandomProblems(tfl::BuiltinOperator op, uint32_t salt) {
+  std::mt19937 rng = testing::SeededRng(salt);
   for (int iter = 0; iter < 40; ++iter) {
-    Problem p = RandomProblem(rng, tfl::BuiltinOperator_SPACE_TO_BATCH_ND);
+    Problem p = RandomProblem(rng, op);
     const int rank = static_cast<int>(p.in_shape.size());
     const View4 v = As4(p.in_shape);
     const int64_t n = v.b * v.h * v.w * v.c;
@@ -192,45 +208,25 @@ TEST(SpaceToBatchNDTest, MatchesReferenceForRandomShapes) {
     SCOPED_TRACE(::testing::Message() << "iteration " << iter);
     if (iter % 2 == 0) {
       const std::vector<float> in = testing::RandomFloats(rng, n);
-      auto want = RefSpaceToBatch<float>(in, v, Block2(p.block),
-                                         Amounts2(p.amounts), 0.0f, &o);
+      const std::vector<float> want = Reference(p, in, &o);
       EXPECT_EQ(RunOp(p, in, ShapeOf(o, rank)), want);
     } else {
       p.type = I8;
       p.zero_point = RandomInt(rng, -128, 127);
       std::vector<int8_t> in(n);
       for (auto& e : in) e = static_cast<int8_t>(RandomInt(rng, -128, 127));
-      auto want =
-          RefSpaceToBatch<int8_t>(in, v, Block2(p.block), Amounts2(p.amounts),
-                                  int8_t(p.zero_point), &o);
+      const std::vector<int8_t> want = Reference(p, in, &o);
       EXPECT_EQ(RunOp(p, in, ShapeOf(o, rank)), want);
     }
   }
 }
 
+TEST(SpaceToBatchNDTest, MatchesReferenceForRandomShapes) {
+  CheckRandomProblems(tfl::BuiltinOperator_SPACE_TO_BATCH_ND, 0);
+}
+
 TEST(BatchToSpaceNDTest, MatchesReferenceForRandomShapes) {
-  std::mt19937 rng = testing::SeededRng(1);
-  for (int iter = 0; iter < 40; ++iter) {
-    Problem p = RandomProblem(rng, tfl::BuiltinOperator_BATCH_TO_SPACE_ND);
-    const int rank = static_cast<int>(p.in_shape.size());
-    const View4 v = As4(p.in_shape);
-    const int64_t n = v.b * v.h * v.w * v.c;
-    View4 o;
-    SCOPED_TRACE(::testing::Message() << "iteration " << iter);
-    if (iter % 2 == 0) {
-      const std::vector<float> in = testing::RandomFloats(rng, n);
-      auto want = RefBatchToSpace<float>(in, v, Block2(p.block),
-                                         Amounts2(p.amounts), &o);
-      EXPECT_EQ(RunOp(p, in, ShapeOf(o, rank)), want);
-    } else {
-      p.type = I8;
-      std::vector<int8_t> in(n);
-      for (auto& e : in) e = static_cast<int8_t>(RandomInt(rng, -128, 127));
-      auto want = RefBatchToSpace<int8_t>(in, v, Block2(p.block),
-                                          Amounts2(p.amounts), &o);
-      EXPECT_EQ(RunOp(p, in, ShapeOf(o, rank)), want);
-    }
-  }
+  CheckRandomProblems(tfl::BuiltinOperator_BATCH_TO_SPACE_ND, 1);
 }
 
 // TensorFlow's space_to_batch_nd documentation examples.

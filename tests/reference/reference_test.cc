@@ -623,26 +623,28 @@ void BuildZoo(Zoo& z) {
     }
     s2b_shape.push_back(z.Rand(1, 3));
     b2s_shape.push_back(z.Rand(1, 3));
-    z.Add(absl::StrCat("space_to_batch_nd_", v), [&](SubgraphBuilder& g) {
-      TensorId x = g.Input("x", t, s2b_shape);
-      TensorId y =
-          g.Op(tfl::BuiltinOperator_SPACE_TO_BATCH_ND)
-              .In(x, g.Constant<int32_t>("block", {spatial}, s2b_block),
-                  g.Constant<int32_t>("pads", {spatial, 2}, pads))
-              .Out("y", t, {});
-      if (t == I8) g.Quantize(x, 0.05f, -9).Quantize(y, 0.05f, -9);
-      g.Output(y);
-    });
-    z.Add(absl::StrCat("batch_to_space_nd_", v), [&](SubgraphBuilder& g) {
-      TensorId x = g.Input("x", t, b2s_shape);
-      TensorId y =
-          g.Op(tfl::BuiltinOperator_BATCH_TO_SPACE_ND)
-              .In(x, g.Constant<int32_t>("block", {spatial}, b2s_block),
-                  g.Constant<int32_t>("crops", {spatial, 2}, crops))
-              .Out("y", t, {});
-      if (t == I8) g.Quantize(x, 0.05f, 4).Quantize(y, 0.05f, 4);
-      g.Output(y);
-    });
+    // One entry: `op` with its block and paddings or crops (`amounts`).
+    auto add = [&](const char* name, tfl::BuiltinOperator op,
+                   const std::vector<int32_t>& shape,
+                   const std::vector<int32_t>& block, const char* amounts_name,
+                   const std::vector<int32_t>& amounts, int zero_point) {
+      z.Add(absl::StrCat(name, v), [&](SubgraphBuilder& g) {
+        TensorId x = g.Input("x", t, shape);
+        TensorId y =
+            g.Op(op)
+                .In(x, g.Constant<int32_t>("block", {spatial}, block),
+                    g.Constant<int32_t>(amounts_name, {spatial, 2}, amounts))
+                .Out("y", t, {});
+        if (t == I8) {
+          g.Quantize(x, 0.05f, zero_point).Quantize(y, 0.05f, zero_point);
+        }
+        g.Output(y);
+      });
+    };
+    add("space_to_batch_nd_", tfl::BuiltinOperator_SPACE_TO_BATCH_ND,
+        s2b_shape, s2b_block, "pads", pads, -9);
+    add("batch_to_space_nd_", tfl::BuiltinOperator_BATCH_TO_SPACE_ND,
+        b2s_shape, b2s_block, "crops", crops, 4);
   }
 
   // CUMSUM: every exclusive/reverse combination on float32, then int32 and
