@@ -185,8 +185,8 @@ absl::Status EvalQConvGemm(EvalContext& ctx) {
 // and is requantized and stored; the last out_c % 16 channels go one by
 // one. The product filter * (input + input_offset) fits int16 (|filter| <=
 // 128, |input + input_offset| <= 255), so it is formed in int16 and
-// widened. The rows run in two builds that differ in the requantization:
-// the vector-extension one (baseline) and AVX2 intrinsics.
+// widened. The rows run in two builds that differ in the sums and the
+// requantization: vector extensions (baseline) and AVX2 intrinsics.
 struct DwPixel {
   int taps = 0;
   const int8_t* in[kDwMaxTaps];
@@ -246,12 +246,12 @@ inline __attribute__((always_inline)) void FinishDwChannels(
   }
 }
 
-// The rows, with `requant_store(lo, hi, c0, op)` requantizing and storing
-// the sums of channels [c0, c0 + 16) of the pixel at op.
-template <typename RequantStore16>
+// The rows, with `block(px, c0, off, op)` summing the taps of channels
+// [c0, c0 + 16) of the pixel at op, requantizing and storing them.
+template <typename Block16>
 inline __attribute__((always_inline)) void DepthwiseRowsInt8Body(
     const QConvState& s, const int8_t* in, const int8_t* w, int8_t* out,
-    int64_t r0, int64_t r1, RequantStore16 requant_store) {
+    int64_t r0, int64_t r1, Block16 block) {
   const int16_t off = static_cast<int16_t>(s.input_offset);
   DwPixel px;
   for (int64_t r = r0; r < r1; ++r) {
@@ -262,21 +262,19 @@ inline __attribute__((always_inline)) void DepthwiseRowsInt8Body(
                              s.out_c;
       ListDwTaps(s, in, w, b, oy, ox, &px);
       int c0 = 0;
-      for (; c0 + 16 <= s.out_c; c0 += 16) {
-        V8i lo, hi;
-        SumDwBlock(px, c0, off, &lo, &hi);
-        requant_store(lo, hi, c0, op);
-      }
+      for (; c0 + 16 <= s.out_c; c0 += 16) block(px, c0, off, op);
       FinishDwChannels(s, px, c0, op);
     }
   }
 }
 
-struct DwRequantStore {
+struct DwBlock {
   const QGemmRequant& rq;
-  inline __attribute__((always_inline)) void operator()(V8i lo, V8i hi,
-                                                        int c0,
+  inline __attribute__((always_inline)) void operator()(const DwPixel& px,
+                                                        int c0, int16_t off,
                                                         int8_t* op) const {
+    V8i lo, hi;
+    SumDwBlock(px, c0, off, &lo, &hi);
     int32_t res[16];
     RequantizeV8(rq, lo, c0, res);
     RequantizeV8(rq, hi, c0 + 8, res + 8);
@@ -286,21 +284,34 @@ struct DwRequantStore {
 
 void DepthwiseRowsInt8(const QConvState& s, const int8_t* in, const int8_t* w,
                        int8_t* out, int64_t r0, int64_t r1) {
-  DepthwiseRowsInt8Body(s, in, w, out, r0, r1, DwRequantStore{s.rq});
+  DepthwiseRowsInt8Body(s, in, w, out, r0, r1, DwBlock{s.rq});
 }
 
 #if GRAFT_QGEMM_AVX2
-// Not always_inline: the body above is inlined into the AVX2 function
-// first, and only there may this be inlined (GCC refuses an AVX2
-// always_inline callee in a function without AVX2).
-struct DwRequantStoreAvx2 {
+// SumDwBlock in intrinsics: GCC splits the vector-extension widenings into
+// 128-bit halves (four instructions each where AVX2 has one), which made
+// them most of the loop. Not always_inline: the body above is inlined into
+// the AVX2 function first, and only there may this be inlined (GCC refuses
+// an AVX2 always_inline callee in a function without AVX2).
+struct DwBlockAvx2 {
   const QGemmRequant& rq;
-  __attribute__((target("avx2"))) inline void operator()(
-      V8i lo, V8i hi, int c0, int8_t* op) const {
-    __m256i vlo, vhi;
-    std::memcpy(&vlo, &lo, sizeof(vlo));
-    std::memcpy(&vhi, &hi, sizeof(vhi));
-    StoreBytesAvx2(RequantizeAvx2(rq, vlo, c0), RequantizeAvx2(rq, vhi, c0 + 8),
+  __attribute__((target("avx2"))) inline void operator()(const DwPixel& px,
+                                                         int c0, int16_t off,
+                                                         int8_t* op) const {
+    const __m256i voff = _mm256_set1_epi16(off);
+    __m256i lo = _mm256_setzero_si256(), hi = _mm256_setzero_si256();
+    for (int t = 0; t < px.taps; ++t) {
+      const __m256i x = _mm256_cvtepi8_epi16(
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(px.in[t] + c0)));
+      const __m256i wt = _mm256_cvtepi8_epi16(
+          _mm_loadu_si128(reinterpret_cast<const __m128i*>(px.w[t] + c0)));
+      const __m256i prod = _mm256_mullo_epi16(wt, _mm256_add_epi16(x, voff));
+      lo = _mm256_add_epi32(lo,
+                            _mm256_cvtepi16_epi32(_mm256_castsi256_si128(prod)));
+      hi = _mm256_add_epi32(
+          hi, _mm256_cvtepi16_epi32(_mm256_extracti128_si256(prod, 1)));
+    }
+    StoreBytesAvx2(RequantizeAvx2(rq, lo, c0), RequantizeAvx2(rq, hi, c0 + 8),
                    16, reinterpret_cast<uint8_t*>(op + c0));
   }
 };
@@ -308,7 +319,7 @@ struct DwRequantStoreAvx2 {
 __attribute__((target("avx2"))) void DepthwiseRowsInt8Avx2(
     const QConvState& s, const int8_t* in, const int8_t* w, int8_t* out,
     int64_t r0, int64_t r1) {
-  DepthwiseRowsInt8Body(s, in, w, out, r0, r1, DwRequantStoreAvx2{s.rq});
+  DepthwiseRowsInt8Body(s, in, w, out, r0, r1, DwBlockAvx2{s.rq});
 }
 #endif
 
