@@ -268,5 +268,6 @@ def main():
         for e in r["errors"]:
             print(f"  {e}")
 
+
 if __name__ == "__main__":
     main()
