@@ -142,6 +142,41 @@ RATIOS = (("graft_ms", "reference_ms"), ("graft_ms", "xnnpack_ms"),
           ("vendor_ms", "xnnpack_ms"))
 
 
+def ratio_name(a, b):
+    """'graft/xnnpack' for ('graft_ms', 'xnnpack_ms')."""
+    return f"{a[:-3]}/{b[:-3]}"
+
+
+def measure_round(args, path, threads, interpreters, graft_first):
+    """One round of `path`: {threads: cell}, a cell holding each column's
+    median ms (None where it failed) and the errors. `graft bench` and the
+    interpreter run back to back, in the order given."""
+    cells = {t: {"errors": []} for t in threads}
+
+    def run_graft():
+        graft, error = measure("graft", lambda: time_graft(
+            args.graft, path, threads, args.plugin_dir, args.iterations,
+            args.warmup))
+        for t in threads:
+            cells[t]["graft_ms"] = (graft or {}).get(("graft", t))
+            cells[t]["vendor_ms"] = (graft or {}).get(("vendor", t))
+            if error:
+                cells[t]["errors"].append(error)
+
+    def run_interpreter():
+        for t in threads:
+            for key, resolver in interpreters:
+                cells[t][key], e = measure(key[:-3], lambda: time_interpreter(
+                    path, resolver, t, args.iterations, args.warmup))
+                if e:
+                    cells[t]["errors"].append(e)
+
+    steps = (run_graft, run_interpreter)
+    for step in steps if graft_first else reversed(steps):
+        step()
+    return cells
+
+
 def median_or_none(values):
     values = [v for v in values if v is not None]
     return statistics.median(values) if values else None
@@ -158,14 +193,14 @@ def summarize(path, threads, rounds):
     for a, b in RATIOS:
         paired = [r[a] / r[b] for r in rounds if r.get(a) is not None and r.get(b)]
         if paired:
-            row["ratios"][f"{a[:-3]}/{b[:-3]}"] = {
+            row["ratios"][ratio_name(a, b)] = {
                 "median": statistics.median(paired),
                 "min": min(paired), "max": max(paired)}
     return row
 
 
 def ratio(row, a, b):
-    r = row["ratios"].get(f"{a[:-3]}/{b[:-3]}")
+    r = row["ratios"].get(ratio_name(a, b))
     if r is None:
         return "-"
     if len(row["rounds"]) == 1:
@@ -211,35 +246,10 @@ def main():
 
     rows = []
     for path in args.models:
-        per_round = {t: [] for t in threads}
-        for n in range(args.rounds):
-            cells = {t: {"errors": []} for t in threads}
-
-            def run_graft():
-                graft, error = measure("graft", lambda: time_graft(
-                    args.graft, path, threads, args.plugin_dir,
-                    args.iterations, args.warmup))
-                for t in threads:
-                    cells[t]["graft_ms"] = (graft or {}).get(("graft", t))
-                    cells[t]["vendor_ms"] = (graft or {}).get(("vendor", t))
-                    if error:
-                        cells[t]["errors"].append(error)
-
-            def run_interpreter():
-                for t in threads:
-                    for key, resolver in interpreters:
-                        cells[t][key], e = measure(key[:-3], lambda: time_interpreter(
-                            path, resolver, t, args.iterations, args.warmup))
-                        if e:
-                            cells[t]["errors"].append(e)
-
-            for step in ((run_graft, run_interpreter) if n % 2 == 0 else
-                         (run_interpreter, run_graft)):
-                step()
-            for t in threads:
-                per_round[t].append(cells[t])
-        for t in threads:
-            rows.append(summarize(path, t, per_round[t]))
+        rounds = [measure_round(args, path, threads, interpreters,
+                                graft_first=n % 2 == 0)
+                  for n in range(args.rounds)]
+        rows += [summarize(path, t, [r[t] for r in rounds]) for t in threads]
 
     if args.json:
         json.dump({"machine": machine(), "iterations": args.iterations,
@@ -249,11 +259,11 @@ def main():
         print()
         return
     print(f"machine: {machine()}")
-    rounds = (f"; median over {args.rounds} interleaved rounds, ratios as "
-              "median (lowest-highest) of the per-round ratios"
-              if args.rounds > 1 else "")
+    over_rounds = (f"; median over {args.rounds} interleaved rounds, ratios as "
+                   "median (lowest-highest) of the per-round ratios"
+                   if args.rounds > 1 else "")
     print(f"{args.warmup} warm-up runs, median of {args.iterations} timed runs,"
-          f" in ms{rounds}; vendor = compiled with "
+          f" in ms{over_rounds}; vendor = compiled with "
           + (args.plugin_dir or "(none)"))
     width = 9 if args.rounds == 1 else 20
     print(f"{'model':<34} {'thr':>3} {'graft':>9} {'vendor':>9} {'reference':>10}"
