@@ -420,16 +420,28 @@ std::vector<OpCase> Int8Cases() {
   cases.push_back({"int8 CONV_2D per-channel", conv(true, false)});
   cases.push_back({"int8 CONV_2D per-tensor", conv(false, false)});
   cases.push_back({"int8 DEPTHWISE_CONV_2D per-channel", conv(true, true)});
-  cases.push_back(
-      {"int8 FULLY_CONNECTED", [](SubgraphBuilder& g) {
-         TensorId x = In8(g, {2, 16});
-         std::vector<float> scales;
-         TensorId w = Weights8(g, {5, 16}, 0, false, &scales);
-         TensorId b = Bias8(g, 5, scales);
-         g.Output(Out8(g,
-                       g.Op(B::BuiltinOperator_FULLY_CONNECTED, 4).In(x, w, b),
-                       {2, 5}, 0.03f, 5));
-       }});
+  // Per-channel weights run as a 1x1 convolution between two reshapes:
+  // flattened (3D input, 2D output) and keeping the dimensions.
+  auto fully_connected = [](bool per_channel, bool keep_num_dims) {
+    return [=](SubgraphBuilder& g) {
+      TensorId x = In8(g, {2, 3, 16});
+      std::vector<float> scales;
+      TensorId w = Weights8(g, {5, 16}, 0, per_channel, &scales);
+      TensorId b = Bias8(g, 5, scales);
+      tfl::FullyConnectedOptionsT o;
+      o.keep_num_dims = keep_num_dims;
+      o.fused_activation_function = A::ActivationFunctionType_RELU6;
+      const Shape out = keep_num_dims ? Shape{2, 3, 5} : Shape{6, 5};
+      g.Output(Out8(
+          g, g.Op(B::BuiltinOperator_FULLY_CONNECTED, 4).In(x, w, b).Options(o),
+          out, 0.03f, 5));
+    };
+  };
+  cases.push_back({"int8 FULLY_CONNECTED", fully_connected(false, false)});
+  cases.push_back({"int8 FULLY_CONNECTED per-channel",
+                   fully_connected(true, false)});
+  cases.push_back({"int8 FULLY_CONNECTED per-channel keep_num_dims",
+                   fully_connected(true, true)});
   cases.push_back(
       {"int8 TRANSPOSE_CONV", [](SubgraphBuilder& g) {
          TensorId shape = g.Constant<int32_t>("shape", {4}, {1, 8, 8, 3});

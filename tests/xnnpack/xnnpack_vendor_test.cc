@@ -158,7 +158,8 @@ TEST(XnnpackPartitionTest, RefusesQuantizationItCannotExpress) {
   // int8 RELU that requantizes.
   d = Decide(Unary(tfl::BuiltinOperator_RELU, I8, 0.2f, 0), 0);
   EXPECT_EQ(d.code, GRAFT_PARTITION_REASON_UNSUPPORTED_QUANTIZATION);
-  // int8 FULLY_CONNECTED with per-channel weights of different scales.
+  // int8 FULLY_CONNECTED with weights quantized per input column (TFLite
+  // and XNNPACK quantize per output channel, dimension 0).
   ModelBuilder b;
   auto& g = b.Subgraph("main");
   TensorId x = g.Input("x", I8, {1, 2});
@@ -169,11 +170,14 @@ TEST(XnnpackPartitionTest, RefusesQuantizationItCannotExpress) {
   g.Quantize(x, 0.1f, 0).Quantize(y, 0.1f, 0);
   const float scales[] = {0.1f, 0.2f};
   const int64_t zeros[] = {0, 0};
-  g.QuantizePerChannel(w, scales, zeros, 0);
+  g.QuantizePerChannel(w, scales, zeros, 1);
   g.Output(y);
   d = Decide(std::move(b).Build(), 0);
   EXPECT_EQ(d.code, GRAFT_PARTITION_REASON_UNSUPPORTED_QUANTIZATION);
-  EXPECT_NE(d.reason.find("per channel"), std::string::npos) << d.reason;
+  EXPECT_NE(d.reason.find("per channel along dimension 1; XNNPACK wants "
+                          "dimension 0"),
+            std::string::npos)
+      << d.reason;
 }
 
 // A float model the tests below compile: y = relu(x W^T + b) + c.

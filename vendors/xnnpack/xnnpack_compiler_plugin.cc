@@ -577,12 +577,40 @@ class Lowering {
     b_->AddNode(node_);
     return true;
   }
+  // For an op lowered to several nodes: the next node of the same op.
+  void StartNode() {
+    node_ = NodeSpec();
+    node_.original_op_index = op_->original_op_index;
+  }
+  // A value between two of those nodes: `like`'s type, shaped `dims`.
+  uint32_t Intermediate(const ValueSpec& like, std::vector<uint64_t> dims) {
+    ValueSpec v;
+    v.datatype = like.datatype;
+    v.scales = like.scales;
+    v.zero_point = like.zero_point;
+    v.dims = std::move(dims);
+    return b_->Add(v);
+  }
+  // Emits a STATIC_RESHAPE of value `from` into `to`, a node of its own
+  // (node_ starts over before and after).
+  bool EmitReshape(uint32_t from, uint32_t to) {
+    StartNode();
+    node_.kind = NodeKind::STATIC_RESHAPE;
+    node_.shape = b_->values()[to].dims;
+    node_.inputs = {from};
+    node_.outputs = {to};
+    if (!Emit()) return false;
+    StartNode();
+    return true;
+  }
   bool Window(bool dilation);
   bool Binary(NodeKind kind);
   bool Unary(NodeKind kind, bool int8_ok, bool keeps_quantization);
   bool Convolution(bool depthwise);
   bool TransposeConvolution();
   bool FullyConnected();
+  bool FullyConnectedAsConvolution(const ValueSpec& in, ValueSpec weights,
+                                   uint32_t bias, const ValueSpec& out);
   bool Pooling(NodeKind kind);
   bool Mean();
   bool Reshape();
@@ -840,7 +868,7 @@ bool Lowering::TransposeConvolution() {
 bool Lowering::FullyConnected() {
   ValueSpec in, weights, bias, out;
   if (!Operands(2, 3) || !Act(0, &in) || !Result(&out, in.datatype) ||
-      !Weights(b_, g_, op_, op_->inputs[1], in, 0, false, &weights, r_) ||
+      !Weights(b_, g_, op_, op_->inputs[1], in, 0, true, &weights, r_) ||
       !FusedActivation(op_, &node_, r_)) {
     return false;
   }
@@ -862,12 +890,52 @@ bool Lowering::FullyConnected() {
     return false;
   }
   if (!Requantization(in, weights, out)) return false;
+  const uint32_t bias_id = bias_index >= 0 ? Use(bias_index, bias) : kNoValue;
+  if (weights.datatype == DataType::QCINT8) {
+    return FullyConnectedAsConvolution(in, weights, bias_id, out);
+  }
   node_.kind = NodeKind::FULLY_CONNECTED;
   if (IntAttr(op_, "keep_num_dims", 0) == 0) node_.flags = kFlagReshape2d;
   node_.inputs = {Use(op_->inputs[0], in), Use(op_->inputs[1], weights),
-                  bias_index >= 0 ? Use(bias_index, bias) : kNoValue};
+                  bias_id};
   node_.outputs = {Use(op_->outputs[0], out)};
   return Emit();
+}
+
+// This XNNPACK has per-channel int8 weights for convolutions only, so an
+// int8 FULLY_CONNECTED with per-channel weights runs as the 1x1
+// convolution it is: the input reshaped to [rows, 1, 1, K], the [N, K]
+// weights read as an [N, 1, 1, K] filter (the same bytes of the same model
+// buffer), and the [rows, 1, 1, N] result reshaped to the output.
+bool Lowering::FullyConnectedAsConvolution(const ValueSpec& in,
+                                           ValueSpec weights, uint32_t bias,
+                                           const ValueSpec& out) {
+  const uint64_t n = weights.dims[0], k = weights.dims[1];
+  const uint64_t count = NumElements(in.dims);
+  if (k == 0 || count == UINT64_MAX || count % k != 0) {
+    return Refuse(r_, GRAFT_PARTITION_REASON_UNSUPPORTED_SHAPE,
+                  Printf("FULLY_CONNECTED input %s is not a whole number of "
+                         "rows of the weights' %" PRIu64 " columns",
+                         Shape(In(0)).c_str(), k));
+  }
+  const uint64_t rows = count / k;
+  const NodeSpec activation = node_;
+  const uint32_t rows_in = Intermediate(in, {rows, 1, 1, k});
+  if (!EmitReshape(Use(op_->inputs[0], in), rows_in)) return false;
+  weights.dims = {n, 1, 1, k};
+  node_.kind = NodeKind::CONVOLUTION_2D;
+  node_.output_min = activation.output_min;
+  node_.output_max = activation.output_max;
+  node_.padding = {0, 0, 0, 0};
+  node_.kernel = {1, 1};
+  node_.stride = {1, 1};
+  node_.dilation = {1, 1};
+  node_.group_input_channels = k;
+  node_.group_output_channels = n;
+  const uint32_t rows_out = Intermediate(out, {rows, 1, 1, n});
+  node_.inputs = {rows_in, b_->Add(weights), bias};
+  node_.outputs = {rows_out};
+  return Emit() && EmitReshape(rows_out, Use(op_->outputs[0], out));
 }
 
 bool Lowering::Pooling(NodeKind kind) {
@@ -913,19 +981,9 @@ bool Lowering::Mean() {
     node_.outputs = {Use(op_->outputs[0], out)};
     return Emit();
   }
-  ValueSpec mid = out;
-  mid.dims = pooled;
-  mid.input_index = -1;
-  const uint32_t mid_id = b_->Add(mid);
-  node_.outputs = {mid_id};
-  if (!Emit()) return false;
-  node_ = NodeSpec();
-  node_.original_op_index = op_->original_op_index;
-  node_.kind = NodeKind::STATIC_RESHAPE;
-  node_.shape = out.dims;
-  node_.inputs = {mid_id};
-  node_.outputs = {Use(op_->outputs[0], out)};
-  return Emit();
+  const uint32_t pooled_id = Intermediate(out, pooled);
+  node_.outputs = {pooled_id};
+  return Emit() && EmitReshape(pooled_id, Use(op_->outputs[0], out));
 }
 
 bool Lowering::Reshape() {
