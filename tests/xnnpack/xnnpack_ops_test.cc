@@ -252,6 +252,38 @@ std::vector<OpCase> FloatCases() {
                                   .Options(o)
                                   .Out("y", F32, {2, 3}));
                    }});
+  // Other adjacent axes: the input reshaped for global average pooling.
+  auto mean = [](const Shape& in, std::vector<int32_t> axes, bool keep_dims,
+                 const Shape& out) {
+    return [=](SubgraphBuilder& g) {
+      TensorId x = In(g, in);
+      TensorId a = g.Constant<int32_t>(
+          "axes", {static_cast<int32_t>(axes.size())}, axes);
+      tfl::ReducerOptionsT o;
+      o.keep_dims = keep_dims;
+      g.Output(
+          g.Op(B::BuiltinOperator_MEAN).In(x, a).Options(o).Out("y", F32, out));
+    };
+  };
+  cases.push_back({"MEAN [-2] keep_dims", mean({2, 3, 8}, {-2}, true,
+                                               {2, 1, 8})});
+  cases.push_back({"MEAN [1,0] of 3D", mean({2, 3, 4}, {1, 0}, false, {4})});
+  cases.push_back({"MEAN [1] of 4D", mean({2, 5, 3, 4}, {1}, false,
+                                          {2, 3, 4})});
+  // x^2 + 0.5 keeps RSQRT's input positive.
+  cases.push_back({"RSQRT", [](SubgraphBuilder& g) {
+                     TensorId x = In(g, {2, 3, 5});
+                     TensorId sq = g.Op(B::BuiltinOperator_SQUARE)
+                                       .In(x)
+                                       .Out("sq", F32, {2, 3, 5});
+                     TensorId half = g.Constant<float>("half", {1}, {0.5f});
+                     TensorId pos = g.Op(B::BuiltinOperator_ADD)
+                                        .In(sq, half)
+                                        .Out("pos", F32, {2, 3, 5});
+                     g.Output(g.Op(B::BuiltinOperator_RSQRT)
+                                  .In(pos)
+                                  .Out("y", F32, {2, 3, 5}));
+                   }});
   tfl::AddOptionsT add;
   add.fused_activation_function = A::ActivationFunctionType_RELU_N1_TO_1;
   tfl::SubOptionsT sub;
@@ -488,6 +520,16 @@ std::vector<OpCase> Int8Cases() {
          g.Output(Out8(g,
                        g.Op(B::BuiltinOperator_MEAN, 2).In(x, axes).Options(o),
                        {1, 1, 1, 6}, 1.0f / 200, 1));
+       }});
+  cases.push_back(
+      {"int8 MEAN [1] of 3D", [](SubgraphBuilder& g) {
+         TensorId x = In8(g, {2, 5, 8});
+         TensorId axes = g.Constant<int32_t>("axes", {1}, {1});
+         tfl::ReducerOptionsT o;
+         o.keep_dims = false;
+         g.Output(Out8(g,
+                       g.Op(B::BuiltinOperator_MEAN, 2).In(x, axes).Options(o),
+                       {2, 8}, 1.0f / 200, 1));
        }});
   cases.push_back({"int8 LOGISTIC", [](SubgraphBuilder& g) {
                      TensorId x = In8(g, {2, 8});

@@ -92,6 +92,31 @@ TEST(XnnpackPartitionTest, RefusesOpAbsentFromThisXnnpack) {
   EXPECT_NE(d.reason.find("TANH has no node"), std::string::npos) << d.reason;
 }
 
+absl::StatusOr<Model> Mean(const std::vector<int32_t>& in,
+                           const std::vector<int32_t>& axes,
+                           const std::vector<int32_t>& out) {
+  ModelBuilder b;
+  auto& g = b.Subgraph("main");
+  TensorId x = g.Input("x", F32, in);
+  TensorId a = g.Constant<int32_t>(
+      "axes", {static_cast<int32_t>(axes.size())}, axes);
+  g.Output(g.Op(tfl::BuiltinOperator_MEAN).In(x, a).Out("y", F32, out));
+  return std::move(b).Build();
+}
+
+TEST(XnnpackPartitionTest, MeanIsGlobalAveragePoolingWhereThatPays) {
+  EXPECT_TRUE(Decide(Mean({2, 3, 4, 5}, {1, 2}, {2, 5}), 0).taken);
+  EXPECT_TRUE(Decide(Mean({2, 3, 4}, {-2}, {2, 4}), 0).taken);
+  Decision d = Decide(Mean({2, 3, 4, 5}, {1, 3}, {2, 4}), 0);
+  EXPECT_EQ(d.code, GRAFT_PARTITION_REASON_UNSUPPORTED_OP);
+  EXPECT_NE(d.reason.find("not adjacent"), std::string::npos) << d.reason;
+  // Over the last axis: one channel per pooling, measured slower.
+  d = Decide(Mean({1, 32, 64}, {2}, {1, 32}), 0);
+  EXPECT_EQ(d.code, GRAFT_PARTITION_REASON_NOT_PROFITABLE);
+  EXPECT_NE(d.reason.find("MEAN over the last axis"), std::string::npos)
+      << d.reason;
+}
+
 TEST(XnnpackPartitionTest, RefusesDynamicShape) {
   ModelBuilder b;
   auto& g = b.Subgraph("main");
@@ -148,6 +173,10 @@ TEST(XnnpackPartitionTest, RefusesElementTypes) {
   d = Decide(Unary(tfl::BuiltinOperator_SOFTMAX, I8, 1.0f / 256, -128), 0);
   EXPECT_EQ(d.code, GRAFT_PARTITION_REASON_UNSUPPORTED_ELEMENT_TYPE);
   EXPECT_NE(d.reason.find("int8 SOFTMAX"), std::string::npos) << d.reason;
+  // RSQRT is SQUARE_ROOT and DIVIDE, both float only here.
+  d = Decide(Unary(tfl::BuiltinOperator_RSQRT, I8, 0.1f, 0), 0);
+  EXPECT_EQ(d.code, GRAFT_PARTITION_REASON_UNSUPPORTED_ELEMENT_TYPE);
+  EXPECT_NE(d.reason.find("int8 RSQRT"), std::string::npos) << d.reason;
 }
 
 TEST(XnnpackPartitionTest, RefusesQuantizationItCannotExpress) {

@@ -7,6 +7,7 @@
 // Written against the c_api headers only; links no Graft library and not
 // XNNPACK either (the dispatch library does). C++ inside, C at the
 // boundary: nothing throws (built with -fno-exceptions).
+#include <algorithm>
 #include <cinttypes>
 #include <cmath>
 #include <cstdarg>
@@ -54,6 +55,7 @@ enum Builtin : int32_t {
   kTransposeConv = 67,
   kExpandDims = 70,
   kSqrt = 75,
+  kRsqrt = 76,
   kSquare = 92,
   kLeakyRelu = 98,
   kSquaredDifference = 99,
@@ -613,6 +615,7 @@ class Lowering {
                                    uint32_t bias, const ValueSpec& out);
   bool Pooling(NodeKind kind);
   bool Mean();
+  bool Rsqrt();
   bool Reshape();
   bool Pad();
   bool Resize();
@@ -958,25 +961,55 @@ bool Lowering::Pooling(NodeKind kind) {
   return Emit();
 }
 
-// MEAN over height and width of a 4D tensor is XNNPACK's global average
-// pooling (plus a reshape when the dimensions are not kept).
+// MEAN over adjacent axes is XNNPACK's global average pooling: MEAN over
+// [1,2] of a 4D tensor as it is, any other as the input reshaped to
+// [outer, 1, reduced, inner] (the dimensions before, over and after the
+// axes), pooled to [outer, 1, 1, inner], then reshaped to the output.
 bool Lowering::Mean() {
   ValueSpec in, out;
   std::vector<int64_t> axes;
   if (!Operands(2, 2) || !Act(0, &in) || !Result(&out, in.datatype)) {
     return false;
   }
-  if (!ConstInts(In(1), &axes) || In(0)->rank != 4 || axes.size() != 2 ||
-      !((axes[0] == 1 && axes[1] == 2) || (axes[0] == 2 && axes[1] == 1))) {
+  const int64_t rank = static_cast<int64_t>(in.dims.size());
+  bool adjacent = ConstInts(In(1), &axes) && !axes.empty();
+  for (int64_t& a : axes) {
+    if (a < 0) a += rank;
+    adjacent = adjacent && a >= 0 && a < rank;
+  }
+  std::sort(axes.begin(), axes.end());
+  axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+  adjacent = adjacent && axes.back() - axes.front() + 1 ==
+                             static_cast<int64_t>(axes.size());
+  if (!adjacent) {
     return Refuse(r_, GRAFT_PARTITION_REASON_UNSUPPORTED_OP,
-                  Printf("MEAN over other axes than [1,2] of a 4D tensor; "
+                  Printf("MEAN over axes that are not adjacent (input %s); "
                          "this XNNPACK has no mean, only global average "
-                         "pooling (input %s)",
+                         "pooling, which reduces adjacent dimensions",
                          Shape(In(0)).c_str()));
   }
+  const bool height_width = rank == 4 && axes == std::vector<int64_t>{1, 2};
+  uint64_t outer = 1, reduced = 1, inner = 1;
+  for (int64_t d = 0; d < rank; ++d) {
+    uint64_t& part = d < axes.front() ? outer : d > axes.back() ? inner : reduced;
+    part *= in.dims[d];
+  }
+  if (inner == 1 && !height_width) {
+    return Refuse(r_, GRAFT_PARTITION_REASON_NOT_PROFITABLE,
+                  Printf("MEAN over the last axis (input %s) would be global "
+                         "average pooling of one channel between two "
+                         "reshapes: slower than the CPU kernel (bench/README)",
+                         Shape(In(0)).c_str()));
+  }
+  uint32_t pool_in = Use(op_->inputs[0], in);
+  if (!height_width) {
+    const uint32_t reshaped = Intermediate(in, {outer, 1, reduced, inner});
+    if (!EmitReshape(pool_in, reshaped)) return false;
+    pool_in = reshaped;
+  }
   node_.kind = NodeKind::GLOBAL_AVERAGE_POOLING_2D;
-  node_.inputs = {Use(op_->inputs[0], in)};
-  const std::vector<uint64_t> pooled = {in.dims[0], 1, 1, in.dims[3]};
+  node_.inputs = {pool_in};
+  const std::vector<uint64_t> pooled = {outer, 1, 1, inner};
   if (out.dims == pooled) {
     node_.outputs = {Use(op_->outputs[0], out)};
     return Emit();
@@ -984,6 +1017,33 @@ bool Lowering::Mean() {
   const uint32_t pooled_id = Intermediate(out, pooled);
   node_.outputs = {pooled_id};
   return Emit() && EmitReshape(pooled_id, Use(op_->outputs[0], out));
+}
+
+// RSQRT is 1 / SQUARE_ROOT(x): XNNPACK's square root and divide are IEEE
+// correctly rounded, as TFLite's 1.f / std::sqrt(x) is, so the result is
+// the same float.
+bool Lowering::Rsqrt() {
+  ValueSpec in, out;
+  if (!Operands(1, 1) || !Act(0, &in) || !Result(&out, in.datatype) ||
+      !FloatOnly(in, "this XNNPACK has no int8 square root or divide")) {
+    return false;
+  }
+  const uint32_t root = Intermediate(in, in.dims);
+  node_.kind = NodeKind::SQUARE_ROOT;
+  node_.inputs = {Use(op_->inputs[0], in)};
+  node_.outputs = {root};
+  if (!Emit()) return false;
+  StartNode();
+  ValueSpec one;
+  one.dims = {1};
+  one.is_constant = true;
+  const float value = 1.0f;
+  one.data.resize(sizeof(value));
+  std::memcpy(one.data.data(), &value, sizeof(value));
+  node_.kind = NodeKind::DIVIDE;
+  node_.inputs = {b_->Add(one), root};
+  node_.outputs = {Use(op_->outputs[0], out)};
+  return Emit();
 }
 
 bool Lowering::Reshape() {
@@ -1201,6 +1261,8 @@ bool Lowering::Run() {
       return Unary(NodeKind::SQUARE, false, false);
     case kSqrt:
       return Unary(NodeKind::SQUARE_ROOT, false, false);
+    case kRsqrt:
+      return Rsqrt();
     case kRound:
       return Unary(NodeKind::BANKERS_ROUNDING, false, false);
     case kReshape:
