@@ -20,7 +20,10 @@
 // rescaled value; for MUL, the value minus its zero point) is tabulated at
 // prepare, and the runs of the broadcast plan where an operand is
 // contiguous or fixed get loops of their own: one rescale per element
-// instead of three, the same arithmetic, so the same bits.
+// instead of three, the same arithmetic, so the same bits. Where both
+// operands are contiguous, the AVX2 build gathers 16 contributions at a
+// time from the tables and rescales them with the 8-bit GEMM's vector
+// requantization (quantized_gemm.h), again the same integer operations.
 #include <array>
 #include <cstdint>
 #include <limits>
@@ -28,6 +31,7 @@
 #include "dispatch/kernel.h"
 #include "dispatch/kernels/kernel_util.h"
 #include "dispatch/kernels/quantization_util.h"
+#include "dispatch/kernels/quantized_gemm.h"
 
 namespace graft {
 namespace kernels {
@@ -43,6 +47,10 @@ struct QBinaryState : KernelState {
   int32_t act_min = 0, act_max = 0;
   // 8-bit types: Input1(x) and Input2(y) by the raw value (as uint8_t).
   std::array<int32_t, 256> table1{}, table2{};
+  // 8-bit types on an AVX2 CPU: out_mult, offset and clamp in 16 equal
+  // lanes for RequantizeAvx2.
+  bool avx2 = false;
+  QGemmRequant out_rq;
 };
 
 // What input 1 (x) or 2 contributes: x minus its zero point for MUL, else
@@ -96,6 +104,52 @@ absl::Status EvalQBinary(EvalContext& ctx) {
   return absl::OkStatus();
 }
 
+#if GRAFT_QGEMM_AVX2
+// The contributions of the 8 8-bit values at p, from table t.
+template <typename T>
+__attribute__((target("avx2"), always_inline)) inline __m256i Gather8(
+    const int32_t* t, const T* p) {
+  const __m256i index = _mm256_cvtepu8_epi32(
+      _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+  return _mm256_i32gather_epi32(t, index, 4);
+}
+
+// Combine's integer operation before the rescale, on 8 lanes.
+template <QOp kOp>
+__attribute__((target("avx2"), always_inline)) inline __m256i CombineAvx2(
+    __m256i a, __m256i b) {
+  if constexpr (kOp == QOp::kMul) return _mm256_mullo_epi32(a, b);
+  if constexpr (kOp == QOp::kAdd) return _mm256_add_epi32(a, b);
+  const __m256i d = _mm256_sub_epi32(a, b);
+  if constexpr (kOp == QOp::kSquaredDifference) {
+    return _mm256_mullo_epi32(d, d);
+  }
+  return d;
+}
+
+// Both operands contiguous, 16 outputs at a time; returns how many it
+// wrote (the caller finishes the run).
+template <typename T, QOp kOp>
+__attribute__((target("avx2"))) int64_t CombineRunAvx2(const QBinaryState& s,
+                                                       const T* pa,
+                                                       const T* pb, T* po,
+                                                       int64_t n) {
+  const int32_t* t1 = s.table1.data();
+  const int32_t* t2 = s.table2.data();
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m256i lo =
+        CombineAvx2<kOp>(Gather8(t1, pa + i), Gather8(t2, pb + i));
+    const __m256i hi =
+        CombineAvx2<kOp>(Gather8(t1, pa + i + 8), Gather8(t2, pb + i + 8));
+    StoreBytesAvx2(RequantizeAvx2(s.out_rq, lo, 0),
+                   RequantizeAvx2(s.out_rq, hi, 8), 16,
+                   reinterpret_cast<uint8_t*>(po + i));
+  }
+  return i;
+}
+#endif
+
 // 8-bit types: contributions from the tables; runs with a contiguous or a
 // fixed operand get their own loops.
 template <typename T, QOp kOp>
@@ -113,7 +167,11 @@ absl::Status EvalQBinary8(EvalContext& ctx) {
     const T* pb = b + off[1];
     T* po = out + o;
     if (st[0] == 1 && st[1] == 1) {
-      for (int64_t i = 0; i < n; ++i) {
+      int64_t i = 0;
+#if GRAFT_QGEMM_AVX2
+      if (s.avx2) i = CombineRunAvx2<T, kOp>(s, pa, pb, po, n);
+#endif
+      for (; i < n; ++i) {
         po[i] = Combine<T, kOp>(s, t1[u8(pa[i])], t2[u8(pb[i])]);
       }
     } else if (st[0] == 1 && st[1] == 0) {
@@ -207,6 +265,15 @@ absl::Status PrepareQBinary(PrepareContext& ctx) {
     const int32_t x = t == tfl::TensorType_INT8 ? static_cast<int8_t>(v) : v;
     s->table1[v] = Contribution<kOp>(x, s->in1_offset, s->left_shift, s->in1_mult);
     s->table2[v] = Contribution<kOp>(x, s->in2_offset, s->left_shift, s->in2_mult);
+  }
+#if GRAFT_QGEMM_AVX2
+  s->avx2 = __builtin_cpu_supports("avx2");
+#endif
+  if (s->avx2) {
+    QGemmPrepareRequant(
+        std::vector<QuantizedMultiplier>(kQGemmNr, s->out_mult),
+        std::vector<int64_t>(kQGemmNr, 0), false, s->out_offset, s->act_min,
+        s->act_max, &s->out_rq);
   }
   ctx.SetEval(t == tfl::TensorType_INT8 ? EvalQBinary8<int8_t, kOp>
                                         : EvalQBinary8<uint8_t, kOp>);

@@ -2172,6 +2172,37 @@ void BuildShapesAtInvokeZoo(Zoo& z) {
   }
 }
 
+// 8-bit ADD, SUB, MUL and SQUARED_DIFFERENCE on same-shape operands of
+// 17 to 300 elements: the vector loop of the AVX2 build (16 at a time) and
+// its scalar tail, against TFLite bit for bit.
+void BuildQuantizedBinaryRunsZoo(Zoo& z) {
+  for (const auto& [name, code, type] :
+       std::vector<std::tuple<const char*, tfl::BuiltinOperator,
+                              tfl::TensorType>>{
+           {"add_i8_run", tfl::BuiltinOperator_ADD, I8},
+           {"sub_i8_run", tfl::BuiltinOperator_SUB, I8},
+           {"mul_i8_run", tfl::BuiltinOperator_MUL, I8},
+           {"squared_difference_i8_run",
+            tfl::BuiltinOperator_SQUARED_DIFFERENCE, I8},
+           {"add_u8_run", tfl::BuiltinOperator_ADD, U8},
+           {"sub_u8_run", tfl::BuiltinOperator_SUB, U8},
+           {"mul_u8_run", tfl::BuiltinOperator_MUL, U8}}) {
+    const std::vector<int32_t> shape = {z.Rand(1, 3), z.Rand(17, 100)};
+    const QParams qa = RandQParams(z, type), qb = RandQParams(z, type);
+    QParams qo = RandQParams(z, type);
+    if (code == tfl::BuiltinOperator_SQUARED_DIFFERENCE) qo.scale *= 8;
+    if (code == tfl::BuiltinOperator_MUL) qo.scale /= 4;
+    z.Add(name, [&](SubgraphBuilder& g) {
+      TensorId ta = g.Input("a", type, shape);
+      TensorId tb = g.Input("b", type, shape);
+      TensorId y = g.Op(code).In(ta, tb).Out("y", type, {});
+      g.Quantize(ta, qa.scale, qa.zero_point)
+          .Quantize(tb, qb.scale, qb.zero_point);
+      g.Quantize(y, qo.scale, qo.zero_point).Output(y);
+    });
+  }
+}
+
 // STRING tensors (run_reference.py feeds random lowercase words): the
 // RESHAPE family and GATHER with indices an input (1..3). TFLite's GATHER
 // takes only rank-1 STRING params (so no axis or batch_dims to compare).
@@ -2254,6 +2285,7 @@ TEST(ReferenceTest, OpZooMatchesReference) {
   BuildZoo(zoo);
   BuildShapesAtInvokeZoo(zoo);
   BuildStringZoo(zoo);
+  BuildQuantizedBinaryRunsZoo(zoo);
   if (HasFatalFailure()) return;
   Summary s = RunDifferential(zoo.paths(), tmp.Join("out"), rng(), "zoo");
   PrintSummary("op zoo", s);
