@@ -123,6 +123,23 @@ void QIm2Col(const QConvState& s, const int8_t* in, int g, int64_t r0,
   const int64_t kp = QGemmPaddedK(s.k);
   const int64_t c0 = int64_t{g} * s.group_in_c;
   const int32_t off = s.input_offset;
+  // A 1x1 convolution with stride 1 and no padding reads input pixel r for
+  // row r: no index arithmetic, and one widening for the whole chunk when
+  // a row is a whole input pixel with no pad column.
+  if (s.k_h == 1 && s.k_w == 1 && s.stride_h == 1 && s.stride_w == 1 &&
+      s.pad_h == 0 && s.pad_w == 0) {
+    const int8_t* src = in + r0 * s.in_c + c0;
+    if (s.group_in_c == s.in_c && kp == s.k) {
+      WidenWithOffsetInline<int8_t, V16b>(src, (r1 - r0) * s.k, off, col);
+      return;
+    }
+    for (int64_t r = r0; r < r1; ++r, src += s.in_c) {
+      int16_t* dst = col + (r - r0) * kp;
+      WidenWithOffsetInline<int8_t, V16b>(src, s.group_in_c, off, dst);
+      if (kp != s.k) dst[s.k] = 0;
+    }
+    return;
+  }
   for (int64_t r = r0; r < r1; ++r) {
     const int64_t b = r / (int64_t{s.out_h} * s.out_w);
     const int oy = static_cast<int>(r / s.out_w % s.out_h);

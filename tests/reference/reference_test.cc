@@ -2203,6 +2203,47 @@ void BuildQuantizedBinaryRunsZoo(Zoo& z) {
   }
 }
 
+// int8 1x1 CONV_2D, stride 1: the GEMM's rows widened straight from the
+// input, in one piece (even input channels) or row by row with the pad
+// column (odd).
+void BuildPointwiseConvZoo(Zoo& z) {
+  for (int v = 0; v < 2; ++v) {
+    const int h = z.Rand(2, 9), w = z.Rand(2, 9);
+    const int cin = 2 * z.Rand(1, 12) + (v == 0 ? 0 : 1),
+              cout = z.Rand(1, 40);
+    std::vector<int8_t> w8(int64_t{cout} * cin);
+    for (int8_t& x : w8) x = static_cast<int8_t>(z.Rand(-127, 127));
+    std::vector<int32_t> b32(cout);
+    for (int32_t& b : b32) b = z.Rand(-300, 300);
+    std::vector<float> sw(cout), sb(cout);
+    const float sx = 0.05f;
+    for (int c = 0; c < cout; ++c) {
+      sw[c] = 0.001f * z.Rand(8, 40);
+      sb[c] = sx * sw[c];
+    }
+    const int64_t zx = z.Rand(-20, 20), zy = z.Rand(-5, 5);
+    tfl::Conv2DOptionsT o;
+    o.padding = v == 0 ? tfl::Padding_SAME : tfl::Padding_VALID;
+    o.stride_h = o.stride_w = 1;
+    o.fused_activation_function = v == 0 ? tfl::ActivationFunctionType_RELU6
+                                         : tfl::ActivationFunctionType_NONE;
+    z.Add(absl::StrCat("conv_2d_1x1_i8_", v == 0 ? "even" : "odd"),
+          [&](SubgraphBuilder& g) {
+            TensorId x = g.Input("x", I8, {1, h, w, cin});
+            TensorId f = g.Constant<int8_t>("w", {cout, 1, 1, cin}, w8);
+            TensorId b = g.Constant<int32_t>("b", {cout}, b32);
+            TensorId y = g.Op(tfl::BuiltinOperator_CONV_2D, 3)
+                             .In(x, f, b)
+                             .Options(o)
+                             .Out("y", I8, {});
+            g.Quantize(x, sx, zx);
+            g.QuantizePerChannel(f, sw, std::vector<int64_t>(cout, 0), 0);
+            g.QuantizePerChannel(b, sb, std::vector<int64_t>(cout, 0), 0);
+            g.Quantize(y, 0.05f, zy).Output(y);
+          });
+  }
+}
+
 // STRING tensors (run_reference.py feeds random lowercase words): the
 // RESHAPE family and GATHER with indices an input (1..3). TFLite's GATHER
 // takes only rank-1 STRING params (so no axis or batch_dims to compare).
@@ -2286,6 +2327,7 @@ TEST(ReferenceTest, OpZooMatchesReference) {
   BuildShapesAtInvokeZoo(zoo);
   BuildStringZoo(zoo);
   BuildQuantizedBinaryRunsZoo(zoo);
+  BuildPointwiseConvZoo(zoo);
   if (HasFatalFailure()) return;
   Summary s = RunDifferential(zoo.paths(), tmp.Join("out"), rng(), "zoo");
   PrintSummary("op zoo", s);
