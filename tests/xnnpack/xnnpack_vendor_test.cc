@@ -110,6 +110,19 @@ TEST(XnnpackPartitionTest, MeanIsGlobalAveragePoolingWhereThatPays) {
   Decision d = Decide(Mean({2, 3, 4, 5}, {1, 3}, {2, 4}), 0);
   EXPECT_EQ(d.code, GRAFT_PARTITION_REASON_UNSUPPORTED_OP);
   EXPECT_NE(d.reason.find("not adjacent"), std::string::npos) << d.reason;
+  // int8 with a scale ratio outside XNNPACK's [2^-8, 2^8).
+  {
+    ModelBuilder b;
+    auto& g = b.Subgraph("main");
+    TensorId x = g.Input("x", I8, {1, 5, 5, 6});
+    TensorId a = g.Constant<int32_t>("axes", {2}, {1, 2});
+    TensorId y =
+        g.Op(tfl::BuiltinOperator_MEAN).In(x, a).Out("y", I8, {1, 6});
+    g.Quantize(x, 1.0f / 128, 0).Quantize(y, 4.0f, 0).Output(y);
+    d = Decide(std::move(b).Build(), 0);
+    EXPECT_EQ(d.code, GRAFT_PARTITION_REASON_UNSUPPORTED_QUANTIZATION);
+    EXPECT_NE(d.reason.find("[2^-8, 2^8)"), std::string::npos) << d.reason;
+  }
   // Over the last axis: one channel per pooling, measured slower.
   d = Decide(Mean({1, 32, 64}, {2}, {1, 32}), 0);
   EXPECT_EQ(d.code, GRAFT_PARTITION_REASON_NOT_PROFITABLE);

@@ -988,6 +988,16 @@ bool Lowering::Mean() {
                          "pooling, which reduces adjacent dimensions",
                          Shape(In(0)).c_str()));
   }
+  // xnn_create_global_average_pooling_nwc_qs8's range.
+  if (in.datatype != DataType::FP32) {
+    const double ratio = static_cast<double>(in.scales[0]) / out.scales[0];
+    if (!(ratio >= 0x1.0p-8 && ratio < 0x1.0p+8)) {
+      return Refuse(r_, GRAFT_PARTITION_REASON_UNSUPPORTED_QUANTIZATION,
+                    Printf("int8 MEAN input scale %g / output scale %g is "
+                           "outside XNNPACK's [2^-8, 2^8)",
+                           in.scales[0], out.scales[0]));
+    }
+  }
   const bool height_width = rank == 4 && axes == std::vector<int64_t>{1, 2};
   uint64_t outer = 1, reduced = 1, inner = 1;
   for (int64_t d = 0; d < rank; ++d) {
