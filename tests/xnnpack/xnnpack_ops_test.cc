@@ -3,13 +3,17 @@
 // broadcasting, resize modes, transposed-convolution padding), each taken
 // whole by the plugin, run with the dispatch library, and compared with
 // Graft's CPU kernels on seeded random inputs: float32 within
-// dispatch/tolerance.h, int8 within kXnnpackInt8OpMaxLsb.
+// dispatch/tolerance.h, int8 within kXnnpackInt8OpMaxLsb. The int8 ops
+// with scale limits again over drawn quantization parameters: what the
+// plugin takes must load in XNNPACK.
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_format.h"
 #include "core/model_builder.h"
 #include "core/model_io.h"
 #include "xnnpack_test_support.h"
@@ -602,6 +606,176 @@ void RunCases(const std::vector<OpCase>& cases) {
     EXPECT_EQ(o.ops_taken, o.ops_total) << "the plugin refused an op";
     EXPECT_EQ(o.partitions, 1u);
     EXPECT_TRUE(o.mismatch.empty()) << o.mismatch;
+  }
+}
+
+// One draw of int8 quantization parameters for the sweep below: scales
+// spread over powers of two, zero points over much of the range.
+struct QDraw {
+  float in_scale, in2_scale, weight_scale, out_scale;
+  int in_zero, in2_zero, out_zero;
+};
+
+QDraw DrawQuantization(std::mt19937& rng) {
+  std::uniform_real_distribution<double> exponent(-16, 0);
+  std::uniform_int_distribution<int> zero(-100, 100);
+  auto scale = [&](double shift) {
+    return static_cast<float>(std::exp2(exponent(rng) + shift));
+  };
+  QDraw q;
+  q.in_scale = scale(0), q.in2_scale = scale(0);
+  q.weight_scale = scale(-2), q.out_scale = scale(0);
+  q.in_zero = zero(rng), q.in2_zero = zero(rng), q.out_zero = zero(rng);
+  return q;
+}
+
+using SweepBuild = std::function<void(SubgraphBuilder&, const QDraw&)>;
+
+TensorId SweepInput(SubgraphBuilder& g, const char* name, const Shape& shape,
+                    float scale, int zero) {
+  TensorId x = g.Input(name, I8, shape);
+  g.Quantize(x, scale, zero);
+  return x;
+}
+
+// Weights [channels, ...] (axis 0) or [..., channels] (axis 3), per tensor
+// or per channel, and an int32 bias with scale input x weight, as TFLite
+// requires.
+std::pair<TensorId, TensorId> SweepWeights(SubgraphBuilder& g,
+                                           const Shape& shape, int axis,
+                                           bool per_channel, const QDraw& q) {
+  const int channels = shape[axis];
+  TensorId w = g.Constant<int8_t>("w", shape, RandomInt8(Count(shape), 3));
+  std::vector<float> ws(channels), bs(channels);
+  for (int c = 0; c < channels; ++c) {
+    ws[c] = q.weight_scale * (per_channel ? 1.0f + 0.25f * (c % 3) : 1.0f);
+    bs[c] = q.in_scale * ws[c];
+  }
+  const std::vector<int64_t> zeros(channels, 0);
+  if (per_channel) {
+    g.QuantizePerChannel(w, ws, zeros, axis);
+  } else {
+    g.Quantize(w, ws[0], 0);
+  }
+  std::vector<int32_t> bv(channels);
+  for (int c = 0; c < channels; ++c) bv[c] = (c * 37) % 200 - 100;
+  TensorId b = g.Constant<int32_t>("b", {channels}, bv);
+  if (per_channel) {
+    g.QuantizePerChannel(b, bs, zeros, 0);
+  } else {
+    g.Quantize(b, bs[0], 0);
+  }
+  return {w, b};
+}
+
+// The int8 lowerings whose XNNPACK operators limit their scales.
+std::vector<std::pair<std::string, SweepBuild>> SweepOps() {
+  using B = tfl::BuiltinOperator;
+  using A = tfl::ActivationFunctionType;
+  std::vector<std::pair<std::string, SweepBuild>> ops;
+  auto output = [](SubgraphBuilder& g, OpBuilder op, const Shape& shape,
+                   const QDraw& q) {
+    TensorId y = op.Out("y", I8, shape);
+    g.Quantize(y, q.out_scale, q.out_zero).Output(y);
+  };
+  for (bool per_channel : {false, true}) {
+    ops.push_back(
+        {per_channel ? "CONV_2D per-channel" : "CONV_2D",
+         [=](SubgraphBuilder& g, const QDraw& q) {
+           TensorId x = SweepInput(g, "x", {1, 5, 5, 3}, q.in_scale, q.in_zero);
+           auto [w, b] = SweepWeights(g, {4, 3, 3, 3}, 0, per_channel, q);
+           output(g,
+                  g.Op(B::BuiltinOperator_CONV_2D, 3).In(x, w, b).Options(
+                      ConvOptions(tfl::Padding_SAME, 1, 1,
+                                  A::ActivationFunctionType_RELU)),
+                  {1, 5, 5, 4}, q);
+         }});
+    ops.push_back(
+        {per_channel ? "FULLY_CONNECTED per-channel" : "FULLY_CONNECTED",
+         [=](SubgraphBuilder& g, const QDraw& q) {
+           TensorId x = SweepInput(g, "x", {2, 24}, q.in_scale, q.in_zero);
+           auto [w, b] = SweepWeights(g, {5, 24}, 0, per_channel, q);
+           output(g,
+                  g.Op(B::BuiltinOperator_FULLY_CONNECTED, 4).In(x, w, b),
+                  {2, 5}, q);
+         }});
+  }
+  ops.push_back({"DEPTHWISE_CONV_2D per-channel",
+                 [=](SubgraphBuilder& g, const QDraw& q) {
+                   TensorId x =
+                       SweepInput(g, "x", {1, 5, 5, 4}, q.in_scale, q.in_zero);
+                   auto [w, b] = SweepWeights(g, {1, 3, 3, 4}, 3, true, q);
+                   tfl::DepthwiseConv2DOptionsT o;
+                   o.padding = tfl::Padding_SAME;
+                   o.stride_w = o.stride_h = 1;
+                   o.depth_multiplier = 1;
+                   output(g,
+                          g.Op(B::BuiltinOperator_DEPTHWISE_CONV_2D, 3)
+                              .In(x, w, b)
+                              .Options(o),
+                          {1, 5, 5, 4}, q);
+                 }});
+  for (B op : {B::BuiltinOperator_ADD, B::BuiltinOperator_SUB,
+               B::BuiltinOperator_MUL}) {
+    ops.push_back({B::BuiltinOperator_ADD == op   ? "ADD"
+                   : B::BuiltinOperator_SUB == op ? "SUB"
+                                                  : "MUL",
+                   [=](SubgraphBuilder& g, const QDraw& q) {
+                     TensorId a =
+                         SweepInput(g, "a", {2, 3, 8}, q.in_scale, q.in_zero);
+                     TensorId c =
+                         SweepInput(g, "c", {2, 3, 8}, q.in2_scale, q.in2_zero);
+                     output(g, g.Op(op).In(a, c), {2, 3, 8}, q);
+                   }});
+  }
+  ops.push_back({"MEAN", [=](SubgraphBuilder& g, const QDraw& q) {
+                   TensorId x =
+                       SweepInput(g, "x", {1, 4, 5, 6}, q.in_scale, q.in_zero);
+                   TensorId axes = g.Constant<int32_t>("axes", {2}, {1, 2});
+                   tfl::ReducerOptionsT o;
+                   o.keep_dims = false;
+                   output(g,
+                          g.Op(B::BuiltinOperator_MEAN, 2).In(x, axes).Options(o),
+                          {1, 6}, q);
+                 }});
+  return ops;
+}
+
+// Int8 lowerings over drawn scales and zero points: whatever the plugin
+// takes must load in the dispatch library (XNNPACK refuses, at runtime
+// creation, scales its operators cannot requantize; the plugin must refuse
+// them first, not leave them to a CPU fallback) and match the CPU kernels.
+TEST(XnnpackOpsTest, Int8OpsTakenOverDrawnScalesLoadAndMatch) {
+  const uint32_t seed = Seed();
+  std::printf("[ seed     ] GRAFT_TEST_SEED=%u\n", seed);
+  std::mt19937 rng(seed);
+  testing::TempDir dir;
+  const std::string path = dir.Join("op.tflite");
+  for (const auto& [name, build] : SweepOps()) {
+    int taken = 0, refused = 0;
+    for (int draw = 0; draw < 24; ++draw) {
+      const QDraw q = DrawQuantization(rng);
+      SCOPED_TRACE(absl::StrFormat(
+          "%s: input %g/%d, second input %g/%d, weights %g, output %g/%d",
+          name, q.in_scale, q.in_zero, q.in2_scale, q.in2_zero,
+          q.weight_scale, q.out_scale, q.out_zero));
+      ModelBuilder b;
+      build(b.Subgraph("main"), q);
+      absl::StatusOr<Model> model = std::move(b).Build();
+      ASSERT_TRUE(model.ok()) << model.status();
+      ASSERT_TRUE(SaveModel(*model, path).ok());
+      Outcome o = RunModel(path, seed + draw, kXnnpackInt8OpMaxLsb);
+      if (!o.skipped.empty()) continue;
+      if (o.ops_taken == 0) {
+        ++refused;
+        continue;
+      }
+      ++taken;
+      EXPECT_TRUE(o.mismatch.empty()) << o.mismatch;
+    }
+    std::printf("  %-30s taken for %d draws, refused for %d\n", name.c_str(),
+                taken, refused);
+    EXPECT_GT(taken, 0) << name;
   }
 }
 
