@@ -4,8 +4,9 @@
 // whole by the plugin, run with the dispatch library, and compared with
 // Graft's CPU kernels on seeded random inputs: float32 within
 // dispatch/tolerance.h, int8 within kXnnpackInt8OpMaxLsb. The int8 ops
-// with scale limits again over drawn quantization parameters: what the
-// plugin takes must load in XNNPACK.
+// with scale limits again over drawn quantization parameters, and the
+// float window ops over drawn shapes, kernels, strides, dilations and
+// paddings: what the plugin takes must load in XNNPACK and match.
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -173,6 +174,31 @@ std::vector<OpCase> FloatCases() {
   cases.push_back({"CONV_2D same s2", conv(tfl::Padding_SAME, 2, 1, true)});
   cases.push_back(
       {"CONV_2D valid s2 no bias", conv(tfl::Padding_VALID, 2, 1, false)});
+  // SAME with a window shorter than its stride along one dimension:
+  // TensorFlow pads that dimension by max(total, 0) = 0; this XNNPACK's own
+  // SAME padding wraps below zero (ExplicitSamePadding, xnnpack_graph.h).
+  cases.push_back({"CONV_2D same 1x3 s2x1", [](SubgraphBuilder& g) {
+                     TensorId x = In(g, {1, 4, 8, 4});
+                     TensorId w = Const(g, "w", {2, 1, 3, 4});
+                     tfl::Conv2DOptionsT o = ConvOptions(
+                         tfl::Padding_SAME, 1, 1,
+                         A::ActivationFunctionType_NONE);
+                     o.stride_h = 2;
+                     g.Output(g.Op(B::BuiltinOperator_CONV_2D)
+                                  .In(x, w, Const(g, "b", {2}, 3))
+                                  .Options(o)
+                                  .Out("y", F32, {1, 2, 8, 2}));
+                   }});
+  cases.push_back({"AVERAGE_POOL_2D same 1x5 s3x2", [](SubgraphBuilder& g) {
+                     TensorId x = In(g, {1, 3, 8, 6});
+                     tfl::Pool2DOptionsT o = PoolOptions(tfl::Padding_SAME, 5, 2);
+                     o.filter_height = 1;
+                     o.stride_h = 3;
+                     g.Output(g.Op(B::BuiltinOperator_AVERAGE_POOL_2D)
+                                  .In(x)
+                                  .Options(o)
+                                  .Out("y", F32, {1, 1, 4, 6}));
+                   }});
   cases.push_back(
       {"CONV_2D valid dilation 2", conv(tfl::Padding_VALID, 1, 2, true)});
   cases.push_back({"DEPTHWISE_CONV_2D x2 same s2", [](SubgraphBuilder& g) {
@@ -776,6 +802,107 @@ TEST(XnnpackOpsTest, Int8OpsTakenOverDrawnScalesLoadAndMatch) {
     std::printf("  %-30s taken for %d draws, refused for %d\n", name.c_str(),
                 taken, refused);
     EXPECT_GT(taken, 0) << name;
+  }
+}
+
+// Output size of a TFLite window along one dimension (0: no output).
+int WindowOut(int in, int k, int stride, int dilation, bool same) {
+  if (same) return (in + stride - 1) / stride;
+  const int span = (k - 1) * dilation + 1;
+  return in < span ? 0 : (in - span) / stride + 1;
+}
+
+// Float windowed ops over drawn shapes, kernels, strides, dilations and
+// paddings (inputs smaller than the kernel included): whatever the plugin
+// takes must load in XNNPACK and match the CPU kernels.
+TEST(XnnpackOpsTest, WindowOpsTakenOverDrawnShapesLoadAndMatch) {
+  using B = tfl::BuiltinOperator;
+  const uint32_t seed = Seed();
+  std::printf("[ seed     ] GRAFT_TEST_SEED=%u\n", seed);
+  std::mt19937 rng(seed);
+  auto pick = [&](int lo, int hi) {
+    return std::uniform_int_distribution<int>(lo, hi)(rng);
+  };
+  const tfl::ActivationFunctionType acts[] = {
+      tfl::ActivationFunctionType_NONE, tfl::ActivationFunctionType_RELU,
+      tfl::ActivationFunctionType_RELU6,
+      tfl::ActivationFunctionType_RELU_N1_TO_1};
+  testing::TempDir dir;
+  const std::string path = dir.Join("op.tflite");
+  const B kinds[] = {B::BuiltinOperator_CONV_2D,
+                     B::BuiltinOperator_DEPTHWISE_CONV_2D,
+                     B::BuiltinOperator_MAX_POOL_2D,
+                     B::BuiltinOperator_AVERAGE_POOL_2D};
+  for (B kind : kinds) {
+    int taken = 0, refused = 0;
+    for (int draw = 0; draw < 40; ++draw) {
+      const int h = pick(1, 9), w = pick(1, 9), cin = pick(1, 6);
+      const int kh = pick(1, 5), kw = pick(1, 5);
+      const int sh = pick(1, 3), sw = pick(1, 3);
+      const bool pool = kind == B::BuiltinOperator_MAX_POOL_2D ||
+                        kind == B::BuiltinOperator_AVERAGE_POOL_2D;
+      const int dh = pool ? 1 : pick(1, 3), dw = pool ? 1 : pick(1, 3);
+      const bool same = pick(0, 1) == 1;
+      const int mult = kind == B::BuiltinOperator_DEPTHWISE_CONV_2D
+                           ? pick(1, 2)
+                           : 1;
+      const int cout = kind == B::BuiltinOperator_CONV_2D ? pick(1, 6)
+                                                          : cin * mult;
+      const int oh = WindowOut(h, kh, sh, dh, same);
+      const int ow = WindowOut(w, kw, sw, dw, same);
+      if (oh == 0 || ow == 0) continue;  // Not a valid model.
+      const auto act = acts[pick(0, 3)];
+      SCOPED_TRACE(absl::StrFormat(
+          "%s: input %dx%dx%d, kernel %dx%d, stride %dx%d, dilation %dx%d, "
+          "%s, %d output channels",
+          tfl::EnumNameBuiltinOperator(kind), h, w, cin, kh, kw, sh, sw, dh,
+          dw, same ? "SAME" : "VALID", cout));
+      ModelBuilder b;
+      SubgraphBuilder& g = b.Subgraph("main");
+      TensorId x = In(g, {1, h, w, cin});
+      const tfl::Padding padding =
+          same ? tfl::Padding_SAME : tfl::Padding_VALID;
+      const Shape out = {1, oh, ow, cout};
+      if (pool) {
+        tfl::Pool2DOptionsT o;
+        o.padding = padding;
+        o.filter_height = kh, o.filter_width = kw;
+        o.stride_h = sh, o.stride_w = sw;
+        o.fused_activation_function = act;
+        g.Output(g.Op(kind).In(x).Options(o).Out("y", F32, out));
+      } else if (kind == B::BuiltinOperator_CONV_2D) {
+        tfl::Conv2DOptionsT o = ConvOptions(padding, 1, 1, act);
+        o.stride_h = sh, o.stride_w = sw;
+        o.dilation_h_factor = dh, o.dilation_w_factor = dw;
+        TensorId f = Const(g, "w", {cout, kh, kw, cin});
+        TensorId bias = Const(g, "b", {cout}, 3);
+        g.Output(g.Op(kind).In(x, f, bias).Options(o).Out("y", F32, out));
+      } else {
+        tfl::DepthwiseConv2DOptionsT o;
+        o.padding = padding;
+        o.stride_h = sh, o.stride_w = sw;
+        o.dilation_h_factor = dh, o.dilation_w_factor = dw;
+        o.depth_multiplier = mult;
+        o.fused_activation_function = act;
+        TensorId f = Const(g, "w", {1, kh, kw, cout});
+        TensorId bias = Const(g, "b", {cout}, 3);
+        g.Output(g.Op(kind, 2).In(x, f, bias).Options(o).Out("y", F32, out));
+      }
+      absl::StatusOr<Model> model = std::move(b).Build();
+      ASSERT_TRUE(model.ok()) << model.status();
+      ASSERT_TRUE(SaveModel(*model, path).ok());
+      Outcome o = RunModel(path, seed + draw, kXnnpackInt8OpMaxLsb);
+      if (!o.skipped.empty()) continue;
+      if (o.ops_taken == 0) {
+        ++refused;
+        continue;
+      }
+      ++taken;
+      EXPECT_TRUE(o.mismatch.empty()) << o.mismatch;
+    }
+    std::printf("  %-30s taken for %d shapes, refused for %d\n",
+                tfl::EnumNameBuiltinOperator(kind), taken, refused);
+    EXPECT_GT(taken, 0);
   }
 }
 

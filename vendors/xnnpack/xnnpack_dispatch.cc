@@ -471,6 +471,7 @@ bool ReadNodes(const Entry* entry, Program* prog, Problem* p) {
       }
       ready[id] = true;
     }
+    ExplicitSamePadding(prog->values[s.inputs[0]].dims, &s);
     prog->nodes.push_back(std::move(s));
   }
   for (size_t i = 0; i < prog->values.size(); ++i) {

@@ -476,6 +476,31 @@ uint64_t WindowOutputSize(uint64_t in, uint64_t padding, uint64_t kernel,
   return (in + padding - dilated) / stride + 1;
 }
 
+void ExplicitSamePadding(const std::vector<uint64_t>& input_dims,
+                         NodeSpec* node) {
+  const bool window = node->kind == NodeKind::CONVOLUTION_2D ||
+                      node->kind == NodeKind::DEPTHWISE_CONVOLUTION_2D ||
+                      node->kind == NodeKind::AVERAGE_POOLING_2D ||
+                      node->kind == NodeKind::MAX_POOLING_2D;
+  if (!window || (node->flags & kSamePadding) == 0 || input_dims.size() != 4) {
+    return;
+  }
+  uint32_t before[2], after[2];
+  for (int d = 0; d < 2; ++d) {
+    const uint64_t in = input_dims[1 + d], stride = node->stride[d];
+    const uint64_t dilation = node->dilation.empty() ? 1 : node->dilation[d];
+    const uint64_t span = (node->kernel[d] - 1) * dilation + 1;
+    const uint64_t out = (in + stride - 1) / stride;
+    const uint64_t reach = (out - 1) * stride + span;
+    const uint64_t total = reach > in ? reach - in : 0;
+    before[d] = static_cast<uint32_t>(total / 2);
+    after[d] = static_cast<uint32_t>(total - total / 2);
+  }
+  // XNNPACK's order: top, right, bottom, left.
+  node->padding = {before[0], after[1], after[0], before[1]};
+  node->flags &= ~kSamePadding;
+}
+
 std::string CheckNode(const NodeSpec& node,
                       const std::vector<ValueSpec>& values) {
   return Checker(node, values).Run();

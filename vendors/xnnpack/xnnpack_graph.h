@@ -75,6 +75,17 @@ std::string CheckNode(const NodeSpec& node,
 uint64_t WindowOutputSize(uint64_t in, uint64_t padding, uint64_t kernel,
                           uint64_t stride, uint64_t dilation, bool same);
 
+// Replaces a window node's TensorFlow SAME padding flag (convolution,
+// depthwise convolution, average and max pooling) by the explicit padding
+// it stands for over the node's static NHWC input: per dimension, total =
+// max((out - 1) * stride + dilated kernel - in, 0), half before and the odd
+// one after. This XNNPACK computes that total at setup without the max, in
+// unsigned arithmetic, so a window smaller than its stride (a 1x2 pool with
+// stride 2x2 on an odd input, a 1xN kernel with stride 3) gets a wrapped,
+// enormous padding and wrong outputs. Other nodes are left as they are.
+void ExplicitSamePadding(const std::vector<uint64_t>& input_dims,
+                         NodeSpec* node);
+
 }  // namespace graft_xnnpack
 
 #endif  // GRAFT_VENDORS_XNNPACK_XNNPACK_GRAPH_H_
