@@ -5,8 +5,8 @@
 // Graft's CPU kernels on seeded random inputs: float32 within
 // dispatch/tolerance.h, int8 within kXnnpackInt8OpMaxLsb. The int8 ops
 // with scale limits again over drawn quantization parameters, and the
-// float window ops over drawn shapes, kernels, strides, dilations and
-// paddings: what the plugin takes must load in XNNPACK and match.
+// float window ops, TRANSPOSE_CONV and binary broadcasts over drawn
+// shapes: what the plugin takes must load in XNNPACK and match.
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -754,6 +754,21 @@ std::vector<std::pair<std::string, SweepBuild>> SweepOps() {
                      output(g, g.Op(op).In(a, c), {2, 3, 8}, q);
                    }});
   }
+  ops.push_back({"TRANSPOSE_CONV", [=](SubgraphBuilder& g, const QDraw& q) {
+                   TensorId shape =
+                       g.Constant<int32_t>("shape", {4}, {1, 8, 8, 3});
+                   auto [w, b] = SweepWeights(g, {3, 3, 3, 4}, 0, false, q);
+                   TensorId x =
+                       SweepInput(g, "x", {1, 4, 4, 4}, q.in_scale, q.in_zero);
+                   tfl::TransposeConvOptionsT o;
+                   o.padding = tfl::Padding_SAME;
+                   o.stride_w = o.stride_h = 2;
+                   output(g,
+                          g.Op(B::BuiltinOperator_TRANSPOSE_CONV, 3)
+                              .In(shape, w, x, b)
+                              .Options(o),
+                          {1, 8, 8, 3}, q);
+                 }});
   ops.push_back({"MEAN", [=](SubgraphBuilder& g, const QDraw& q) {
                    TensorId x =
                        SweepInput(g, "x", {1, 4, 5, 6}, q.in_scale, q.in_zero);
@@ -767,41 +782,64 @@ std::vector<std::pair<std::string, SweepBuild>> SweepOps() {
   return ops;
 }
 
-// Int8 lowerings over drawn scales and zero points: whatever the plugin
-// takes must load in the dispatch library (XNNPACK refuses, at runtime
-// creation, scales its operators cannot requantize; the plugin must refuse
-// them first, not leave them to a CPU fallback) and match the CPU kernels.
+// A drawn one-op model: built into `g` from `rng` and described in `what`
+// (for the trace); false when the draw makes no valid model.
+using DrawnModel =
+    std::function<bool(SubgraphBuilder& g, std::mt19937& rng, std::string* what)>;
+
+// `draws` models of one op from `draw`: each the plugin takes must load in
+// XNNPACK (no CPU fallback: the plugin must refuse what XNNPACK would) and
+// match the CPU kernels.
+void CheckDrawn(const std::string& name, int draws, std::mt19937& rng,
+                const DrawnModel& draw) {
+  testing::TempDir dir;
+  const std::string path = dir.Join("op.tflite");
+  int taken = 0, refused = 0;
+  for (int i = 0; i < draws; ++i) {
+    ModelBuilder b;
+    std::string what;
+    if (!draw(b.Subgraph("main"), rng, &what)) continue;
+    SCOPED_TRACE(name + ": " + what);
+    absl::StatusOr<Model> model = std::move(b).Build();
+    ASSERT_TRUE(model.ok()) << model.status();
+    ASSERT_TRUE(SaveModel(*model, path).ok());
+    Outcome o = RunModel(path, rng(), kXnnpackInt8OpMaxLsb);
+    if (!o.skipped.empty()) continue;
+    if (o.ops_taken == 0) {
+      ++refused;
+      continue;
+    }
+    ++taken;
+    EXPECT_TRUE(o.mismatch.empty()) << o.mismatch;
+  }
+  std::printf("  %-30s taken for %d draws, refused for %d\n", name.c_str(),
+              taken, refused);
+  EXPECT_GT(taken, 0) << name;
+}
+
+int Pick(std::mt19937& rng, int lo, int hi) {
+  return std::uniform_int_distribution<int>(lo, hi)(rng);
+}
+
+// Int8 lowerings over drawn scales and zero points (XNNPACK refuses, at
+// runtime creation, scales its operators cannot requantize).
 TEST(XnnpackOpsTest, Int8OpsTakenOverDrawnScalesLoadAndMatch) {
   const uint32_t seed = Seed();
   std::printf("[ seed     ] GRAFT_TEST_SEED=%u\n", seed);
   std::mt19937 rng(seed);
-  testing::TempDir dir;
-  const std::string path = dir.Join("op.tflite");
   for (const auto& [name, build] : SweepOps()) {
-    int taken = 0, refused = 0;
-    for (int draw = 0; draw < 24; ++draw) {
-      const QDraw q = DrawQuantization(rng);
-      SCOPED_TRACE(absl::StrFormat(
-          "%s: input %g/%d, second input %g/%d, weights %g, output %g/%d",
-          name, q.in_scale, q.in_zero, q.in2_scale, q.in2_zero,
-          q.weight_scale, q.out_scale, q.out_zero));
-      ModelBuilder b;
-      build(b.Subgraph("main"), q);
-      absl::StatusOr<Model> model = std::move(b).Build();
-      ASSERT_TRUE(model.ok()) << model.status();
-      ASSERT_TRUE(SaveModel(*model, path).ok());
-      Outcome o = RunModel(path, seed + draw, kXnnpackInt8OpMaxLsb);
-      if (!o.skipped.empty()) continue;
-      if (o.ops_taken == 0) {
-        ++refused;
-        continue;
-      }
-      ++taken;
-      EXPECT_TRUE(o.mismatch.empty()) << o.mismatch;
-    }
-    std::printf("  %-30s taken for %d draws, refused for %d\n", name.c_str(),
-                taken, refused);
-    EXPECT_GT(taken, 0) << name;
+    CheckDrawn(name, 24, rng,
+               [&, &build = build](SubgraphBuilder& g, std::mt19937& r,
+                                   std::string* what) {
+                 const QDraw q = DrawQuantization(r);
+                 *what = absl::StrFormat(
+                     "input %g/%d, second input %g/%d, weights %g, output "
+                     "%g/%d",
+                     q.in_scale, q.in_zero, q.in2_scale, q.in2_zero,
+                     q.weight_scale, q.out_scale, q.out_zero);
+                 build(g, q);
+                 return true;
+               });
   }
 }
 
@@ -812,53 +850,42 @@ int WindowOut(int in, int k, int stride, int dilation, bool same) {
   return in < span ? 0 : (in - span) / stride + 1;
 }
 
-// Float windowed ops over drawn shapes, kernels, strides, dilations and
-// paddings (inputs smaller than the kernel included): whatever the plugin
-// takes must load in XNNPACK and match the CPU kernels.
+const tfl::ActivationFunctionType kClampActivations[] = {
+    tfl::ActivationFunctionType_NONE, tfl::ActivationFunctionType_RELU,
+    tfl::ActivationFunctionType_RELU6,
+    tfl::ActivationFunctionType_RELU_N1_TO_1};
+
+// Float window ops over drawn shapes, kernels, strides, dilations and
+// paddings (inputs smaller than the kernel included).
 TEST(XnnpackOpsTest, WindowOpsTakenOverDrawnShapesLoadAndMatch) {
   using B = tfl::BuiltinOperator;
   const uint32_t seed = Seed();
   std::printf("[ seed     ] GRAFT_TEST_SEED=%u\n", seed);
   std::mt19937 rng(seed);
-  auto pick = [&](int lo, int hi) {
-    return std::uniform_int_distribution<int>(lo, hi)(rng);
-  };
-  const tfl::ActivationFunctionType acts[] = {
-      tfl::ActivationFunctionType_NONE, tfl::ActivationFunctionType_RELU,
-      tfl::ActivationFunctionType_RELU6,
-      tfl::ActivationFunctionType_RELU_N1_TO_1};
-  testing::TempDir dir;
-  const std::string path = dir.Join("op.tflite");
-  const B kinds[] = {B::BuiltinOperator_CONV_2D,
-                     B::BuiltinOperator_DEPTHWISE_CONV_2D,
-                     B::BuiltinOperator_MAX_POOL_2D,
-                     B::BuiltinOperator_AVERAGE_POOL_2D};
-  for (B kind : kinds) {
-    int taken = 0, refused = 0;
-    for (int draw = 0; draw < 40; ++draw) {
-      const int h = pick(1, 9), w = pick(1, 9), cin = pick(1, 6);
-      const int kh = pick(1, 5), kw = pick(1, 5);
-      const int sh = pick(1, 3), sw = pick(1, 3);
+  for (B kind :
+       {B::BuiltinOperator_CONV_2D, B::BuiltinOperator_DEPTHWISE_CONV_2D,
+        B::BuiltinOperator_MAX_POOL_2D, B::BuiltinOperator_AVERAGE_POOL_2D}) {
+    CheckDrawn(tfl::EnumNameBuiltinOperator(kind), 40, rng,
+               [kind](SubgraphBuilder& g, std::mt19937& r, std::string* what) {
+      const int h = Pick(r, 1, 9), w = Pick(r, 1, 9), cin = Pick(r, 1, 6);
+      const int kh = Pick(r, 1, 5), kw = Pick(r, 1, 5);
+      const int sh = Pick(r, 1, 3), sw = Pick(r, 1, 3);
       const bool pool = kind == B::BuiltinOperator_MAX_POOL_2D ||
                         kind == B::BuiltinOperator_AVERAGE_POOL_2D;
-      const int dh = pool ? 1 : pick(1, 3), dw = pool ? 1 : pick(1, 3);
-      const bool same = pick(0, 1) == 1;
-      const int mult = kind == B::BuiltinOperator_DEPTHWISE_CONV_2D
-                           ? pick(1, 2)
-                           : 1;
-      const int cout = kind == B::BuiltinOperator_CONV_2D ? pick(1, 6)
-                                                          : cin * mult;
+      const int dh = pool ? 1 : Pick(r, 1, 3), dw = pool ? 1 : Pick(r, 1, 3);
+      const bool same = Pick(r, 0, 1) == 1;
+      const int mult =
+          kind == B::BuiltinOperator_DEPTHWISE_CONV_2D ? Pick(r, 1, 2) : 1;
+      const int cout =
+          kind == B::BuiltinOperator_CONV_2D ? Pick(r, 1, 6) : cin * mult;
+      const auto act = kClampActivations[Pick(r, 0, 3)];
       const int oh = WindowOut(h, kh, sh, dh, same);
       const int ow = WindowOut(w, kw, sw, dw, same);
-      if (oh == 0 || ow == 0) continue;  // Not a valid model.
-      const auto act = acts[pick(0, 3)];
-      SCOPED_TRACE(absl::StrFormat(
-          "%s: input %dx%dx%d, kernel %dx%d, stride %dx%d, dilation %dx%d, "
-          "%s, %d output channels",
-          tfl::EnumNameBuiltinOperator(kind), h, w, cin, kh, kw, sh, sw, dh,
-          dw, same ? "SAME" : "VALID", cout));
-      ModelBuilder b;
-      SubgraphBuilder& g = b.Subgraph("main");
+      if (oh == 0 || ow == 0) return false;
+      *what = absl::StrFormat(
+          "input %dx%dx%d, kernel %dx%d, stride %dx%d, dilation %dx%d, %s, "
+          "%d output channels",
+          h, w, cin, kh, kw, sh, sw, dh, dw, same ? "SAME" : "VALID", cout);
       TensorId x = In(g, {1, h, w, cin});
       const tfl::Padding padding =
           same ? tfl::Padding_SAME : tfl::Padding_VALID;
@@ -888,21 +915,91 @@ TEST(XnnpackOpsTest, WindowOpsTakenOverDrawnShapesLoadAndMatch) {
         TensorId bias = Const(g, "b", {cout}, 3);
         g.Output(g.Op(kind, 2).In(x, f, bias).Options(o).Out("y", F32, out));
       }
-      absl::StatusOr<Model> model = std::move(b).Build();
-      ASSERT_TRUE(model.ok()) << model.status();
-      ASSERT_TRUE(SaveModel(*model, path).ok());
-      Outcome o = RunModel(path, seed + draw, kXnnpackInt8OpMaxLsb);
-      if (!o.skipped.empty()) continue;
-      if (o.ops_taken == 0) {
-        ++refused;
-        continue;
+      return true;
+    });
+  }
+}
+
+// Float TRANSPOSE_CONV over drawn shapes, kernels, strides, paddings and
+// every output size TFLite accepts for them (the plugin's padding and
+// adjustment arithmetic).
+TEST(XnnpackOpsTest, TransposeConvTakenOverDrawnShapesLoadsAndMatches) {
+  std::mt19937 rng(Seed());
+  CheckDrawn("TRANSPOSE_CONV", 40, rng,
+             [](SubgraphBuilder& g, std::mt19937& r, std::string* what) {
+    const int h = Pick(r, 1, 6), w = Pick(r, 1, 6);
+    const int cin = Pick(r, 1, 4), cout = Pick(r, 1, 4);
+    const int kh = Pick(r, 1, 5), kw = Pick(r, 1, 5);
+    const int sh = Pick(r, 1, 3), sw = Pick(r, 1, 3);
+    const bool same = Pick(r, 0, 1) == 1, bias = Pick(r, 0, 1) == 1;
+    // Sizes whose convolution back gives the input: SAME ceil(out / s) =
+    // in, VALID (out - k) / s + 1 = in.
+    auto out_size = [&](int in, int k, int s) {
+      const int lo = same ? (in - 1) * s + 1 : (in - 1) * s + k;
+      return lo + Pick(r, 0, s - 1);
+    };
+    const int oh = out_size(h, kh, sh), ow = out_size(w, kw, sw);
+    *what = absl::StrFormat(
+        "input %dx%dx%d, kernel %dx%d, stride %dx%d, %s, output %dx%dx%d%s", h,
+        w, cin, kh, kw, sh, sw, same ? "SAME" : "VALID", oh, ow, cout,
+        bias ? ", bias" : "");
+    TensorId shape = g.Constant<int32_t>("shape", {4}, {1, oh, ow, cout});
+    TensorId f = Const(g, "w", {cout, kh, kw, cin});
+    TensorId x = In(g, {1, h, w, cin});
+    TensorId b = bias ? Const(g, "b", {cout}, 3) : kNoTensor;
+    tfl::TransposeConvOptionsT o;
+    o.padding = same ? tfl::Padding_SAME : tfl::Padding_VALID;
+    o.stride_h = sh, o.stride_w = sw;
+    g.Output(g.Op(tfl::BuiltinOperator_TRANSPOSE_CONV, bias ? 3 : 1)
+                 .In(shape, f, x, b)
+                 .Options(o)
+                 .Out("y", F32, {1, oh, ow, cout}));
+    return true;
+  });
+}
+
+// Float binary ops over drawn broadcasts: output ranks 1 to 6, each operand
+// of any lower rank with any of its dimensions 1.
+TEST(XnnpackOpsTest, BinaryOpsTakenOverDrawnBroadcastsLoadAndMatch) {
+  using B = tfl::BuiltinOperator;
+  std::mt19937 rng(Seed());
+  for (B kind : {B::BuiltinOperator_ADD, B::BuiltinOperator_SUB,
+                 B::BuiltinOperator_MUL, B::BuiltinOperator_DIV,
+                 B::BuiltinOperator_MAXIMUM, B::BuiltinOperator_MINIMUM,
+                 B::BuiltinOperator_SQUARED_DIFFERENCE}) {
+    CheckDrawn(tfl::EnumNameBuiltinOperator(kind), 24, rng,
+               [kind](SubgraphBuilder& g, std::mt19937& r, std::string* what) {
+      const int rank = Pick(r, 1, 6);
+      Shape out(rank);
+      for (int32_t& d : out) d = Pick(r, 1, 4);
+      auto operand = [&] {
+        Shape s(out.begin() + Pick(r, 0, rank - 1), out.end());
+        for (int32_t& d : s) {
+          if (Pick(r, 0, 2) == 0) d = 1;
+        }
+        return s;
+      };
+      const Shape a = operand(), c = operand();
+      // Their broadcast: the longer rank, each dimension the larger.
+      const int ry = static_cast<int>(std::max(a.size(), c.size()));
+      Shape y(ry, 1);
+      for (int i = 0; i < ry; ++i) {
+        const int ia = i - (ry - static_cast<int>(a.size()));
+        const int ic = i - (ry - static_cast<int>(c.size()));
+        if (ia >= 0) y[i] = std::max(y[i], a[ia]);
+        if (ic >= 0) y[i] = std::max(y[i], c[ic]);
       }
-      ++taken;
-      EXPECT_TRUE(o.mismatch.empty()) << o.mismatch;
-    }
-    std::printf("  %-30s taken for %d shapes, refused for %d\n",
-                tfl::EnumNameBuiltinOperator(kind), taken, refused);
-    EXPECT_GT(taken, 0);
+      auto dims = [](const Shape& s) {
+        std::string t;
+        for (int32_t d : s) t += (t.empty() ? "" : "x") + std::to_string(d);
+        return "[" + t + "]";
+      };
+      *what = dims(a) + " and " + dims(c);
+      TensorId ta = g.Input("a", F32, a);
+      TensorId tc = g.Input("c", F32, c);
+      g.Output(g.Op(kind).In(ta, tc).Out("y", F32, y));
+      return true;
+    });
   }
 }
 
