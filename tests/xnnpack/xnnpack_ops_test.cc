@@ -5,8 +5,8 @@
 // Graft's CPU kernels on seeded random inputs: float32 within
 // dispatch/tolerance.h, int8 within kXnnpackInt8OpMaxLsb. The int8 ops
 // with scale limits again over drawn quantization parameters, and the
-// float window ops, TRANSPOSE_CONV and binary broadcasts over drawn
-// shapes: what the plugin takes must load in XNNPACK and match.
+// float window ops, TRANSPOSE_CONV, RESIZE_BILINEAR and binary broadcasts
+// over drawn shapes: what the plugin takes must load in XNNPACK and match.
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -954,6 +954,32 @@ TEST(XnnpackOpsTest, TransposeConvTakenOverDrawnShapesLoadsAndMatches) {
                  .In(shape, f, x, b)
                  .Options(o)
                  .Out("y", F32, {1, oh, ow, cout}));
+    return true;
+  });
+}
+
+// Float RESIZE_BILINEAR over drawn input and output sizes (1 included,
+// downscaling included) in its three modes.
+TEST(XnnpackOpsTest, ResizeTakenOverDrawnSizesLoadsAndMatches) {
+  std::mt19937 rng(Seed());
+  CheckDrawn("RESIZE_BILINEAR", 40, rng,
+             [](SubgraphBuilder& g, std::mt19937& r, std::string* what) {
+    const int h = Pick(r, 1, 6), w = Pick(r, 1, 6), c = Pick(r, 1, 3);
+    const int oh = Pick(r, 1, 12), ow = Pick(r, 1, 12);
+    const int mode = Pick(r, 0, 2);
+    *what = absl::StrFormat("%dx%dx%d to %dx%d, %s", h, w, c, oh, ow,
+                            mode == 0   ? "legacy"
+                            : mode == 1 ? "align_corners"
+                                        : "half_pixel_centers");
+    TensorId x = In(g, {1, h, w, c});
+    TensorId size = g.Constant<int32_t>("size", {2}, {oh, ow});
+    tfl::ResizeBilinearOptionsT o;
+    o.align_corners = mode == 1;
+    o.half_pixel_centers = mode == 2;
+    g.Output(g.Op(tfl::BuiltinOperator_RESIZE_BILINEAR, mode == 2 ? 3 : 1)
+                 .In(x, size)
+                 .Options(o)
+                 .Out("y", F32, {1, oh, ow, c}));
     return true;
   });
 }
