@@ -3,9 +3,10 @@
 //
 // Direct loop, rows of output pixels split over threads. With a depth
 // multiplier of 1 (the usual case) and filters up to 7x7, each output pixel
-// lists its taps inside the input once, then is computed in blocks of 16
-// and 8 channels held in registers over those taps, so the output is
-// written once; the same source runs as an AVX2+FMA build where the CPU has
+// lists its taps inside the input once, then is computed in blocks of 32,
+// 16 and 8 channels held in registers over those taps (32: four
+// independent FMA chains, where two left the FMA latency exposed), so the
+// output is written once; the same source runs as an AVX2+FMA build where the CPU has
 // it (float_simd.h). Other channels go tap by tap over the output vector.
 // Either way each output is bias + the taps in (ky, kx) order.
 #include <algorithm>
@@ -45,17 +46,17 @@ template <int NV>
 GRAFT_SIMD_INLINE void ChannelBlock(const PixelTaps& taps, const float* bias,
                                     V8 lo, V8 hi, int c, float* out) {
   V8 acc[NV];
-#pragma GCC unroll 2
+#pragma GCC unroll 4
   for (int v = 0; v < NV; ++v) {
     acc[v] = bias ? LoadV8(bias + c + 8 * v) : Splat(0.0f);
   }
   for (int t = 0; t < taps.n; ++t) {
-#pragma GCC unroll 2
+#pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) {
       acc[v] += LoadV8(taps.in[t] + c + 8 * v) * LoadV8(taps.w[t] + c + 8 * v);
     }
   }
-#pragma GCC unroll 2
+#pragma GCC unroll 4
   for (int v = 0; v < NV; ++v) StoreV8(out + c + 8 * v, Clamp(acc[v], lo, hi));
 }
 
@@ -100,6 +101,9 @@ GRAFT_SIMD_INLINE void DepthwiseRowsBody(const DepthwiseState& s,
           taps.w[taps.n] = w;
           ++taps.n;
         });
+        for (; c0 + 32 <= oc_n; c0 += 32) {
+          ChannelBlock<4>(taps, a.bias, lo, hi, c0, out);
+        }
         for (; c0 + 16 <= oc_n; c0 += 16) {
           ChannelBlock<2>(taps, a.bias, lo, hi, c0, out);
         }

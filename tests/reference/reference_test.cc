@@ -2244,6 +2244,31 @@ void BuildPointwiseConvZoo(Zoo& z) {
   }
 }
 
+// Float DEPTHWISE_CONV_2D with enough channels for every register block
+// of the kernel (32, 16 and 8 channels, and the rest one at a time).
+void BuildDepthwiseBlocksZoo(Zoo& z) {
+  for (int v = 0; v < 2; ++v) {
+    const int h = z.Rand(3, 8), w = z.Rand(3, 8);
+    const int c = v == 0 ? 61 : 56;  // 32 + 16 + 8 + 5; 32 + 16 + 8
+    tfl::DepthwiseConv2DOptionsT o;
+    o.padding = v == 0 ? tfl::Padding_SAME : tfl::Padding_VALID;
+    o.stride_h = o.stride_w = v + 1;
+    o.depth_multiplier = 1;
+    o.fused_activation_function = tfl::ActivationFunctionType_RELU6;
+    const auto weights = z.RandFloats(9 * c);
+    const auto b = z.RandFloats(c);
+    z.Add(absl::StrCat("depthwise_conv_2d_blocks", v), [&](SubgraphBuilder& g) {
+      TensorId x = g.Input("x", F32, {1, h, w, c});
+      TensorId f = g.Constant<float>("w", {1, 3, 3, c}, weights);
+      TensorId tb = g.Constant<float>("b", {c}, b);
+      g.Output(g.Op(tfl::BuiltinOperator_DEPTHWISE_CONV_2D, 2)
+                   .In(x, f, tb)
+                   .Options(o)
+                   .Out("y", F32, {}));
+    });
+  }
+}
+
 // STRING tensors (run_reference.py feeds random lowercase words): the
 // RESHAPE family and GATHER with indices an input (1..3). TFLite's GATHER
 // takes only rank-1 STRING params (so no axis or batch_dims to compare).
@@ -2328,6 +2353,7 @@ TEST(ReferenceTest, OpZooMatchesReference) {
   BuildStringZoo(zoo);
   BuildQuantizedBinaryRunsZoo(zoo);
   BuildPointwiseConvZoo(zoo);
+  BuildDepthwiseBlocksZoo(zoo);
   if (HasFatalFailure()) return;
   Summary s = RunDifferential(zoo.paths(), tmp.Join("out"), rng(), "zoo");
   PrintSummary("op zoo", s);
