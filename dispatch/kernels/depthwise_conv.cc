@@ -6,9 +6,9 @@
 // lists its taps inside the input once, then is computed in blocks of 32,
 // 16 and 8 channels held in registers over those taps (32: four
 // independent FMA chains, where two left the FMA latency exposed), so the
-// output is written once; the same source runs as an AVX2+FMA build where the CPU has
-// it (float_simd.h). Other channels go tap by tap over the output vector.
-// Either way each output is bias + the taps in (ky, kx) order.
+// output is written once; the same source runs as an AVX2+FMA build where the
+// CPU has it (float_simd.h). Other channels go tap by tap over the output
+// vector. Either way each output is bias + the taps in (ky, kx) order.
 #include <algorithm>
 
 #include "dispatch/kernels/float_simd.h"

@@ -1,10 +1,11 @@
 // Quantized ADD, SUB and MUL (INT8, UINT8, INT16), SQUARED_DIFFERENCE
-// (INT8) and PRELU (INT8, UINT8) with TFLite's integer semantics (reference_ops::Add/Sub general
-// path, reference_integer_ops::Mul, squared_difference.cc: both inputs
-// rescaled with a left shift of 7, the difference squared, rescaled):
-// ADD and SUB rescale both inputs to a common fixed-point scale with a
-// left shift of 20 bits (15 for INT16, as TFLite and TFLite Micro do for the
-// general-scale INT16 path), add, then rescale to the output.
+// (INT8) and PRELU (INT8, UINT8) with TFLite's integer semantics
+// (reference_ops::Add/Sub general path, reference_integer_ops::Mul,
+// squared_difference.cc: both inputs rescaled with a left shift of 7, the
+// difference squared, rescaled): ADD and SUB rescale both inputs to a common
+// fixed-point scale with a left shift of 20 bits (15 for INT16, as TFLite and
+// TFLite Micro do for the general-scale INT16 path), add, then rescale to the
+// output.
 //
 // TFLite's INT16 ADD/SUB has a second path for power-of-two scales with
 // zero zero points (pot_scale_int16); TFLite Micro never takes it and the
@@ -131,9 +132,8 @@ __attribute__((target("avx2"), always_inline)) inline __m256i CombineAvx2(
 // wrote (the caller finishes the run).
 template <typename T, QOp kOp>
 __attribute__((target("avx2"))) int64_t CombineRunAvx2(const QBinaryState& s,
-                                                       const T* pa,
-                                                       const T* pb, T* po,
-                                                       int64_t n) {
+                                                       const T* pa, const T* pb,
+                                                       T* po, int64_t n) {
   const int32_t* t1 = s.table1.data();
   const int32_t* t2 = s.table2.data();
   int64_t i = 0;
@@ -270,10 +270,9 @@ absl::Status PrepareQBinary(PrepareContext& ctx) {
   s->avx2 = __builtin_cpu_supports("avx2");
 #endif
   if (s->avx2) {
-    QGemmPrepareRequant(
-        std::vector<QuantizedMultiplier>(kQGemmNr, s->out_mult),
-        std::vector<int64_t>(kQGemmNr, 0), false, s->out_offset, s->act_min,
-        s->act_max, &s->out_rq);
+    QGemmPrepareRequant(std::vector<QuantizedMultiplier>(kQGemmNr, s->out_mult),
+                        std::vector<int64_t>(kQGemmNr, 0), false, s->out_offset,
+                        s->act_min, s->act_max, &s->out_rq);
   }
   ctx.SetEval(t == tfl::TensorType_INT8 ? EvalQBinary8<int8_t, kOp>
                                         : EvalQBinary8<uint8_t, kOp>);

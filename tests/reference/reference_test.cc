@@ -2176,9 +2176,8 @@ void BuildShapesAtInvokeZoo(Zoo& z) {
 // 17 to 300 elements: the vector loop of the AVX2 build (16 at a time) and
 // its scalar tail, against TFLite bit for bit.
 void BuildQuantizedBinaryRunsZoo(Zoo& z) {
-  for (const auto& [name, code, type] :
-       std::vector<std::tuple<const char*, tfl::BuiltinOperator,
-                              tfl::TensorType>>{
+  for (const auto& [name, code, type] : std::vector<
+           std::tuple<const char*, tfl::BuiltinOperator, tfl::TensorType>>{
            {"add_i8_run", tfl::BuiltinOperator_ADD, I8},
            {"sub_i8_run", tfl::BuiltinOperator_SUB, I8},
            {"mul_i8_run", tfl::BuiltinOperator_MUL, I8},
@@ -2209,8 +2208,7 @@ void BuildQuantizedBinaryRunsZoo(Zoo& z) {
 void BuildPointwiseConvZoo(Zoo& z) {
   for (int v = 0; v < 2; ++v) {
     const int h = z.Rand(2, 9), w = z.Rand(2, 9);
-    const int cin = 2 * z.Rand(1, 12) + (v == 0 ? 0 : 1),
-              cout = z.Rand(1, 40);
+    const int cin = 2 * z.Rand(1, 12) + (v == 0 ? 0 : 1), cout = z.Rand(1, 40);
     std::vector<int8_t> w8(int64_t{cout} * cin);
     for (int8_t& x : w8) x = static_cast<int8_t>(z.Rand(-127, 127));
     std::vector<int32_t> b32(cout);

@@ -180,9 +180,9 @@ std::vector<OpCase> FloatCases() {
   cases.push_back({"CONV_2D same 1x3 s2x1", [](SubgraphBuilder& g) {
                      TensorId x = In(g, {1, 4, 8, 4});
                      TensorId w = Const(g, "w", {2, 1, 3, 4});
-                     tfl::Conv2DOptionsT o = ConvOptions(
-                         tfl::Padding_SAME, 1, 1,
-                         A::ActivationFunctionType_NONE);
+                     tfl::Conv2DOptionsT o =
+                         ConvOptions(tfl::Padding_SAME, 1, 1,
+                                     A::ActivationFunctionType_NONE);
                      o.stride_h = 2;
                      g.Output(g.Op(B::BuiltinOperator_CONV_2D)
                                   .In(x, w, Const(g, "b", {2}, 3))
@@ -191,7 +191,8 @@ std::vector<OpCase> FloatCases() {
                    }});
   cases.push_back({"AVERAGE_POOL_2D same 1x5 s3x2", [](SubgraphBuilder& g) {
                      TensorId x = In(g, {1, 3, 8, 6});
-                     tfl::Pool2DOptionsT o = PoolOptions(tfl::Padding_SAME, 5, 2);
+                     tfl::Pool2DOptionsT o =
+                         PoolOptions(tfl::Padding_SAME, 5, 2);
                      o.filter_height = 1;
                      o.stride_h = 3;
                      g.Output(g.Op(B::BuiltinOperator_AVERAGE_POOL_2D)
@@ -295,25 +296,24 @@ std::vector<OpCase> FloatCases() {
           g.Op(B::BuiltinOperator_MEAN).In(x, a).Options(o).Out("y", F32, out));
     };
   };
-  cases.push_back({"MEAN [-2] keep_dims", mean({2, 3, 8}, {-2}, true,
-                                               {2, 1, 8})});
+  cases.push_back(
+      {"MEAN [-2] keep_dims", mean({2, 3, 8}, {-2}, true, {2, 1, 8})});
   cases.push_back({"MEAN [1,0] of 3D", mean({2, 3, 4}, {1, 0}, false, {4})});
-  cases.push_back({"MEAN [1] of 4D", mean({2, 5, 3, 4}, {1}, false,
-                                          {2, 3, 4})});
+  cases.push_back(
+      {"MEAN [1] of 4D", mean({2, 5, 3, 4}, {1}, false, {2, 3, 4})});
   // x^2 + 0.5 keeps RSQRT's input positive.
-  cases.push_back({"RSQRT", [](SubgraphBuilder& g) {
-                     TensorId x = In(g, {2, 3, 5});
-                     TensorId sq = g.Op(B::BuiltinOperator_SQUARE)
-                                       .In(x)
-                                       .Out("sq", F32, {2, 3, 5});
-                     TensorId half = g.Constant<float>("half", {1}, {0.5f});
-                     TensorId pos = g.Op(B::BuiltinOperator_ADD)
-                                        .In(sq, half)
-                                        .Out("pos", F32, {2, 3, 5});
-                     g.Output(g.Op(B::BuiltinOperator_RSQRT)
-                                  .In(pos)
-                                  .Out("y", F32, {2, 3, 5}));
-                   }});
+  cases.push_back(
+      {"RSQRT", [](SubgraphBuilder& g) {
+         TensorId x = In(g, {2, 3, 5});
+         TensorId sq =
+             g.Op(B::BuiltinOperator_SQUARE).In(x).Out("sq", F32, {2, 3, 5});
+         TensorId half = g.Constant<float>("half", {1}, {0.5f});
+         TensorId pos = g.Op(B::BuiltinOperator_ADD)
+                            .In(sq, half)
+                            .Out("pos", F32, {2, 3, 5});
+         g.Output(
+             g.Op(B::BuiltinOperator_RSQRT).In(pos).Out("y", F32, {2, 3, 5}));
+       }});
   tfl::AddOptionsT add;
   add.fused_activation_function = A::ActivationFunctionType_RELU_N1_TO_1;
   tfl::SubOptionsT sub;
@@ -500,8 +500,8 @@ std::vector<OpCase> Int8Cases() {
     };
   };
   cases.push_back({"int8 FULLY_CONNECTED", fully_connected(false, false)});
-  cases.push_back({"int8 FULLY_CONNECTED per-channel",
-                   fully_connected(true, false)});
+  cases.push_back(
+      {"int8 FULLY_CONNECTED per-channel", fully_connected(true, false)});
   cases.push_back({"int8 FULLY_CONNECTED per-channel keep_num_dims",
                    fully_connected(true, true)});
   cases.push_back(
@@ -711,9 +711,10 @@ std::vector<std::pair<std::string, SweepBuild>> SweepOps() {
            TensorId x = SweepInput(g, "x", {1, 5, 5, 3}, q.in_scale, q.in_zero);
            auto [w, b] = SweepWeights(g, {4, 3, 3, 3}, 0, per_channel, q);
            output(g,
-                  g.Op(B::BuiltinOperator_CONV_2D, 3).In(x, w, b).Options(
-                      ConvOptions(tfl::Padding_SAME, 1, 1,
-                                  A::ActivationFunctionType_RELU)),
+                  g.Op(B::BuiltinOperator_CONV_2D, 3)
+                      .In(x, w, b)
+                      .Options(ConvOptions(tfl::Padding_SAME, 1, 1,
+                                           A::ActivationFunctionType_RELU)),
                   {1, 5, 5, 4}, q);
          }});
     ops.push_back(
@@ -721,71 +722,67 @@ std::vector<std::pair<std::string, SweepBuild>> SweepOps() {
          [=](SubgraphBuilder& g, const QDraw& q) {
            TensorId x = SweepInput(g, "x", {2, 24}, q.in_scale, q.in_zero);
            auto [w, b] = SweepWeights(g, {5, 24}, 0, per_channel, q);
-           output(g,
-                  g.Op(B::BuiltinOperator_FULLY_CONNECTED, 4).In(x, w, b),
+           output(g, g.Op(B::BuiltinOperator_FULLY_CONNECTED, 4).In(x, w, b),
                   {2, 5}, q);
          }});
   }
-  ops.push_back({"DEPTHWISE_CONV_2D per-channel",
-                 [=](SubgraphBuilder& g, const QDraw& q) {
-                   TensorId x =
-                       SweepInput(g, "x", {1, 5, 5, 4}, q.in_scale, q.in_zero);
-                   auto [w, b] = SweepWeights(g, {1, 3, 3, 4}, 3, true, q);
-                   tfl::DepthwiseConv2DOptionsT o;
-                   o.padding = tfl::Padding_SAME;
-                   o.stride_w = o.stride_h = 1;
-                   o.depth_multiplier = 1;
-                   output(g,
-                          g.Op(B::BuiltinOperator_DEPTHWISE_CONV_2D, 3)
-                              .In(x, w, b)
-                              .Options(o),
-                          {1, 5, 5, 4}, q);
-                 }});
+  ops.push_back(
+      {"DEPTHWISE_CONV_2D per-channel",
+       [=](SubgraphBuilder& g, const QDraw& q) {
+         TensorId x = SweepInput(g, "x", {1, 5, 5, 4}, q.in_scale, q.in_zero);
+         auto [w, b] = SweepWeights(g, {1, 3, 3, 4}, 3, true, q);
+         tfl::DepthwiseConv2DOptionsT o;
+         o.padding = tfl::Padding_SAME;
+         o.stride_w = o.stride_h = 1;
+         o.depth_multiplier = 1;
+         output(g,
+                g.Op(B::BuiltinOperator_DEPTHWISE_CONV_2D, 3)
+                    .In(x, w, b)
+                    .Options(o),
+                {1, 5, 5, 4}, q);
+       }});
   for (B op : {B::BuiltinOperator_ADD, B::BuiltinOperator_SUB,
                B::BuiltinOperator_MUL}) {
-    ops.push_back({B::BuiltinOperator_ADD == op   ? "ADD"
-                   : B::BuiltinOperator_SUB == op ? "SUB"
-                                                  : "MUL",
-                   [=](SubgraphBuilder& g, const QDraw& q) {
-                     TensorId a =
-                         SweepInput(g, "a", {2, 3, 8}, q.in_scale, q.in_zero);
-                     TensorId c =
-                         SweepInput(g, "c", {2, 3, 8}, q.in2_scale, q.in2_zero);
-                     output(g, g.Op(op).In(a, c), {2, 3, 8}, q);
-                   }});
+    ops.push_back(
+        {B::BuiltinOperator_ADD == op   ? "ADD"
+         : B::BuiltinOperator_SUB == op ? "SUB"
+                                        : "MUL",
+         [=](SubgraphBuilder& g, const QDraw& q) {
+           TensorId a = SweepInput(g, "a", {2, 3, 8}, q.in_scale, q.in_zero);
+           TensorId c = SweepInput(g, "c", {2, 3, 8}, q.in2_scale, q.in2_zero);
+           output(g, g.Op(op).In(a, c), {2, 3, 8}, q);
+         }});
   }
-  ops.push_back({"TRANSPOSE_CONV", [=](SubgraphBuilder& g, const QDraw& q) {
-                   TensorId shape =
-                       g.Constant<int32_t>("shape", {4}, {1, 8, 8, 3});
-                   auto [w, b] = SweepWeights(g, {3, 3, 3, 4}, 0, false, q);
-                   TensorId x =
-                       SweepInput(g, "x", {1, 4, 4, 4}, q.in_scale, q.in_zero);
-                   tfl::TransposeConvOptionsT o;
-                   o.padding = tfl::Padding_SAME;
-                   o.stride_w = o.stride_h = 2;
-                   output(g,
-                          g.Op(B::BuiltinOperator_TRANSPOSE_CONV, 3)
-                              .In(shape, w, x, b)
-                              .Options(o),
-                          {1, 8, 8, 3}, q);
-                 }});
-  ops.push_back({"MEAN", [=](SubgraphBuilder& g, const QDraw& q) {
-                   TensorId x =
-                       SweepInput(g, "x", {1, 4, 5, 6}, q.in_scale, q.in_zero);
-                   TensorId axes = g.Constant<int32_t>("axes", {2}, {1, 2});
-                   tfl::ReducerOptionsT o;
-                   o.keep_dims = false;
-                   output(g,
-                          g.Op(B::BuiltinOperator_MEAN, 2).In(x, axes).Options(o),
-                          {1, 6}, q);
-                 }});
+  ops.push_back(
+      {"TRANSPOSE_CONV", [=](SubgraphBuilder& g, const QDraw& q) {
+         TensorId shape = g.Constant<int32_t>("shape", {4}, {1, 8, 8, 3});
+         auto [w, b] = SweepWeights(g, {3, 3, 3, 4}, 0, false, q);
+         TensorId x = SweepInput(g, "x", {1, 4, 4, 4}, q.in_scale, q.in_zero);
+         tfl::TransposeConvOptionsT o;
+         o.padding = tfl::Padding_SAME;
+         o.stride_w = o.stride_h = 2;
+         output(g,
+                g.Op(B::BuiltinOperator_TRANSPOSE_CONV, 3)
+                    .In(shape, w, x, b)
+                    .Options(o),
+                {1, 8, 8, 3}, q);
+       }});
+  ops.push_back(
+      {"MEAN", [=](SubgraphBuilder& g, const QDraw& q) {
+         TensorId x = SweepInput(g, "x", {1, 4, 5, 6}, q.in_scale, q.in_zero);
+         TensorId axes = g.Constant<int32_t>("axes", {2}, {1, 2});
+         tfl::ReducerOptionsT o;
+         o.keep_dims = false;
+         output(g, g.Op(B::BuiltinOperator_MEAN, 2).In(x, axes).Options(o),
+                {1, 6}, q);
+       }});
   return ops;
 }
 
 // A drawn one-op model: built into `g` from `rng` and described in `what`
 // (for the trace); false when the draw makes no valid model.
-using DrawnModel =
-    std::function<bool(SubgraphBuilder& g, std::mt19937& rng, std::string* what)>;
+using DrawnModel = std::function<bool(SubgraphBuilder& g, std::mt19937& rng,
+                                      std::string* what)>;
 
 // `draws` models of one op from `draw`: each the plugin takes must load in
 // XNNPACK (no CPU fallback: the plugin must refuse what XNNPACK would) and
@@ -865,58 +862,61 @@ TEST(XnnpackOpsTest, WindowOpsTakenOverDrawnShapesLoadAndMatch) {
   for (B kind :
        {B::BuiltinOperator_CONV_2D, B::BuiltinOperator_DEPTHWISE_CONV_2D,
         B::BuiltinOperator_MAX_POOL_2D, B::BuiltinOperator_AVERAGE_POOL_2D}) {
-    CheckDrawn(tfl::EnumNameBuiltinOperator(kind), 40, rng,
-               [kind](SubgraphBuilder& g, std::mt19937& r, std::string* what) {
-      const int h = Pick(r, 1, 9), w = Pick(r, 1, 9), cin = Pick(r, 1, 6);
-      const int kh = Pick(r, 1, 5), kw = Pick(r, 1, 5);
-      const int sh = Pick(r, 1, 3), sw = Pick(r, 1, 3);
-      const bool pool = kind == B::BuiltinOperator_MAX_POOL_2D ||
-                        kind == B::BuiltinOperator_AVERAGE_POOL_2D;
-      const int dh = pool ? 1 : Pick(r, 1, 3), dw = pool ? 1 : Pick(r, 1, 3);
-      const bool same = Pick(r, 0, 1) == 1;
-      const int mult =
-          kind == B::BuiltinOperator_DEPTHWISE_CONV_2D ? Pick(r, 1, 2) : 1;
-      const int cout =
-          kind == B::BuiltinOperator_CONV_2D ? Pick(r, 1, 6) : cin * mult;
-      const auto act = kClampActivations[Pick(r, 0, 3)];
-      const int oh = WindowOut(h, kh, sh, dh, same);
-      const int ow = WindowOut(w, kw, sw, dw, same);
-      if (oh == 0 || ow == 0) return false;
-      *what = absl::StrFormat(
-          "input %dx%dx%d, kernel %dx%d, stride %dx%d, dilation %dx%d, %s, "
-          "%d output channels",
-          h, w, cin, kh, kw, sh, sw, dh, dw, same ? "SAME" : "VALID", cout);
-      TensorId x = In(g, {1, h, w, cin});
-      const tfl::Padding padding =
-          same ? tfl::Padding_SAME : tfl::Padding_VALID;
-      const Shape out = {1, oh, ow, cout};
-      if (pool) {
-        tfl::Pool2DOptionsT o;
-        o.padding = padding;
-        o.filter_height = kh, o.filter_width = kw;
-        o.stride_h = sh, o.stride_w = sw;
-        o.fused_activation_function = act;
-        g.Output(g.Op(kind).In(x).Options(o).Out("y", F32, out));
-      } else if (kind == B::BuiltinOperator_CONV_2D) {
-        tfl::Conv2DOptionsT o = ConvOptions(padding, 1, 1, act);
-        o.stride_h = sh, o.stride_w = sw;
-        o.dilation_h_factor = dh, o.dilation_w_factor = dw;
-        TensorId f = Const(g, "w", {cout, kh, kw, cin});
-        TensorId bias = Const(g, "b", {cout}, 3);
-        g.Output(g.Op(kind).In(x, f, bias).Options(o).Out("y", F32, out));
-      } else {
-        tfl::DepthwiseConv2DOptionsT o;
-        o.padding = padding;
-        o.stride_h = sh, o.stride_w = sw;
-        o.dilation_h_factor = dh, o.dilation_w_factor = dw;
-        o.depth_multiplier = mult;
-        o.fused_activation_function = act;
-        TensorId f = Const(g, "w", {1, kh, kw, cout});
-        TensorId bias = Const(g, "b", {cout}, 3);
-        g.Output(g.Op(kind, 2).In(x, f, bias).Options(o).Out("y", F32, out));
-      }
-      return true;
-    });
+    CheckDrawn(
+        tfl::EnumNameBuiltinOperator(kind), 40, rng,
+        [kind](SubgraphBuilder& g, std::mt19937& r, std::string* what) {
+          const int h = Pick(r, 1, 9), w = Pick(r, 1, 9), cin = Pick(r, 1, 6);
+          const int kh = Pick(r, 1, 5), kw = Pick(r, 1, 5);
+          const int sh = Pick(r, 1, 3), sw = Pick(r, 1, 3);
+          const bool pool = kind == B::BuiltinOperator_MAX_POOL_2D ||
+                            kind == B::BuiltinOperator_AVERAGE_POOL_2D;
+          const int dh = pool ? 1 : Pick(r, 1, 3),
+                    dw = pool ? 1 : Pick(r, 1, 3);
+          const bool same = Pick(r, 0, 1) == 1;
+          const int mult =
+              kind == B::BuiltinOperator_DEPTHWISE_CONV_2D ? Pick(r, 1, 2) : 1;
+          const int cout =
+              kind == B::BuiltinOperator_CONV_2D ? Pick(r, 1, 6) : cin * mult;
+          const auto act = kClampActivations[Pick(r, 0, 3)];
+          const int oh = WindowOut(h, kh, sh, dh, same);
+          const int ow = WindowOut(w, kw, sw, dw, same);
+          if (oh == 0 || ow == 0) return false;
+          *what = absl::StrFormat(
+              "input %dx%dx%d, kernel %dx%d, stride %dx%d, dilation %dx%d, %s, "
+              "%d output channels",
+              h, w, cin, kh, kw, sh, sw, dh, dw, same ? "SAME" : "VALID", cout);
+          TensorId x = In(g, {1, h, w, cin});
+          const tfl::Padding padding =
+              same ? tfl::Padding_SAME : tfl::Padding_VALID;
+          const Shape out = {1, oh, ow, cout};
+          if (pool) {
+            tfl::Pool2DOptionsT o;
+            o.padding = padding;
+            o.filter_height = kh, o.filter_width = kw;
+            o.stride_h = sh, o.stride_w = sw;
+            o.fused_activation_function = act;
+            g.Output(g.Op(kind).In(x).Options(o).Out("y", F32, out));
+          } else if (kind == B::BuiltinOperator_CONV_2D) {
+            tfl::Conv2DOptionsT o = ConvOptions(padding, 1, 1, act);
+            o.stride_h = sh, o.stride_w = sw;
+            o.dilation_h_factor = dh, o.dilation_w_factor = dw;
+            TensorId f = Const(g, "w", {cout, kh, kw, cin});
+            TensorId bias = Const(g, "b", {cout}, 3);
+            g.Output(g.Op(kind).In(x, f, bias).Options(o).Out("y", F32, out));
+          } else {
+            tfl::DepthwiseConv2DOptionsT o;
+            o.padding = padding;
+            o.stride_h = sh, o.stride_w = sw;
+            o.dilation_h_factor = dh, o.dilation_w_factor = dw;
+            o.depth_multiplier = mult;
+            o.fused_activation_function = act;
+            TensorId f = Const(g, "w", {1, kh, kw, cout});
+            TensorId bias = Const(g, "b", {cout}, 3);
+            g.Output(
+                g.Op(kind, 2).In(x, f, bias).Options(o).Out("y", F32, out));
+          }
+          return true;
+        });
   }
 }
 
@@ -925,63 +925,65 @@ TEST(XnnpackOpsTest, WindowOpsTakenOverDrawnShapesLoadAndMatch) {
 // adjustment arithmetic).
 TEST(XnnpackOpsTest, TransposeConvTakenOverDrawnShapesLoadsAndMatches) {
   std::mt19937 rng(Seed());
-  CheckDrawn("TRANSPOSE_CONV", 40, rng,
-             [](SubgraphBuilder& g, std::mt19937& r, std::string* what) {
-    const int h = Pick(r, 1, 6), w = Pick(r, 1, 6);
-    const int cin = Pick(r, 1, 4), cout = Pick(r, 1, 4);
-    const int kh = Pick(r, 1, 5), kw = Pick(r, 1, 5);
-    const int sh = Pick(r, 1, 3), sw = Pick(r, 1, 3);
-    const bool same = Pick(r, 0, 1) == 1, bias = Pick(r, 0, 1) == 1;
-    // Sizes whose convolution back gives the input: SAME ceil(out / s) =
-    // in, VALID (out - k) / s + 1 = in.
-    auto out_size = [&](int in, int k, int s) {
-      const int lo = same ? (in - 1) * s + 1 : (in - 1) * s + k;
-      return lo + Pick(r, 0, s - 1);
-    };
-    const int oh = out_size(h, kh, sh), ow = out_size(w, kw, sw);
-    *what = absl::StrFormat(
-        "input %dx%dx%d, kernel %dx%d, stride %dx%d, %s, output %dx%dx%d%s", h,
-        w, cin, kh, kw, sh, sw, same ? "SAME" : "VALID", oh, ow, cout,
-        bias ? ", bias" : "");
-    TensorId shape = g.Constant<int32_t>("shape", {4}, {1, oh, ow, cout});
-    TensorId f = Const(g, "w", {cout, kh, kw, cin});
-    TensorId x = In(g, {1, h, w, cin});
-    TensorId b = bias ? Const(g, "b", {cout}, 3) : kNoTensor;
-    tfl::TransposeConvOptionsT o;
-    o.padding = same ? tfl::Padding_SAME : tfl::Padding_VALID;
-    o.stride_h = sh, o.stride_w = sw;
-    g.Output(g.Op(tfl::BuiltinOperator_TRANSPOSE_CONV, bias ? 3 : 1)
-                 .In(shape, f, x, b)
-                 .Options(o)
-                 .Out("y", F32, {1, oh, ow, cout}));
-    return true;
-  });
+  CheckDrawn(
+      "TRANSPOSE_CONV", 40, rng,
+      [](SubgraphBuilder& g, std::mt19937& r, std::string* what) {
+        const int h = Pick(r, 1, 6), w = Pick(r, 1, 6);
+        const int cin = Pick(r, 1, 4), cout = Pick(r, 1, 4);
+        const int kh = Pick(r, 1, 5), kw = Pick(r, 1, 5);
+        const int sh = Pick(r, 1, 3), sw = Pick(r, 1, 3);
+        const bool same = Pick(r, 0, 1) == 1, bias = Pick(r, 0, 1) == 1;
+        // Sizes whose convolution back gives the input: SAME ceil(out / s) =
+        // in, VALID (out - k) / s + 1 = in.
+        auto out_size = [&](int in, int k, int s) {
+          const int lo = same ? (in - 1) * s + 1 : (in - 1) * s + k;
+          return lo + Pick(r, 0, s - 1);
+        };
+        const int oh = out_size(h, kh, sh), ow = out_size(w, kw, sw);
+        *what = absl::StrFormat(
+            "input %dx%dx%d, kernel %dx%d, stride %dx%d, %s, output %dx%dx%d%s",
+            h, w, cin, kh, kw, sh, sw, same ? "SAME" : "VALID", oh, ow, cout,
+            bias ? ", bias" : "");
+        TensorId shape = g.Constant<int32_t>("shape", {4}, {1, oh, ow, cout});
+        TensorId f = Const(g, "w", {cout, kh, kw, cin});
+        TensorId x = In(g, {1, h, w, cin});
+        TensorId b = bias ? Const(g, "b", {cout}, 3) : kNoTensor;
+        tfl::TransposeConvOptionsT o;
+        o.padding = same ? tfl::Padding_SAME : tfl::Padding_VALID;
+        o.stride_h = sh, o.stride_w = sw;
+        g.Output(g.Op(tfl::BuiltinOperator_TRANSPOSE_CONV, bias ? 3 : 1)
+                     .In(shape, f, x, b)
+                     .Options(o)
+                     .Out("y", F32, {1, oh, ow, cout}));
+        return true;
+      });
 }
 
 // Float RESIZE_BILINEAR over drawn input and output sizes (1 included,
 // downscaling included) in its three modes.
 TEST(XnnpackOpsTest, ResizeTakenOverDrawnSizesLoadsAndMatches) {
   std::mt19937 rng(Seed());
-  CheckDrawn("RESIZE_BILINEAR", 40, rng,
-             [](SubgraphBuilder& g, std::mt19937& r, std::string* what) {
-    const int h = Pick(r, 1, 6), w = Pick(r, 1, 6), c = Pick(r, 1, 3);
-    const int oh = Pick(r, 1, 12), ow = Pick(r, 1, 12);
-    const int mode = Pick(r, 0, 2);
-    *what = absl::StrFormat("%dx%dx%d to %dx%d, %s", h, w, c, oh, ow,
-                            mode == 0   ? "legacy"
-                            : mode == 1 ? "align_corners"
-                                        : "half_pixel_centers");
-    TensorId x = In(g, {1, h, w, c});
-    TensorId size = g.Constant<int32_t>("size", {2}, {oh, ow});
-    tfl::ResizeBilinearOptionsT o;
-    o.align_corners = mode == 1;
-    o.half_pixel_centers = mode == 2;
-    g.Output(g.Op(tfl::BuiltinOperator_RESIZE_BILINEAR, mode == 2 ? 3 : 1)
-                 .In(x, size)
-                 .Options(o)
-                 .Out("y", F32, {1, oh, ow, c}));
-    return true;
-  });
+  CheckDrawn(
+      "RESIZE_BILINEAR", 40, rng,
+      [](SubgraphBuilder& g, std::mt19937& r, std::string* what) {
+        const int h = Pick(r, 1, 6), w = Pick(r, 1, 6), c = Pick(r, 1, 3);
+        const int oh = Pick(r, 1, 12), ow = Pick(r, 1, 12);
+        const int mode = Pick(r, 0, 2);
+        *what = absl::StrFormat("%dx%dx%d to %dx%d, %s", h, w, c, oh, ow,
+                                mode == 0   ? "legacy"
+                                : mode == 1 ? "align_corners"
+                                            : "half_pixel_centers");
+        TensorId x = In(g, {1, h, w, c});
+        TensorId size = g.Constant<int32_t>("size", {2}, {oh, ow});
+        tfl::ResizeBilinearOptionsT o;
+        o.align_corners = mode == 1;
+        o.half_pixel_centers = mode == 2;
+        g.Output(g.Op(tfl::BuiltinOperator_RESIZE_BILINEAR, mode == 2 ? 3 : 1)
+                     .In(x, size)
+                     .Options(o)
+                     .Out("y", F32, {1, oh, ow, c}));
+        return true;
+      });
 }
 
 // Float binary ops over drawn broadcasts: output ranks 1 to 6, each operand
@@ -989,43 +991,44 @@ TEST(XnnpackOpsTest, ResizeTakenOverDrawnSizesLoadsAndMatches) {
 TEST(XnnpackOpsTest, BinaryOpsTakenOverDrawnBroadcastsLoadAndMatch) {
   using B = tfl::BuiltinOperator;
   std::mt19937 rng(Seed());
-  for (B kind : {B::BuiltinOperator_ADD, B::BuiltinOperator_SUB,
-                 B::BuiltinOperator_MUL, B::BuiltinOperator_DIV,
-                 B::BuiltinOperator_MAXIMUM, B::BuiltinOperator_MINIMUM,
-                 B::BuiltinOperator_SQUARED_DIFFERENCE}) {
+  for (B kind :
+       {B::BuiltinOperator_ADD, B::BuiltinOperator_SUB, B::BuiltinOperator_MUL,
+        B::BuiltinOperator_DIV, B::BuiltinOperator_MAXIMUM,
+        B::BuiltinOperator_MINIMUM, B::BuiltinOperator_SQUARED_DIFFERENCE}) {
     CheckDrawn(tfl::EnumNameBuiltinOperator(kind), 24, rng,
                [kind](SubgraphBuilder& g, std::mt19937& r, std::string* what) {
-      const int rank = Pick(r, 1, 6);
-      Shape out(rank);
-      for (int32_t& d : out) d = Pick(r, 1, 4);
-      auto operand = [&] {
-        Shape s(out.begin() + Pick(r, 0, rank - 1), out.end());
-        for (int32_t& d : s) {
-          if (Pick(r, 0, 2) == 0) d = 1;
-        }
-        return s;
-      };
-      const Shape a = operand(), c = operand();
-      // Their broadcast: the longer rank, each dimension the larger.
-      const int ry = static_cast<int>(std::max(a.size(), c.size()));
-      Shape y(ry, 1);
-      for (int i = 0; i < ry; ++i) {
-        const int ia = i - (ry - static_cast<int>(a.size()));
-        const int ic = i - (ry - static_cast<int>(c.size()));
-        if (ia >= 0) y[i] = std::max(y[i], a[ia]);
-        if (ic >= 0) y[i] = std::max(y[i], c[ic]);
-      }
-      auto dims = [](const Shape& s) {
-        std::string t;
-        for (int32_t d : s) t += (t.empty() ? "" : "x") + std::to_string(d);
-        return "[" + t + "]";
-      };
-      *what = dims(a) + " and " + dims(c);
-      TensorId ta = g.Input("a", F32, a);
-      TensorId tc = g.Input("c", F32, c);
-      g.Output(g.Op(kind).In(ta, tc).Out("y", F32, y));
-      return true;
-    });
+                 const int rank = Pick(r, 1, 6);
+                 Shape out(rank);
+                 for (int32_t& d : out) d = Pick(r, 1, 4);
+                 auto operand = [&] {
+                   Shape s(out.begin() + Pick(r, 0, rank - 1), out.end());
+                   for (int32_t& d : s) {
+                     if (Pick(r, 0, 2) == 0) d = 1;
+                   }
+                   return s;
+                 };
+                 const Shape a = operand(), c = operand();
+                 // Their broadcast: the longer rank, each dimension the larger.
+                 const int ry = static_cast<int>(std::max(a.size(), c.size()));
+                 Shape y(ry, 1);
+                 for (int i = 0; i < ry; ++i) {
+                   const int ia = i - (ry - static_cast<int>(a.size()));
+                   const int ic = i - (ry - static_cast<int>(c.size()));
+                   if (ia >= 0) y[i] = std::max(y[i], a[ia]);
+                   if (ic >= 0) y[i] = std::max(y[i], c[ic]);
+                 }
+                 auto dims = [](const Shape& s) {
+                   std::string t;
+                   for (int32_t d : s)
+                     t += (t.empty() ? "" : "x") + std::to_string(d);
+                   return "[" + t + "]";
+                 };
+                 *what = dims(a) + " and " + dims(c);
+                 TensorId ta = g.Input("a", F32, a);
+                 TensorId tc = g.Input("c", F32, c);
+                 g.Output(g.Op(kind).In(ta, tc).Out("y", F32, y));
+                 return true;
+               });
   }
 }
 

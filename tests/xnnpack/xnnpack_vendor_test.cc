@@ -98,8 +98,8 @@ absl::StatusOr<Model> Mean(const std::vector<int32_t>& in,
   ModelBuilder b;
   auto& g = b.Subgraph("main");
   TensorId x = g.Input("x", F32, in);
-  TensorId a = g.Constant<int32_t>(
-      "axes", {static_cast<int32_t>(axes.size())}, axes);
+  TensorId a =
+      g.Constant<int32_t>("axes", {static_cast<int32_t>(axes.size())}, axes);
   g.Output(g.Op(tfl::BuiltinOperator_MEAN).In(x, a).Out("y", F32, out));
   return std::move(b).Build();
 }
@@ -116,8 +116,7 @@ TEST(XnnpackPartitionTest, MeanIsGlobalAveragePoolingWhereThatPays) {
     auto& g = b.Subgraph("main");
     TensorId x = g.Input("x", I8, {1, 5, 5, 6});
     TensorId a = g.Constant<int32_t>("axes", {2}, {1, 2});
-    TensorId y =
-        g.Op(tfl::BuiltinOperator_MEAN).In(x, a).Out("y", I8, {1, 6});
+    TensorId y = g.Op(tfl::BuiltinOperator_MEAN).In(x, a).Out("y", I8, {1, 6});
     g.Quantize(x, 1.0f / 128, 0).Quantize(y, 4.0f, 0).Output(y);
     d = Decide(std::move(b).Build(), 0);
     EXPECT_EQ(d.code, GRAFT_PARTITION_REASON_UNSUPPORTED_QUANTIZATION);

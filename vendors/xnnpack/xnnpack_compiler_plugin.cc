@@ -1001,7 +1001,9 @@ bool Lowering::Mean() {
   const bool height_width = rank == 4 && axes == std::vector<int64_t>{1, 2};
   uint64_t outer = 1, reduced = 1, inner = 1;
   for (int64_t d = 0; d < rank; ++d) {
-    uint64_t& part = d < axes.front() ? outer : d > axes.back() ? inner : reduced;
+    uint64_t& part = d < axes.front()  ? outer
+                     : d > axes.back() ? inner
+                                       : reduced;
     part *= in.dims[d];
   }
   if (inner == 1 && !height_width) {
