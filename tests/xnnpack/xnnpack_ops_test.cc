@@ -561,6 +561,19 @@ std::vector<OpCase> Int8Cases() {
                        g.Op(B::BuiltinOperator_MEAN, 2).In(x, axes).Options(o),
                        {2, 8}, 1.0f / 200, 1));
        }});
+  for (float in_scale : {1.0f / 128, 1.0f / 16, 0.5f}) {
+    cases.push_back({"int8 SOFTMAX", [in_scale](SubgraphBuilder& g) {
+                       TensorId x = g.Input("x", I8, {3, 40});
+                       g.Quantize(x, in_scale, 3);
+                       tfl::SoftmaxOptionsT o;
+                       o.beta = 1.0f;
+                       g.Output(Out8(g,
+                                     g.Op(B::BuiltinOperator_SOFTMAX)
+                                         .In(x)
+                                         .Options(o),
+                                     {3, 40}, 1.0f / 256, -128));
+                     }});
+  }
   cases.push_back({"int8 LOGISTIC", [](SubgraphBuilder& g) {
                      TensorId x = In8(g, {2, 8});
                      g.Output(Out8(g,

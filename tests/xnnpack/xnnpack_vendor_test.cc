@@ -181,10 +181,10 @@ TEST(XnnpackPartitionTest, RefusesElementTypes) {
       Decide(Unary(tfl::BuiltinOperator_RELU, tfl::TensorType_INT16), 0);
   EXPECT_EQ(d.code, GRAFT_PARTITION_REASON_UNSUPPORTED_ELEMENT_TYPE);
   EXPECT_NE(d.reason.find("INT16"), std::string::npos) << d.reason;
-  // Softmax exists in float only in this XNNPACK.
-  d = Decide(Unary(tfl::BuiltinOperator_SOFTMAX, I8, 1.0f / 256, -128), 0);
+  // Hard swish exists in float only in this XNNPACK.
+  d = Decide(Unary(tfl::BuiltinOperator_HARD_SWISH, I8), 0);
   EXPECT_EQ(d.code, GRAFT_PARTITION_REASON_UNSUPPORTED_ELEMENT_TYPE);
-  EXPECT_NE(d.reason.find("int8 SOFTMAX"), std::string::npos) << d.reason;
+  EXPECT_NE(d.reason.find("int8 HARD_SWISH"), std::string::npos) << d.reason;
   // RSQRT is SQUARE_ROOT and DIVIDE, both float only here.
   d = Decide(Unary(tfl::BuiltinOperator_RSQRT, I8, 0.1f, 0), 0);
   EXPECT_EQ(d.code, GRAFT_PARTITION_REASON_UNSUPPORTED_ELEMENT_TYPE);
@@ -196,6 +196,14 @@ TEST(XnnpackPartitionTest, RefusesQuantizationItCannotExpress) {
   Decision d = Decide(Unary(tfl::BuiltinOperator_LOGISTIC, I8, 0.1f, 0), 0);
   EXPECT_EQ(d.code, GRAFT_PARTITION_REASON_UNSUPPORTED_QUANTIZATION);
   EXPECT_NE(d.reason.find("1/256"), std::string::npos) << d.reason;
+  // int8 SOFTMAX (float softmax between conversions) whose output is not
+  // TFLite's 1/256, -128.
+  d = Decide(Unary(tfl::BuiltinOperator_SOFTMAX, I8, 1.0f / 128, 0), 0);
+  EXPECT_EQ(d.code, GRAFT_PARTITION_REASON_UNSUPPORTED_QUANTIZATION);
+  EXPECT_NE(d.reason.find("1/256 and -128"), std::string::npos) << d.reason;
+  EXPECT_TRUE(
+      Decide(Unary(tfl::BuiltinOperator_SOFTMAX, I8, 1.0f / 256, -128), 0)
+          .taken);
   // int8 RELU that requantizes.
   d = Decide(Unary(tfl::BuiltinOperator_RELU, I8, 0.2f, 0), 0);
   EXPECT_EQ(d.code, GRAFT_PARTITION_REASON_UNSUPPORTED_QUANTIZATION);

@@ -1179,7 +1179,38 @@ bool Lowering::Softmax() {
         r_, GRAFT_PARTITION_REASON_UNSUPPORTED_ATTRIBUTE,
         Printf("SOFTMAX beta %g; XNNPACK's softmax has beta 1", beta));
   }
-  return Unary(NodeKind::SOFTMAX, false, false);
+  ValueSpec in, out;
+  if (!Operands(1, 1) || !Act(0, &in) || !Result(&out, in.datatype)) {
+    return false;
+  }
+  if (in.datatype == DataType::FP32) {
+    return Unary(NodeKind::SOFTMAX, false, false);
+  }
+  if (out.scales[0] != 1.0f / 256 || out.zero_point != -128) {
+    return Refuse(r_, GRAFT_PARTITION_REASON_UNSUPPORTED_QUANTIZATION,
+                  Printf("int8 SOFTMAX output scale %g zero point %d; "
+                         "TFLite requires 1/256 and -128",
+                         out.scales[0], out.zero_point));
+  }
+  // This XNNPACK has a float softmax only: int8 runs as dequantize, float
+  // softmax, quantize (within 1 LSB of TFLite's fixed-point kernel; equal
+  // on the op tests).
+  const uint32_t x = Intermediate(ValueSpec(), in.dims);
+  const uint32_t y = Intermediate(ValueSpec(), in.dims);
+  node_.kind = NodeKind::CONVERT;
+  node_.inputs = {Use(op_->inputs[0], in)};
+  node_.outputs = {x};
+  if (!Emit()) return false;
+  StartNode();
+  node_.kind = NodeKind::SOFTMAX;
+  node_.inputs = {x};
+  node_.outputs = {y};
+  if (!Emit()) return false;
+  StartNode();
+  node_.kind = NodeKind::CONVERT;
+  node_.inputs = {y};
+  node_.outputs = {Use(op_->outputs[0], out)};
+  return Emit();
 }
 
 bool Lowering::Convert(bool quantize) {
