@@ -780,6 +780,16 @@ std::vector<std::pair<std::string, SweepBuild>> SweepOps() {
                     .Options(o),
                 {1, 8, 8, 3}, q);
        }});
+  ops.push_back({"SOFTMAX", [=](SubgraphBuilder& g, const QDraw& q) {
+    TensorId x = SweepInput(g, "x", {3, 40}, q.in_scale, q.in_zero);
+    tfl::SoftmaxOptionsT o;
+    o.beta = 1.0f;
+    TensorId y = g.Op(B::BuiltinOperator_SOFTMAX)
+                     .In(x)
+                     .Options(o)
+                     .Out("y", I8, {3, 40});
+    g.Quantize(y, 1.0f / 256, -128).Output(y);
+  }});
   ops.push_back(
       {"MEAN", [=](SubgraphBuilder& g, const QDraw& q) {
          TensorId x = SweepInput(g, "x", {1, 4, 5, 6}, q.in_scale, q.in_zero);
