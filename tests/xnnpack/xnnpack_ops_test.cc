@@ -562,17 +562,15 @@ std::vector<OpCase> Int8Cases() {
                        {2, 8}, 1.0f / 200, 1));
        }});
   for (float in_scale : {1.0f / 128, 1.0f / 16, 0.5f}) {
-    cases.push_back({"int8 SOFTMAX", [in_scale](SubgraphBuilder& g) {
-                       TensorId x = g.Input("x", I8, {3, 40});
-                       g.Quantize(x, in_scale, 3);
-                       tfl::SoftmaxOptionsT o;
-                       o.beta = 1.0f;
-                       g.Output(Out8(g,
-                                     g.Op(B::BuiltinOperator_SOFTMAX)
-                                         .In(x)
-                                         .Options(o),
-                                     {3, 40}, 1.0f / 256, -128));
-                     }});
+    cases.push_back(
+        {"int8 SOFTMAX", [in_scale](SubgraphBuilder& g) {
+           TensorId x = g.Input("x", I8, {3, 40});
+           g.Quantize(x, in_scale, 3);
+           tfl::SoftmaxOptionsT o;
+           o.beta = 1.0f;
+           g.Output(Out8(g, g.Op(B::BuiltinOperator_SOFTMAX).In(x).Options(o),
+                         {3, 40}, 1.0f / 256, -128));
+         }});
   }
   cases.push_back({"int8 LOGISTIC", [](SubgraphBuilder& g) {
                      TensorId x = In8(g, {2, 8});
@@ -780,16 +778,17 @@ std::vector<std::pair<std::string, SweepBuild>> SweepOps() {
                     .Options(o),
                 {1, 8, 8, 3}, q);
        }});
-  ops.push_back({"SOFTMAX", [=](SubgraphBuilder& g, const QDraw& q) {
-    TensorId x = SweepInput(g, "x", {3, 40}, q.in_scale, q.in_zero);
-    tfl::SoftmaxOptionsT o;
-    o.beta = 1.0f;
-    TensorId y = g.Op(B::BuiltinOperator_SOFTMAX)
-                     .In(x)
-                     .Options(o)
-                     .Out("y", I8, {3, 40});
-    g.Quantize(y, 1.0f / 256, -128).Output(y);
-  }});
+  ops.push_back(
+      {"SOFTMAX", [=](SubgraphBuilder& g, const QDraw& q) {
+         TensorId x = SweepInput(g, "x", {3, 40}, q.in_scale, q.in_zero);
+         tfl::SoftmaxOptionsT o;
+         o.beta = 1.0f;
+         TensorId y = g.Op(B::BuiltinOperator_SOFTMAX)
+                          .In(x)
+                          .Options(o)
+                          .Out("y", I8, {3, 40});
+         g.Quantize(y, 1.0f / 256, -128).Output(y);
+       }});
   ops.push_back(
       {"MEAN", [=](SubgraphBuilder& g, const QDraw& q) {
          TensorId x = SweepInput(g, "x", {1, 4, 5, 6}, q.in_scale, q.in_zero);
