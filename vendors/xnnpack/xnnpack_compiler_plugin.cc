@@ -593,17 +593,23 @@ class Lowering {
     v.dims = std::move(dims);
     return b_->Add(v);
   }
+  // Emits node_ as a `kind` node from `inputs` to `output`, then starts the
+  // next node of the same op.
+  bool EmitChained(NodeKind kind, std::vector<uint32_t> inputs,
+                   uint32_t output) {
+    node_.kind = kind;
+    node_.inputs = std::move(inputs);
+    node_.outputs = {output};
+    if (!Emit()) return false;
+    StartNode();
+    return true;
+  }
   // Emits a STATIC_RESHAPE of value `from` into `to`, a node of its own
   // (node_ starts over before and after).
   bool EmitReshape(uint32_t from, uint32_t to) {
     StartNode();
-    node_.kind = NodeKind::STATIC_RESHAPE;
     node_.shape = b_->values()[to].dims;
-    node_.inputs = {from};
-    node_.outputs = {to};
-    if (!Emit()) return false;
-    StartNode();
-    return true;
+    return EmitChained(NodeKind::STATIC_RESHAPE, {from}, to);
   }
   bool Window(bool dilation);
   bool Binary(NodeKind kind);
@@ -922,13 +928,12 @@ bool Lowering::FullyConnectedAsConvolution(const ValueSpec& in,
                          Shape(In(0)).c_str(), k));
   }
   const uint64_t rows = count / k;
-  const NodeSpec activation = node_;
+  const float output_min = node_.output_min, output_max = node_.output_max;
   const uint32_t rows_in = Intermediate(in, {rows, 1, 1, k});
   if (!EmitReshape(Use(op_->inputs[0], in), rows_in)) return false;
   weights.dims = {n, 1, 1, k};
-  node_.kind = NodeKind::CONVOLUTION_2D;
-  node_.output_min = activation.output_min;
-  node_.output_max = activation.output_max;
+  node_.output_min = output_min;
+  node_.output_max = output_max;
   node_.padding = {0, 0, 0, 0};
   node_.kernel = {1, 1};
   node_.stride = {1, 1};
@@ -936,9 +941,9 @@ bool Lowering::FullyConnectedAsConvolution(const ValueSpec& in,
   node_.group_input_channels = k;
   node_.group_output_channels = n;
   const uint32_t rows_out = Intermediate(out, {rows, 1, 1, n});
-  node_.inputs = {rows_in, b_->Add(weights), bias};
-  node_.outputs = {rows_out};
-  return Emit() && EmitReshape(rows_out, Use(op_->outputs[0], out));
+  return EmitChained(NodeKind::CONVOLUTION_2D,
+                     {rows_in, b_->Add(weights), bias}, rows_out) &&
+         EmitReshape(rows_out, Use(op_->outputs[0], out));
 }
 
 bool Lowering::Pooling(NodeKind kind) {
@@ -1040,22 +1045,19 @@ bool Lowering::Rsqrt() {
       !FloatOnly(in, "this XNNPACK has no int8 square root or divide")) {
     return false;
   }
-  const uint32_t root = Intermediate(in, in.dims);
-  node_.kind = NodeKind::SQUARE_ROOT;
-  node_.inputs = {Use(op_->inputs[0], in)};
-  node_.outputs = {root};
-  if (!Emit()) return false;
-  StartNode();
   ValueSpec one;
   one.dims = {1};
   one.is_constant = true;
   const float value = 1.0f;
   one.data.resize(sizeof(value));
   std::memcpy(one.data.data(), &value, sizeof(value));
-  node_.kind = NodeKind::DIVIDE;
-  node_.inputs = {b_->Add(one), root};
-  node_.outputs = {Use(op_->outputs[0], out)};
-  return Emit();
+  const uint32_t root = Intermediate(in, in.dims);
+  if (!EmitChained(NodeKind::SQUARE_ROOT, {Use(op_->inputs[0], in)}, root)) {
+    return false;
+  }
+  const uint32_t one_id = b_->Add(one);
+  return EmitChained(NodeKind::DIVIDE, {one_id, root},
+                     Use(op_->outputs[0], out));
 }
 
 bool Lowering::Reshape() {
@@ -1195,22 +1197,12 @@ bool Lowering::Softmax() {
   // This XNNPACK has a float softmax only: int8 runs as dequantize, float
   // softmax, quantize (within 1 LSB of TFLite's fixed-point kernel; equal
   // on the op tests).
-  const uint32_t x = Intermediate(ValueSpec(), in.dims);
-  const uint32_t y = Intermediate(ValueSpec(), in.dims);
-  node_.kind = NodeKind::CONVERT;
-  node_.inputs = {Use(op_->inputs[0], in)};
-  node_.outputs = {x};
-  if (!Emit()) return false;
-  StartNode();
-  node_.kind = NodeKind::SOFTMAX;
-  node_.inputs = {x};
-  node_.outputs = {y};
-  if (!Emit()) return false;
-  StartNode();
-  node_.kind = NodeKind::CONVERT;
-  node_.inputs = {y};
-  node_.outputs = {Use(op_->outputs[0], out)};
-  return Emit();
+  const ValueSpec float32;
+  const uint32_t x = Intermediate(float32, in.dims);
+  const uint32_t y = Intermediate(float32, in.dims);
+  return EmitChained(NodeKind::CONVERT, {Use(op_->inputs[0], in)}, x) &&
+         EmitChained(NodeKind::SOFTMAX, {x}, y) &&
+         EmitChained(NodeKind::CONVERT, {y}, Use(op_->outputs[0], out));
 }
 
 bool Lowering::Convert(bool quantize) {

@@ -490,7 +490,8 @@ void ExplicitSamePadding(const std::vector<uint64_t>& input_dims,
     const uint64_t in = input_dims[1 + d], stride = node->stride[d];
     const uint64_t dilation = node->dilation.empty() ? 1 : node->dilation[d];
     const uint64_t span = (node->kernel[d] - 1) * dilation + 1;
-    const uint64_t out = (in + stride - 1) / stride;
+    const uint64_t out =
+        WindowOutputSize(in, 0, node->kernel[d], stride, dilation, true);
     const uint64_t reach = (out - 1) * stride + span;
     const uint64_t total = reach > in ? reach - in : 0;
     before[d] = static_cast<uint32_t>(total / 2);
