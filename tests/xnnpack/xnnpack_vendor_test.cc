@@ -129,6 +129,31 @@ TEST(XnnpackPartitionTest, MeanIsGlobalAveragePoolingWhereThatPays) {
       << d.reason;
 }
 
+// A strided TRANSPOSE_CONV with fewer output pixels than its stride along
+// a dimension (width 1, stride 3): this XNNPACK's deconvolution crashed on
+// it (the drawn-shapes op test found it, GRAFT_TEST_SEED=1).
+TEST(XnnpackPartitionTest, RefusesTransposeConvOutputBelowItsStride) {
+  ModelBuilder b;
+  auto& g = b.Subgraph("main");
+  TensorId shape = g.Constant<int32_t>("shape", {4}, {1, 3, 1, 2});
+  TensorId w = g.Constant<float>("w", {2, 5, 3, 3},
+                                 std::vector<float>(2 * 5 * 3 * 3, 0.5f));
+  TensorId x = g.Input("x", F32, {1, 3, 1, 3});
+  tfl::TransposeConvOptionsT o;
+  o.padding = tfl::Padding_SAME;
+  o.stride_h = 1;
+  o.stride_w = 3;
+  g.Output(g.Op(tfl::BuiltinOperator_TRANSPOSE_CONV)
+               .In(shape, w, x)
+               .Options(o)
+               .Out("y", F32, {1, 3, 1, 2}));
+  Decision d = Decide(std::move(b).Build(), 0);
+  EXPECT_EQ(d.code, GRAFT_PARTITION_REASON_UNSUPPORTED_SHAPE);
+  EXPECT_NE(d.reason.find("output width 1 is smaller than the stride 3"),
+            std::string::npos)
+      << d.reason;
+}
+
 TEST(XnnpackPartitionTest, RefusesDynamicShape) {
   ModelBuilder b;
   auto& g = b.Subgraph("main");

@@ -263,6 +263,16 @@ bool Checker::Deconvolution() {
                           : uint64_t{node_.padding[1]} + node_.padding[3];
     if (pad >= full) return Fail("padding removes the whole output");
     size[d] = full - pad;
+    // This XNNPACK splits a strided deconvolution into one convolution per
+    // output phase; with fewer output pixels than the stride some phase has
+    // none, and its setup then reads out of bounds (crashes, or wrong
+    // outputs: found by the drawn-shapes op test).
+    if (node_.stride[d] > 1 && size[d] < node_.stride[d]) {
+      return Fail(Format("output %s %llu is smaller than the stride %u, "
+                         "where this XNNPACK's deconvolution breaks",
+                         d == 0 ? "height" : "width",
+                         (unsigned long long)size[d], node_.stride[d]));
+    }
   }
   return OutputIs({in[0], size[0], size[1], out_c});
 }
