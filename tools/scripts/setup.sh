@@ -23,10 +23,12 @@ if ((${#missing[@]})); then
     "${missing[@]}" >/dev/null
 fi
 
-# The reference interpreter and numpy are the correctness oracle for tests.
+# The reference interpreter and numpy are the correctness oracle for tests;
+# ai-edge-litert also carries the real LiteRT vendor plugins, and openvino is
+# what Intel's plugin and dispatch library link (libopenvino.so.2631).
 python=${PYTHON:-python3}
-pip_packages=("ai-edge-litert==2.3.0" "numpy")
-if ! "$python" -c 'import ai_edge_litert.interpreter, numpy' >/dev/null 2>&1; then
+pip_packages=("ai-edge-litert==2.3.0" "openvino==2026.3.1" "numpy")
+if ! "$python" -c 'import ai_edge_litert.interpreter, numpy, openvino' >/dev/null 2>&1; then
   echo "setup: installing Python packages: ${pip_packages[*]}"
   "$python" -m pip install -q --disable-pip-version-check "${pip_packages[@]}" \
     || "$python" -m pip install -q --disable-pip-version-check --break-system-packages "${pip_packages[@]}"

@@ -1,0 +1,148 @@
+#include "core/litert_format.h"
+
+#include <algorithm>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "flatbuffers/flexbuffers.h"
+
+namespace graft {
+namespace {
+
+constexpr char kBytecodeSizeKey[] = "bytecode_size";
+constexpr char kBytecodeOffsetKey[] = "bytecode_offset";
+constexpr char kNameKey[] = "name";
+constexpr char kFallbackKey[] = "graft_fallback_subgraph";
+
+bool IsPrintable(absl::string_view s) {
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return c >= 0x20 && c < 0x7f; });
+}
+
+}  // namespace
+
+std::vector<uint8_t> EncodeLiteRtDispatchOpOptions(
+    const LiteRtDispatchOpOptions& o) {
+  flexbuffers::Builder fbb;
+  fbb.ForceMinimumBitWidth(flexbuffers::BIT_WIDTH_64);
+  const size_t start = fbb.StartMap();
+  fbb.UInt(kBytecodeSizeKey, o.bytecode_size);
+  fbb.UInt(kBytecodeOffsetKey, o.bytecode_offset);
+  fbb.String(kNameKey, o.name);
+  if (o.fallback_subgraph >= 0) fbb.Int(kFallbackKey, o.fallback_subgraph);
+  fbb.EndMap(start);
+  fbb.Finish();
+  return fbb.GetBuffer();
+}
+
+absl::StatusOr<LiteRtDispatchOpOptions> DecodeLiteRtDispatchOpOptions(
+    absl::Span<const uint8_t> data) {
+  if (data.empty() ||
+      !flexbuffers::VerifyBuffer(data.data(), data.size(), nullptr)) {
+    return absl::DataLossError(absl::StrCat(
+        "DISPATCH_OP options: not a valid flexbuffer (", data.size(), " bytes)"));
+  }
+  flexbuffers::Reference root = flexbuffers::GetRoot(data.data(), data.size());
+  if (!root.IsMap()) {
+    return absl::DataLossError("DISPATCH_OP options: expected a map");
+  }
+  flexbuffers::Map map = root.AsMap();
+  flexbuffers::Reference size = map[kBytecodeSizeKey];
+  flexbuffers::Reference offset = map[kBytecodeOffsetKey];
+  flexbuffers::Reference name = map[kNameKey];
+  if (!size.IsUInt() || !offset.IsUInt() || !name.IsString()) {
+    return absl::DataLossError(
+        "DISPATCH_OP options: bytecode_size and bytecode_offset (unsigned) and "
+        "name (a string) are required");
+  }
+  LiteRtDispatchOpOptions o;
+  o.bytecode_size = size.AsUInt64();
+  o.bytecode_offset = offset.AsUInt64();
+  o.name = name.AsString().str();
+  flexbuffers::Reference fallback = map[kFallbackKey];
+  if (fallback.IsIntOrUint()) {
+    const int64_t f = fallback.AsInt64();
+    if (f < 0 || f > INT32_MAX) {
+      return absl::DataLossError(absl::StrCat(
+          "DISPATCH_OP options: graft_fallback_subgraph ", f, " out of range"));
+    }
+    o.fallback_subgraph = static_cast<int32_t>(f);
+  }
+  return o;
+}
+
+absl::StatusOr<std::vector<uint8_t>> EncodeLiteRtStamp(const LiteRtStamp& stamp) {
+  std::vector<uint8_t> out(kLiteRtStampSize, 0);
+  const std::string* fields[] = {&stamp.soc_manufacturer, &stamp.soc_model};
+  for (size_t i = 0; i < 2; ++i) {
+    const std::string& f = *fields[i];
+    if (f.size() >= kLiteRtStampFieldSize || !IsPrintable(f)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "LiteRtStamp: ", i == 0 ? "SoC manufacturer" : "SoC model", " '", f,
+          "' must be printable and shorter than ", kLiteRtStampFieldSize,
+          " bytes"));
+    }
+    std::copy(f.begin(), f.end(), out.begin() + i * kLiteRtStampFieldSize);
+  }
+  return out;
+}
+
+absl::StatusOr<LiteRtStamp> DecodeLiteRtStamp(absl::Span<const uint8_t> data) {
+  if (data.size() != kLiteRtStampSize) {
+    return absl::DataLossError(absl::StrCat("LiteRtStamp: ", data.size(),
+                                            " bytes, expected ",
+                                            kLiteRtStampSize));
+  }
+  std::string fields[2];
+  for (size_t i = 0; i < 2; ++i) {
+    absl::Span<const uint8_t> f =
+        data.subspan(i * kLiteRtStampFieldSize, kLiteRtStampFieldSize);
+    const auto nul = std::find(f.begin(), f.end(), 0);
+    fields[i].assign(f.begin(), nul);
+    if (!IsPrintable(fields[i]) ||
+        std::any_of(nul, f.end(), [](uint8_t b) { return b != 0; })) {
+      return absl::DataLossError(absl::StrCat(
+          "LiteRtStamp: field ", i, " is not a NUL-padded printable string"));
+    }
+  }
+  return LiteRtStamp{std::move(fields[0]), std::move(fields[1])};
+}
+
+absl::StatusOr<LiteRtStamp> ReadLiteRtStamp(const Model& model) {
+  for (const tfl::MetadataT& md : model.metadata) {
+    if (md.name != kLiteRtStampMetadataName) continue;
+    if (md.buffer >= model.buffers.size()) {
+      return absl::DataLossError(absl::StrCat(
+          "LiteRtStamp: metadata buffer ", md.buffer, " out of range"));
+    }
+    return DecodeLiteRtStamp(model.buffers[md.buffer].data.span());
+  }
+  return absl::NotFoundError("the model has no LiteRtStamp metadata");
+}
+
+absl::Status WriteLiteRtStamp(Model& model, const LiteRtStamp& stamp) {
+  absl::StatusOr<std::vector<uint8_t>> encoded = EncodeLiteRtStamp(stamp);
+  if (!encoded.ok()) return encoded.status();
+  Bytes data = Bytes::Own(*std::move(encoded));
+  for (tfl::MetadataT& md : model.metadata) {
+    if (md.name == kLiteRtStampMetadataName && md.buffer != 0 &&
+        md.buffer < model.buffers.size()) {
+      model.buffers[md.buffer].data = std::move(data);
+      return absl::OkStatus();
+    }
+  }
+  tfl::MetadataT md;
+  md.name = kLiteRtStampMetadataName;
+  md.buffer = AddBuffer(model, std::move(data));
+  model.metadata.push_back(std::move(md));
+  return absl::OkStatus();
+}
+
+bool IsLiteRtDispatchOp(const Model& model, const tfl::OperatorT& op) {
+  if (op.opcode_index >= model.operator_codes.size()) return false;
+  const tfl::OperatorCodeT& code = model.operator_codes[op.opcode_index];
+  return EffectiveBuiltinCode(code) == tfl::BuiltinOperator_CUSTOM &&
+         code.custom_code == kLiteRtDispatchCustomCode;
+}
+
+}  // namespace graft
