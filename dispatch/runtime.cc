@@ -2,14 +2,19 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
+#include <functional>
 #include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
+#include "core/litert_format.h"
 #include "core/model_io.h"
 #include "core/status.h"
+#include "dispatch/litert_backend.h"
 #include "dispatch/subgraph_executor.h"
 #include "dispatch/vendor_backend.h"
 #include "dispatch/thread_pool.h"
@@ -128,6 +133,42 @@ absl::Status Runtime::Init(const RuntimeOptions& options) {
       for (auto& b : loaded) backends_.push_back(std::move(b));
     }
   }
+  // A model compiled by LiteRT's tools: the vendor is the stamp's SoC
+  // manufacturer, served by a LiteRT dispatch library (litert_backend.h)
+  // unless the caller passed a backend for it.
+  const bool has_litert_ops = std::any_of(
+      model.operator_codes.begin(), model.operator_codes.end(),
+      [](const tfl::OperatorCodeT& c) {
+        return c.custom_code == kLiteRtDispatchCustomCode;
+      });
+  if (has_litert_ops) {
+    absl::StatusOr<LiteRtStamp> stamp = ReadLiteRtStamp(model);
+    if (!stamp.ok() && !absl::IsNotFound(stamp.status())) {
+      return absl::DataLossError(absl::StrCat(
+          "the model's LiteRtStamp metadata is unreadable: ",
+          stamp.status().message()));
+    }
+    if (stamp.ok()) {
+      env_->has_litert_stamp = true;
+      env_->litert_vendor = stamp->soc_manufacturer;
+      env_->litert_soc_model = stamp->soc_model;
+      const bool given = std::any_of(
+          backends_.begin(), backends_.end(), [&](const auto& b) {
+            return b != nullptr &&
+                   SameLiteRtVendor(b->vendor(), stamp->soc_manufacturer);
+          });
+      if (!given) {
+        absl::StatusOr<std::shared_ptr<LiteRtBackend>> litert =
+            LoadLiteRtBackend(options.dispatch_dirs, options.dispatch_paths,
+                              *stamp);
+        if (litert.ok()) {
+          backends_.push_back(*litert);
+        } else {
+          env_->litert_missing = std::string(litert.status().message());
+        }
+      }
+    }
+  }
   for (const auto& backend : backends_) {
     if (backend == nullptr) {
       return absl::InvalidArgumentError("null dispatch backend");
@@ -181,6 +222,28 @@ absl::Status Runtime::Init(const RuntimeOptions& options) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "policy kRequireAccelerator: %d ops would run on CPU:\n  %s",
         env_->cpu_ops.size(), absl::StrJoin(env_->cpu_ops, "\n  ")));
+  }
+
+  // A LiteRT vendor that may compute below the model's precision is said
+  // so, on stderr and in the report, when any op runs on it.
+  for (const auto& backend : backends_) {
+    const auto* litert = dynamic_cast<const LiteRtBackend*>(backend.get());
+    if (litert == nullptr || litert->precision_warning().empty()) continue;
+    bool used = false;
+    std::function<void(const SubgraphReport&)> visit =
+        [&](const SubgraphReport& r) {
+          for (const OpReport& o : r.ops) {
+            used |= o.where == OpReport::Where::kVendor &&
+                    absl::StrContains(o.detail, litert->library().label());
+            for (const SubgraphReport& c : o.callee) visit(c);
+          }
+        };
+    for (const auto& e : executors_) visit(e->Report());
+    if (used) {
+      warnings_.push_back(litert->precision_warning());
+      std::fprintf(stderr, "graft: warning: %s\n",
+                   litert->precision_warning().c_str());
+    }
   }
 
   const Subgraph& main_sg = model.subgraphs[0];
@@ -312,6 +375,7 @@ absl::StatusOr<Signature*> Runtime::signature(absl::string_view key) {
 
 RuntimeReport Runtime::Report() const {
   RuntimeReport r;
+  r.warnings = warnings_;
   for (const auto& e : executors_) r.subgraphs.push_back(e->Report());
   return r;
 }

@@ -23,7 +23,11 @@
 // cannot be bound.
 //
 // Dispatch ops (custom code GRAFT_DISPATCH) run on the DispatchBackend of
-// the vendor they name (RuntimeOptions::dispatch_backends); without one, or
+// the vendor they name (RuntimeOptions::dispatch_backends). Models compiled
+// by LiteRT's tools (custom code DISPATCH_OP, metadata LiteRtStamp) run on
+// the LiteRT dispatch library of the stamp's SoC manufacturer
+// (libLiteRtDispatch_<Vendor>.so in dispatch_dirs; litert_backend.h); their
+// ops have no CPU fallback unless Graft wrote one. Without a backend, or
 // when the backend refuses the op, they run their fallback subgraph on CPU
 // kernels (policy kAllowCpuFallback), or Load fails listing every op that
 // would run on CPU (kRequireAccelerator). STABLEHLO_COMPOSITE ops run their
@@ -81,7 +85,10 @@ struct RuntimeOptions {
   // backend (one loaded vendor library) can serve several runtimes.
   std::vector<std::shared_ptr<DispatchBackend>> dispatch_backends;
   // Where to find vendor dispatch libraries (libgraft_dispatch_<vendor>.so)
-  // for the vendors the model's manifest names, and explicit library files.
+  // for the vendors the model's manifest names, and LiteRT dispatch
+  // libraries (libLiteRtDispatch_<Vendor>.so, the suffix matched to the
+  // LiteRtStamp's manufacturer ignoring case and '_'), and explicit library
+  // files.
   std::vector<std::string> dispatch_dirs;
   std::vector<std::string> dispatch_paths;
   // Device-context options for the libraries found there, by vendor. A
@@ -211,6 +218,9 @@ class Runtime {
   std::vector<std::unique_ptr<SubgraphExecutor>> executors_;
   Signature main_;
   std::vector<Signature> signatures_;
+  // Said at load (and on stderr): e.g. a vendor computing below the model's
+  // precision.
+  std::vector<std::string> warnings_;
 };
 
 }  // namespace graft

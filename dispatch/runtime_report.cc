@@ -136,6 +136,11 @@ int64_t RuntimeReport::MaxReductionLength() const {
 
 std::string RuntimeReport::ToString() const {
   std::string out;
+  for (const std::string& w : warnings) {
+    out += "warning: ";
+    out += w;
+    out += "\n";
+  }
   for (const SubgraphReport& s : subgraphs) Append(s, 0, &out);
   return out;
 }

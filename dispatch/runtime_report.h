@@ -45,6 +45,10 @@ struct SubgraphReport {
 struct RuntimeReport {
   // One per prepared entry subgraph (subgraph 0 and signature subgraphs).
   std::vector<SubgraphReport> subgraphs;
+  // What the app should know about the results (e.g. a vendor that may
+  // compute below the model's precision), one line each; ToString prints
+  // them first.
+  std::vector<std::string> warnings;
 
   // Ops by where they run, across all subgraphs and calls.
   int CountOps(OpReport::Where where) const;

@@ -10,7 +10,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "core/litert_format.h"
 #include "core/status.h"
+#include "dispatch/litert_backend.h"
 #include "dispatch/memory_planner.h"
 #include "dispatch/string_tensor.h"
 
@@ -369,7 +371,8 @@ absl::Status SubgraphExecutor::PrepareOps(bool count_cpu_ops) {
     }
     const bool prepared_once =
         (builtin == tfl::BuiltinOperator_CUSTOM &&
-         code.custom_code == kDispatchCustomCode) ||
+         (code.custom_code == kDispatchCustomCode ||
+          code.custom_code == kLiteRtDispatchCustomCode)) ||
         IsVariableOp(builtin);
     absl::Status st;
     if (dynamic_input >= 0 && prepared_once) {
@@ -383,6 +386,8 @@ absl::Status SubgraphExecutor::PrepareOps(bool count_cpu_ops) {
     } else if (builtin == tfl::BuiltinOperator_CUSTOM) {
       if (code.custom_code == kDispatchCustomCode) {
         st = PrepareDispatchOp(p, count_cpu_ops);
+      } else if (code.custom_code == kLiteRtDispatchCustomCode) {
+        st = PrepareLiteRtDispatchOp(p, count_cpu_ops);
       } else {
         p.kind = PreparedOp::Kind::kMissing;
         p.detail = absl::StrCat("no CPU kernel for custom op '",
@@ -1073,6 +1078,176 @@ absl::Status SubgraphExecutor::PrepareDispatchOp(PreparedOp& p,
     p.kind = PreparedOp::Kind::kMissing;
     p.detail = absl::StrCat(reason, ", and the op has no fallback subgraph");
     return absl::OkStatus();
+  }
+  p.fallback = true;
+  p.detail = absl::StrFormat("fallback subgraph %d (%s)",
+                             options->fallback_subgraph, reason);
+  return PrepareCallOp(p, options->fallback_subgraph, count_cpu_ops, "");
+}
+
+absl::Status SubgraphExecutor::PrepareLiteRtDispatchOp(PreparedOp& p,
+                                                       bool count_cpu_ops) {
+  const tfl::OperatorT& op = *p.op;
+  absl::StatusOr<LiteRtDispatchOpOptions> options =
+      DecodeLiteRtDispatchOpOptions(op.custom_options);
+  if (!options.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        OpLabel(p.index),
+        ": corrupted DISPATCH_OP options (LiteRT's {bytecode_offset, "
+        "bytecode_size, name}): ",
+        options.status().message()));
+  }
+  // The module is a byte range of the model file.
+  if (model_->file == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        OpLabel(p.index),
+        ": a LiteRT DISPATCH_OP's bytecode is a byte range of the model "
+        "file, and this model was not loaded from a file; load it with "
+        "Runtime::Load(path)"));
+  }
+  const absl::Span<const uint8_t> file = model_->file->span();
+  if (options->bytecode_size == 0 || options->bytecode_offset > file.size() ||
+      options->bytecode_size > file.size() - options->bytecode_offset) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: bytecode range [%d, %d) lies outside the %d-byte model file "
+        "(a truncated file, or corrupted DISPATCH_OP options)",
+        OpLabel(p.index), options->bytecode_offset,
+        options->bytecode_offset + options->bytecode_size, file.size()));
+  }
+  const absl::Span<const uint8_t> module =
+      file.subspan(options->bytecode_offset, options->bytecode_size);
+  // Outputs keep their declared (static) shapes, as for Graft's format.
+  UseDeclaredOutputShapes(op);
+  DispatchOpOptions graft_options;
+  graft_options.vendor = env_->litert_vendor;
+  graft_options.entry_point = options->name;
+  graft_options.fallback_subgraph = options->fallback_subgraph;
+  std::string reason;
+  if (!env_->has_litert_stamp) {
+    reason =
+        "the model was compiled by LiteRT but carries no LiteRtStamp "
+        "metadata, so its vendor is unknown and no dispatch library can be "
+        "chosen; compile it with a LiteRT tool that stamps models "
+        "(apply_plugin_main --soc_manufacturer=... --soc_model=...)";
+  } else {
+    const std::string prefix =
+        absl::StrCat("model compiled by LiteRT for ", env_->litert_vendor, " ",
+                     env_->litert_soc_model, ": ");
+    DispatchBackend* backend = nullptr;
+    for (const auto& [name, b] : env_->backends) {
+      if (name == env_->litert_vendor) backend = b;
+    }
+    for (const auto& [name, b] : env_->backends) {
+      if (backend == nullptr && SameLiteRtVendor(name, env_->litert_vendor)) {
+        backend = b;
+      }
+    }
+    if (backend == nullptr) {
+      reason = absl::StrCat(prefix, env_->litert_missing.empty()
+                                        ? std::string("no dispatch backend")
+                                        : env_->litert_missing);
+    } else {
+      const std::string vendor(backend->vendor());
+      const ManifestVendor* entry = nullptr;
+      if (env_->manifest != nullptr) {
+        for (const ManifestVendor& v : env_->manifest->vendors) {
+          if (SameLiteRtVendor(v.vendor, env_->litert_vendor)) entry = &v;
+        }
+      }
+      auto checked = env_->vendor_status.find(vendor);
+      if (checked == env_->vendor_status.end()) {
+        absl::Status st = absl::OkStatus();
+        if (entry != nullptr) {
+          st = backend->CheckCompatibility(*entry);
+          for (const ManifestModule& m : entry->modules) {
+            if (!st.ok()) break;
+            if (m.buffer >= model_->buffers.size()) {
+              st = absl::DataLossError(absl::StrFormat(
+                  "the manifest's module buffer %d does not exist", m.buffer));
+              break;
+            }
+            const Bytes& data = model_->buffers[m.buffer].data;
+            if (data.size() != m.size || Fingerprint64(data.span()) != m.hash) {
+              st = absl::DataLossError(absl::StrFormat(
+                  "module buffer %d (%d bytes) does not match the manifest's "
+                  "size %d and hash: the bytecode changed after compilation",
+                  m.buffer, data.size(), m.size));
+            }
+          }
+        }
+        checked = env_->vendor_status.emplace(vendor, st).first;
+      }
+      bool listed = entry == nullptr || entry->modules.empty();
+      if (entry != nullptr) {
+        for (const ManifestModule& m : entry->modules) {
+          if (m.buffer < model_->buffers.size() &&
+              model_->buffers[m.buffer].data.data() == module.data() &&
+              model_->buffers[m.buffer].data.size() == module.size()) {
+            listed = true;
+          }
+        }
+      }
+      if (!checked->second.ok()) {
+        reason = absl::StrCat(prefix, "the manifest check failed: ",
+                              checked->second.message());
+      } else if (!listed) {
+        reason = absl::StrCat(prefix,
+                              "its bytecode range is not a module the "
+                              "model's graft_manifest lists for ",
+                              entry->vendor);
+      } else {
+        for (TensorId in : op.inputs) {
+          p.in_ptrs.push_back(in >= 0 ? &tensors_[in] : nullptr);
+        }
+        for (TensorId out : op.outputs) p.out_ptrs.push_back(&tensors_[out]);
+        DispatchOpInfo info;
+        info.subgraph = id_;
+        info.op_index = p.index;
+        info.options = &graft_options;
+        info.module = Bytes::View(module, model_->file);
+        info.manifest = entry;
+        info.inputs = p.in_ptrs;
+        info.outputs =
+            absl::MakeConstSpan(p.out_ptrs.data(), p.out_ptrs.size());
+        info.model = model_;
+        info.load_id = env_->load_id;
+        info.profiling = env_->profiling;
+        absl::StatusOr<std::unique_ptr<DispatchExecutable>> exec =
+            backend->Prepare(info);
+        if (exec.ok() && *exec != nullptr) {
+          p.kind = PreparedOp::Kind::kDispatch;
+          p.executable = std::move(*exec);
+          const auto* litert = dynamic_cast<const LiteRtBackend*>(backend);
+          p.detail = litert != nullptr
+                         ? absl::StrCat("LiteRT vendor ", vendor, " ",
+                                        env_->litert_soc_model, " via ",
+                                        litert->library().label())
+                         : absl::StrCat("LiteRT vendor ", vendor);
+          p.profile_name = absl::StrCat(vendor, ":", options->name);
+          return absl::OkStatus();
+        }
+        reason = absl::StrCat(
+            prefix, "vendor '", vendor, "' could not prepare entry point '",
+            options->name, "': ",
+            exec.ok() ? "no executable" : exec.status().message());
+        p.in_ptrs.clear();
+        p.out_ptrs.clear();
+      }
+    }
+  }
+  if (options->fallback_subgraph < 0) {
+    p.kind = PreparedOp::Kind::kMissing;
+    p.detail = absl::StrCat(
+        reason,
+        "; the op has no CPU fallback (LiteRT's tools keep no original ops)");
+    return absl::OkStatus();
+  }
+  if (options->fallback_subgraph >=
+      static_cast<int32_t>(model_->subgraphs.size())) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: graft_fallback_subgraph %d out of range (%d subgraphs)",
+        OpLabel(p.index), options->fallback_subgraph,
+        model_->subgraphs.size()));
   }
   p.fallback = true;
   p.detail = absl::StrFormat("fallback subgraph %d (%s)",

@@ -81,6 +81,11 @@ struct LoadEnv {
   const Manifest* manifest = nullptr;
   // Per vendor: the result of CheckCompatibility (checked once).
   std::map<std::string, absl::Status, std::less<>> vendor_status;
+  // A model compiled by LiteRT's tools (DISPATCH_OP ops): whether it has a
+  // LiteRtStamp, the SoC manufacturer and model it names, and why no
+  // backend serves that vendor (empty when one does).
+  bool has_litert_stamp = false;
+  std::string litert_vendor, litert_soc_model, litert_missing;
 
   // Ops no kernel can run: "subgraph 0 op 12 (CONV_2D): no CPU kernel ...".
   std::vector<std::string> missing;
@@ -199,6 +204,8 @@ class SubgraphExecutor {
   absl::Status PrepareCallOp(PreparedOp& p, SubgraphId callee,
                              bool count_cpu_ops, const std::string& why);
   absl::Status PrepareDispatchOp(PreparedOp& p, bool count_cpu_ops);
+  // A DISPATCH_OP of a model compiled by LiteRT's tools (core/litert_format.h).
+  absl::Status PrepareLiteRtDispatchOp(PreparedOp& p, bool count_cpu_ops);
   // A callee executor for op `p` running subgraph `callee` on the caller
   // tensors `inputs`; `role` names it in messages ("body"). `dynamic`, when
   // given, says per input whether its shape is known only at invoke

@@ -4,7 +4,9 @@
 # paths are relative to this file so it can be included from anywhere.
 add_library(graft_vendor_dispatch STATIC
   ${CMAKE_CURRENT_LIST_DIR}/vendor_dispatch.cc
-  ${CMAKE_CURRENT_LIST_DIR}/vendor_backend.cc)
+  ${CMAKE_CURRENT_LIST_DIR}/vendor_backend.cc
+  ${CMAKE_CURRENT_LIST_DIR}/litert_dispatch_library.cc
+  ${CMAKE_CURRENT_LIST_DIR}/litert_backend.cc)
 target_link_libraries(graft_vendor_dispatch PUBLIC graft_core graft_c_api)
 target_precompile_headers(graft_vendor_dispatch REUSE_FROM graft_core)
 
