@@ -1,7 +1,11 @@
 #include "core/model.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <limits>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 
@@ -103,8 +107,8 @@ uint32_t GetOrAddOperatorCode(Model& model, tfl::BuiltinOperator builtin,
   code.builtin_code = builtin;
   // Readers of schema v3 look at deprecated_builtin_code only; it saturates
   // at PLACEHOLDER_FOR_GREATER_OP_CODES (127) for newer operators.
-  code.deprecated_builtin_code = static_cast<int8_t>(
-      std::min<int32_t>(builtin, tfl::BuiltinOperator_PLACEHOLDER_FOR_GREATER_OP_CODES));
+  code.deprecated_builtin_code = static_cast<int8_t>(std::min<int32_t>(
+      builtin, tfl::BuiltinOperator_PLACEHOLDER_FOR_GREATER_OP_CODES));
   code.custom_code = std::string(custom_code);
   code.version = version;
   model.operator_codes.push_back(std::move(code));
@@ -115,6 +119,106 @@ BufferId AddBuffer(Model& model, Bytes data) {
   if (model.buffers.empty()) model.buffers.emplace_back();  // Sentinel 0.
   model.buffers.push_back(Buffer{std::move(data), false});
   return static_cast<BufferId>(model.buffers.size() - 1);
+}
+
+namespace {
+
+// `captured`'s paths, less those naming a top-level field (of `fields`,
+// with whether it is empty now) that has since been filled.
+std::vector<std::string> StillEmpty(
+    const EmptyVectors& captured,
+    std::initializer_list<std::pair<absl::string_view, bool>> fields) {
+  std::vector<std::string> out;
+  for (const std::string& path : captured.present) {
+    bool filled = false;
+    for (const auto& [name, empty] : fields) {
+      if (path == name && !empty) filled = true;
+    }
+    if (!filled) out.push_back(path);
+  }
+  return out;
+}
+
+// For a record Graft made: the fields among `fields` the converter writes
+// even when empty, that are empty.
+std::vector<std::string> Defaults(
+    std::initializer_list<std::pair<absl::string_view, bool>> fields) {
+  std::vector<std::string> out;
+  for (const auto& [name, empty] : fields) {
+    if (empty) out.emplace_back(name);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+const EmptyVectors* Entry(const std::vector<EmptyVectors>& v, size_t i) {
+  return i < v.size() && v[i].loaded ? &v[i] : nullptr;
+}
+
+}  // namespace
+
+std::vector<std::string> PresentEmptyVectors(const Model& m) {
+  if (!m.empty_vectors.loaded) {
+    return Defaults({{"buffers", m.buffers.empty()},
+                     {"operator_codes", m.operator_codes.empty()},
+                     {"signature_defs", m.signature_defs.empty()},
+                     {"subgraphs", m.subgraphs.empty()}});
+  }
+  return StillEmpty(m.empty_vectors,
+                    {{"operator_codes", m.operator_codes.empty()},
+                     {"subgraphs", m.subgraphs.empty()},
+                     {"buffers", m.buffers.empty()},
+                     {"metadata_buffer", m.metadata_buffer.empty()},
+                     {"metadata", m.metadata.empty()},
+                     {"signature_defs", m.signature_defs.empty()}});
+}
+
+std::vector<std::string> PresentEmptyVectors(const Subgraph& sg) {
+  if (!sg.empty_vectors.loaded) {
+    return Defaults({{"inputs", sg.inputs.empty()},
+                     {"operators", sg.ops.empty()},
+                     {"outputs", sg.outputs.empty()},
+                     {"tensors", sg.tensors.empty()}});
+  }
+  return StillEmpty(sg.empty_vectors, {{"tensors", sg.tensors.empty()},
+                                       {"inputs", sg.inputs.empty()},
+                                       {"outputs", sg.outputs.empty()},
+                                       {"operators", sg.ops.empty()}});
+}
+
+std::vector<std::string> TensorPresentEmptyVectors(const Subgraph& sg,
+                                                   TensorId id) {
+  const tfl::TensorT& t = sg.tensors[id];
+  const EmptyVectors* captured = Entry(sg.tensor_empty_vectors, id);
+  if (captured == nullptr) return Defaults({{"shape", t.shape.empty()}});
+  return StillEmpty(*captured,
+                    {{"shape", t.shape.empty()},
+                     {"shape_signature", t.shape_signature.empty()},
+                     {"variant_tensors", t.variant_tensors.empty()}});
+}
+
+std::vector<std::string> OpPresentEmptyVectors(const Subgraph& sg, OpId id) {
+  const tfl::OperatorT& op = sg.ops[id];
+  const EmptyVectors* captured = Entry(sg.op_empty_vectors, id);
+  if (captured == nullptr) return {};
+  return StillEmpty(*captured, {{"inputs", op.inputs.empty()},
+                                {"outputs", op.outputs.empty()},
+                                {"custom_options", op.custom_options.empty()},
+                                {"mutating_variable_inputs",
+                                 op.mutating_variable_inputs.empty()},
+                                {"intermediates", op.intermediates.empty()}});
+}
+
+std::vector<std::string> SignaturePresentEmptyVectors(const Model& m,
+                                                      size_t i) {
+  const tfl::SignatureDefT& sig = m.signature_defs[i];
+  const EmptyVectors* captured = Entry(m.signature_empty_vectors, i);
+  if (captured == nullptr) {
+    return Defaults(
+        {{"inputs", sig.inputs.empty()}, {"outputs", sig.outputs.empty()}});
+  }
+  return StillEmpty(*captured, {{"inputs", sig.inputs.empty()},
+                                {"outputs", sig.outputs.empty()}});
 }
 
 }  // namespace graft

@@ -40,6 +40,26 @@ using SubgraphId = int32_t;
 // Returned where an optional operator input is absent.
 inline constexpr TensorId kNoTensor = -1;
 
+// Present-but-empty vector fields. The object API (tfl::TensorT, ...) reads
+// an empty vector (`shape: []`) and an absent one alike as an empty
+// std::vector, yet real models carry both and a round trip must keep each as
+// it was. So the IR records, per record, which of its empty vector fields
+// were present in the file it was loaded from; the writer writes exactly
+// those as `[]` and omits the other empty ones. A record Graft made itself
+// (not `loaded`) gets what TFLite's converter writes: an empty tensor shape,
+// a signature's inputs and outputs, a subgraph's tensors, inputs, outputs and
+// operators, and the model's operator_codes, subgraphs, buffers and
+// signature_defs are present; every other empty vector is absent.
+struct EmptyVectors {
+  // True for records read from a file: `present` is then the whole truth.
+  bool loaded = false;
+  // Paths of the record's present-but-empty vector fields, sorted: schema
+  // field names, dotted into nested tables and unions, with [i] into vectors
+  // of tables ("shape", "quantization.min", "builtin_options.new_shape").
+  // A listed field that has since been filled is simply written.
+  std::vector<std::string> present;
+};
+
 struct Buffer {
   // The constant bytes (empty when the buffer holds no data).
   Bytes data;
@@ -48,6 +68,9 @@ struct Buffer {
   // the writer also moves buffers out when the flatbuffer would exceed 2 GiB.
   // Bytecode modules are external buffers, so dispatch can use them in place.
   bool external = false;
+  // `data: []` rather than no data field (see EmptyVectors); meaningful only
+  // while `data` is empty.
+  bool empty_data_present = false;
 };
 
 struct Subgraph {
@@ -58,6 +81,14 @@ struct Subgraph {
   std::vector<tfl::OperatorT> ops;
   std::string name;
   int32_t debug_metadata_index = -1;
+
+  // Presence of empty vectors (see EmptyVectors): of the SubGraph table's own
+  // fields, and per tensor and per op, indexed like `tensors` and `ops`. An
+  // id past the end of these vectors is a record Graft made. Passes that
+  // reorder or drop tensors or ops keep them aligned (OutlinePartitions does).
+  EmptyVectors empty_vectors;
+  std::vector<EmptyVectors> tensor_empty_vectors;
+  std::vector<EmptyVectors> op_empty_vectors;
 };
 
 struct Model {
@@ -70,6 +101,11 @@ struct Model {
   std::vector<int32_t> metadata_buffer;
   std::vector<tfl::MetadataT> metadata;
   std::vector<tfl::SignatureDefT> signature_defs;
+
+  // Presence of empty vectors (see EmptyVectors): of the Model table's own
+  // fields, and per signature, indexed like `signature_defs`.
+  EmptyVectors empty_vectors;
+  std::vector<EmptyVectors> signature_empty_vectors;
 
   // The file the model was loaded from, when it was: buffer views point into
   // it. Null for models built in memory.
@@ -107,6 +143,18 @@ bool IsConstantTensor(const Model& model, const tfl::TensorT& tensor);
 uint32_t GetOrAddOperatorCode(Model& model, tfl::BuiltinOperator builtin,
                               absl::string_view custom_code = "",
                               int32_t version = 1);
+
+// The empty vector fields to write as `[]` (sorted paths, see EmptyVectors):
+// the ones captured at load that are still empty, or the converter's for a
+// record Graft made. The writer and CompareModels both go by these.
+std::vector<std::string> PresentEmptyVectors(const Model& model);
+std::vector<std::string> PresentEmptyVectors(const Subgraph& subgraph);
+std::vector<std::string> TensorPresentEmptyVectors(const Subgraph& subgraph,
+                                                   TensorId tensor);
+std::vector<std::string> OpPresentEmptyVectors(const Subgraph& subgraph,
+                                               OpId op);
+std::vector<std::string> SignaturePresentEmptyVectors(const Model& model,
+                                                      size_t signature);
 
 // Appends a buffer holding `data`; returns its id.
 BufferId AddBuffer(Model& model, Bytes data);

@@ -156,6 +156,17 @@ absl::Status CompareSignature(const std::string& where,
   return Differs(where, "a field differs");
 }
 
+// Present-but-empty vector fields (see EmptyVectors): `[]` and absent are
+// different files, so they are different models here.
+absl::Status CompareEmptyVectors(absl::string_view where,
+                                 const std::vector<std::string>& a,
+                                 const std::vector<std::string>& b) {
+  if (a == b) return absl::OkStatus();
+  return Differs(where, absl::StrCat("present empty vectors differ: [",
+                                     absl::StrJoin(a, ","), "] vs [",
+                                     absl::StrJoin(b, ","), "]"));
+}
+
 absl::Status CompareCount(const std::string& what, size_t a, size_t b) {
   if (a == b) return absl::OkStatus();
   return absl::InvalidArgumentError(
@@ -172,18 +183,27 @@ absl::Status CompareSubgraph(size_t s, const Subgraph& a, const Subgraph& b) {
   GRAFT_COMPARE_FIELD(where, a, b, inputs);
   GRAFT_COMPARE_FIELD(where, a, b, outputs);
   GRAFT_COMPARE_FIELD(where, a, b, debug_metadata_index);
+  GRAFT_RETURN_IF_ERROR(CompareEmptyVectors(where, PresentEmptyVectors(a),
+                                            PresentEmptyVectors(b)));
   GRAFT_RETURN_IF_ERROR(CompareCount(absl::StrCat(where, ".tensors"),
                                      a.tensors.size(), b.tensors.size()));
   for (size_t t = 0; t < a.tensors.size(); ++t) {
-    GRAFT_RETURN_IF_ERROR(CompareTensor(
-        Labeled(absl::StrCat(where, ".tensors[", t, "]"), a.tensors[t].name),
-        a.tensors[t], b.tensors[t]));
+    const std::string at =
+        Labeled(absl::StrCat(where, ".tensors[", t, "]"), a.tensors[t].name);
+    GRAFT_RETURN_IF_ERROR(CompareTensor(at, a.tensors[t], b.tensors[t]));
+    const auto id = static_cast<TensorId>(t);
+    GRAFT_RETURN_IF_ERROR(
+        CompareEmptyVectors(at, TensorPresentEmptyVectors(a, id),
+                            TensorPresentEmptyVectors(b, id)));
   }
   GRAFT_RETURN_IF_ERROR(CompareCount(absl::StrCat(where, ".operators"),
                                      a.ops.size(), b.ops.size()));
   for (size_t k = 0; k < a.ops.size(); ++k) {
-    GRAFT_RETURN_IF_ERROR(CompareOp(absl::StrCat(where, ".operators[", k, "]"),
-                                    a.ops[k], b.ops[k]));
+    const std::string at = absl::StrCat(where, ".operators[", k, "]");
+    GRAFT_RETURN_IF_ERROR(CompareOp(at, a.ops[k], b.ops[k]));
+    const auto id = static_cast<OpId>(k);
+    GRAFT_RETURN_IF_ERROR(CompareEmptyVectors(at, OpPresentEmptyVectors(a, id),
+                                              OpPresentEmptyVectors(b, id)));
   }
   return absl::OkStatus();
 }
@@ -193,6 +213,8 @@ absl::Status CompareSubgraph(size_t s, const Subgraph& a, const Subgraph& b) {
 absl::Status CompareModels(const Model& a, const Model& b) {
   GRAFT_COMPARE_FIELD("model", a, b, version);
   GRAFT_COMPARE_FIELD("model", a, b, description);
+  GRAFT_RETURN_IF_ERROR(CompareEmptyVectors("model", PresentEmptyVectors(a),
+                                            PresentEmptyVectors(b)));
   GRAFT_RETURN_IF_ERROR(CompareCount("operator_codes", a.operator_codes.size(),
                                      b.operator_codes.size()));
   for (size_t i = 0; i < a.operator_codes.size(); ++i) {
@@ -213,6 +235,13 @@ absl::Status CompareModels(const Model& a, const Model& b) {
     // of the model's meaning.
     const Bytes& da = a.buffers[i].data;
     const Bytes& db = b.buffers[i].data;
+    if (da.empty() && db.empty() &&
+        a.buffers[i].empty_data_present != b.buffers[i].empty_data_present) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "buffers[", i, "]: data is ",
+          a.buffers[i].empty_data_present ? "[]" : "absent", " vs ",
+          b.buffers[i].empty_data_present ? "[]" : "absent"));
+    }
     if (da.size() != db.size()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "buffers[", i, "]: size differs: ", da.size(), " vs ", db.size()));
@@ -239,10 +268,13 @@ absl::Status CompareModels(const Model& a, const Model& b) {
   GRAFT_RETURN_IF_ERROR(CompareCount("signature_defs", a.signature_defs.size(),
                                      b.signature_defs.size()));
   for (size_t i = 0; i < a.signature_defs.size(); ++i) {
+    const std::string at = Labeled(absl::StrCat("signature_defs[", i, "]"),
+                                   a.signature_defs[i].signature_key);
     GRAFT_RETURN_IF_ERROR(
-        CompareSignature(Labeled(absl::StrCat("signature_defs[", i, "]"),
-                                 a.signature_defs[i].signature_key),
-                         a.signature_defs[i], b.signature_defs[i]));
+        CompareSignature(at, a.signature_defs[i], b.signature_defs[i]));
+    GRAFT_RETURN_IF_ERROR(
+        CompareEmptyVectors(at, SignaturePresentEmptyVectors(a, i),
+                            SignaturePresentEmptyVectors(b, i)));
   }
   return absl::OkStatus();
 }

@@ -7,12 +7,14 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "core/file_util.h"
+#include "core/litert_format.h"
 #include "core/mapped_file.h"
 #include "core/status.h"
 #include "flatbuffers/flatbuffers.h"
@@ -95,6 +97,105 @@ absl::Status CheckTensorUnions(const tfl::TensorT& t, absl::string_view where) {
   return absl::OkStatus();
 }
 
+// Presence of empty vectors (see EmptyVectors in model.h), walked with the
+// schema's mini-reflection tables so every field, nested ones included, is
+// covered without per-field code.
+
+// The table type of a union's value for union type `utype`, or null.
+const flatbuffers::TypeTable* UnionMemberTable(const flatbuffers::TypeTable* ut,
+                                               uint8_t utype) {
+  for (size_t j = 0; j < ut->num_elems; ++j) {
+    int64_t value =
+        ut->values != nullptr ? ut->values[j] : static_cast<int64_t>(j);
+    if (value != utype) continue;
+    const flatbuffers::TypeCode tc = ut->type_codes[j];
+    if (tc.base_type != flatbuffers::ET_SEQUENCE || tc.sequence_ref < 0) {
+      return nullptr;
+    }
+    return ut->type_refs[tc.sequence_ref]();
+  }
+  return nullptr;
+}
+
+// The type table of field `i`'s table (or union), or null for other types.
+const flatbuffers::TypeTable* FieldSequence(const flatbuffers::TypeTable* tt,
+                                            size_t i) {
+  const flatbuffers::TypeCode tc = tt->type_codes[i];
+  if (tc.base_type != flatbuffers::ET_SEQUENCE || tc.sequence_ref < 0) {
+    return nullptr;
+  }
+  return tt->type_refs[tc.sequence_ref]();
+}
+
+flatbuffers::voffset_t FieldOffset(size_t i) {
+  return static_cast<flatbuffers::voffset_t>(
+      flatbuffers::FieldIndexToOffset(static_cast<flatbuffers::voffset_t>(i)));
+}
+
+// The table a union field `i` points at, and its type, when set.
+std::pair<const flatbuffers::Table*, const flatbuffers::TypeTable*> UnionValue(
+    const flatbuffers::Table* t, const flatbuffers::TypeTable* tt, size_t i) {
+  if (i == 0 || tt->type_codes[i - 1].base_type != flatbuffers::ET_UTYPE) {
+    return {nullptr, nullptr};
+  }
+  const auto utype = t->GetField<uint8_t>(FieldOffset(i - 1), 0);
+  const flatbuffers::TypeTable* member =
+      UnionMemberTable(FieldSequence(tt, i), utype);
+  const auto* value = t->GetPointer<const flatbuffers::Table*>(FieldOffset(i));
+  if (member == nullptr || value == nullptr) return {nullptr, nullptr};
+  return {value, member};
+}
+
+// Appends the path of every present-but-empty vector field of `t` (of type
+// `tt`) to `out`; with `nested`, of the tables inside it too.
+void CollectEmptyVectors(const flatbuffers::Table* t,
+                         const flatbuffers::TypeTable* tt,
+                         const std::string& prefix, bool nested,
+                         std::vector<std::string>* out) {
+  for (size_t i = 0; i < tt->num_elems; ++i) {
+    const flatbuffers::TypeCode tc = tt->type_codes[i];
+    const flatbuffers::voffset_t vo = FieldOffset(i);
+    const flatbuffers::TypeTable* seq = FieldSequence(tt, i);
+    const std::string path = absl::StrCat(prefix, tt->names[i]);
+    if (tc.is_repeating) {
+      const auto* vec =
+          t->GetPointer<const flatbuffers::Vector<flatbuffers::uoffset_t>*>(vo);
+      if (vec == nullptr) continue;
+      if (vec->size() == 0) {
+        out->push_back(path);
+      } else if (nested && seq != nullptr && seq->st == flatbuffers::ST_TABLE) {
+        const auto* tables = reinterpret_cast<const flatbuffers::Vector<
+            flatbuffers::Offset<flatbuffers::Table>>*>(vec);
+        for (flatbuffers::uoffset_t k = 0; k < tables->size(); ++k) {
+          CollectEmptyVectors(tables->Get(k), seq,
+                              absl::StrCat(path, "[", k, "]."), nested, out);
+        }
+      }
+    } else if (nested && seq != nullptr && seq->st == flatbuffers::ST_TABLE) {
+      if (const auto* sub = t->GetPointer<const flatbuffers::Table*>(vo)) {
+        CollectEmptyVectors(sub, seq, absl::StrCat(path, "."), nested, out);
+      }
+    } else if (nested && seq != nullptr && seq->st == flatbuffers::ST_UNION) {
+      auto [value, member] = UnionValue(t, tt, i);
+      if (value != nullptr) {
+        CollectEmptyVectors(value, member, absl::StrCat(path, "."), nested,
+                            out);
+      }
+    }
+  }
+}
+
+EmptyVectors CaptureEmptyVectors(const void* table,
+                                 const flatbuffers::TypeTable* tt,
+                                 bool nested) {
+  EmptyVectors ev;
+  ev.loaded = true;
+  CollectEmptyVectors(reinterpret_cast<const flatbuffers::Table*>(table), tt,
+                      "", nested, &ev.present);
+  std::sort(ev.present.begin(), ev.present.end());
+  return ev;
+}
+
 std::vector<int32_t> ToVector(const flatbuffers::Vector<int32_t>* v) {
   if (v == nullptr) return {};
   return std::vector<int32_t>(v->begin(), v->end());
@@ -112,6 +213,7 @@ absl::StatusOr<Model> Convert(const Bytes& image) {
 
   Model model;
   model.version = fb->version();
+  model.empty_vectors = CaptureEmptyVectors(fb, tfl::ModelTypeTable(), false);
   if (const auto* codes = fb->operator_codes()) {
     model.operator_codes.resize(codes->size());
     for (flatbuffers::uoffset_t i = 0; i < codes->size(); ++i) {
@@ -126,10 +228,15 @@ absl::StatusOr<Model> Convert(const Bytes& image) {
           in, tfl::SubGraphTypeTable(), kSubGraphFieldsHandled,
           absl::StrCat("subgraphs[", s, "]")));
       Subgraph& out = model.subgraphs[s];
+      out.empty_vectors =
+          CaptureEmptyVectors(in, tfl::SubGraphTypeTable(), false);
       if (const auto* tensors = in->tensors()) {
         out.tensors.resize(tensors->size());
+        out.tensor_empty_vectors.resize(tensors->size());
         for (flatbuffers::uoffset_t t = 0; t < tensors->size(); ++t) {
           tensors->Get(t)->UnPackTo(&out.tensors[t]);
+          out.tensor_empty_vectors[t] = CaptureEmptyVectors(
+              tensors->Get(t), tfl::TensorTypeTable(), true);
           GRAFT_RETURN_IF_ERROR(CheckTensorUnions(
               out.tensors[t],
               absl::StrCat("subgraphs[", s, "].tensors[", t, "]")));
@@ -139,10 +246,13 @@ absl::StatusOr<Model> Convert(const Bytes& image) {
       out.outputs = ToVector(in->outputs());
       if (const auto* ops = in->operators()) {
         out.ops.resize(ops->size());
+        out.op_empty_vectors.resize(ops->size());
         for (flatbuffers::uoffset_t k = 0; k < ops->size(); ++k) {
           const tfl::Operator* op = ops->Get(k);
           tfl::OperatorT& op_out = out.ops[k];
           op->UnPackTo(&op_out);
+          out.op_empty_vectors[k] =
+              CaptureEmptyVectors(op, tfl::OperatorTypeTable(), true);
           std::string where =
               absl::StrCat("subgraphs[", s, "].operators[", k, "]");
           GRAFT_RETURN_IF_ERROR(CheckUnionKnown(op_out.builtin_options, where,
@@ -180,6 +290,7 @@ absl::StatusOr<Model> Convert(const Bytes& image) {
           CheckHandledFields(in, tfl::BufferTypeTable(), kBufferFieldsHandled,
                              absl::StrCat("buffers[", i, "]")));
       Buffer& out = model.buffers[i];
+      out.empty_data_present = in->data() != nullptr && in->data()->size() == 0;
       // Inline data wins over an offset, as in TFLite. Either way the IR
       // gets a view into the image: weights are never copied.
       if (in->data() != nullptr && in->data()->size() > 0) {
@@ -201,8 +312,11 @@ absl::StatusOr<Model> Convert(const Bytes& image) {
   }
   if (const auto* signatures = fb->signature_defs()) {
     model.signature_defs.resize(signatures->size());
+    model.signature_empty_vectors.resize(signatures->size());
     for (flatbuffers::uoffset_t i = 0; i < signatures->size(); ++i) {
       signatures->Get(i)->UnPackTo(&model.signature_defs[i]);
+      model.signature_empty_vectors[i] = CaptureEmptyVectors(
+          signatures->Get(i), tfl::SignatureDefTypeTable(), true);
     }
   }
   return model;
@@ -259,11 +373,194 @@ absl::Span<const uint8_t> AsSpan(const std::vector<uint8_t>& v) {
   return {v.data(), v.size()};
 }
 
+// Writing present-but-empty vectors. The object API omits every empty
+// vector, so a record with some to keep is packed into a scratch builder and
+// copied into the real one, adding them on the way.
+
+size_t ScalarSize(flatbuffers::ElementaryType type) {
+  switch (type) {
+    case flatbuffers::ET_UTYPE:
+    case flatbuffers::ET_BOOL:
+    case flatbuffers::ET_CHAR:
+    case flatbuffers::ET_UCHAR:
+      return 1;
+    case flatbuffers::ET_SHORT:
+    case flatbuffers::ET_USHORT:
+      return 2;
+    case flatbuffers::ET_INT:
+    case flatbuffers::ET_UINT:
+    case flatbuffers::ET_FLOAT:
+      return 4;
+    case flatbuffers::ET_LONG:
+    case flatbuffers::ET_ULONG:
+    case flatbuffers::ET_DOUBLE:
+      return 8;
+    default:  // ET_STRING, ET_SEQUENCE.
+      return 0;
+  }
+}
+
+flatbuffers::uoffset_t CreateEmptyVector(flatbuffers::FlatBufferBuilder& fbb) {
+  fbb.StartVector(0, sizeof(flatbuffers::uoffset_t));
+  return fbb.EndVector(0);
+}
+
+bool Listed(const std::vector<std::string>& sorted, const std::string& path) {
+  return std::binary_search(sorted.begin(), sorted.end(), path);
+}
+
+// Copies table `t` of type `tt` into `fbb`, each field as it is (present
+// scalars stay present, even at their default), and adds an empty vector
+// for each absent vector field whose path is in `add`. Unimplemented for
+// field types Graft's schema does not use (structs, vectors of unions).
+absl::StatusOr<flatbuffers::uoffset_t> CopyTable(
+    flatbuffers::FlatBufferBuilder& fbb, const flatbuffers::Table* t,
+    const flatbuffers::TypeTable* tt, const std::string& prefix,
+    const std::vector<std::string>& add) {
+  std::vector<flatbuffers::uoffset_t> offsets(tt->num_elems, 0);
+  auto unsupported = [&](size_t i) {
+    return absl::UnimplementedError(absl::StrCat(
+        "cannot copy field '", prefix, tt->names[i], "': unsupported type"));
+  };
+  for (size_t i = 0; i < tt->num_elems; ++i) {
+    const flatbuffers::TypeCode tc = tt->type_codes[i];
+    const auto base = static_cast<flatbuffers::ElementaryType>(tc.base_type);
+    const flatbuffers::voffset_t vo = FieldOffset(i);
+    const flatbuffers::TypeTable* seq = FieldSequence(tt, i);
+    const std::string path = absl::StrCat(prefix, tt->names[i]);
+    if (tc.is_repeating) {
+      const auto* vec = t->GetPointer<const flatbuffers::Vector<uint8_t>*>(vo);
+      if (vec == nullptr) {
+        if (Listed(add, path)) offsets[i] = CreateEmptyVector(fbb);
+        continue;
+      }
+      const size_t n = vec->size();
+      if (base == flatbuffers::ET_STRING) {
+        const auto* strings = reinterpret_cast<const flatbuffers::Vector<
+            flatbuffers::Offset<flatbuffers::String>>*>(vec);
+        std::vector<flatbuffers::Offset<flatbuffers::String>> out(n);
+        for (size_t k = 0; k < n; ++k) {
+          out[k] = fbb.CreateString(
+              strings->Get(static_cast<flatbuffers::uoffset_t>(k)));
+        }
+        offsets[i] = fbb.CreateVector(out).o;
+      } else if (base == flatbuffers::ET_SEQUENCE) {
+        if (seq == nullptr || seq->st != flatbuffers::ST_TABLE) {
+          return unsupported(i);
+        }
+        const auto* tables = reinterpret_cast<const flatbuffers::Vector<
+            flatbuffers::Offset<flatbuffers::Table>>*>(vec);
+        std::vector<flatbuffers::Offset<flatbuffers::Table>> out(n);
+        for (size_t k = 0; k < n; ++k) {
+          GRAFT_ASSIGN_OR_RETURN(
+              out[k].o,
+              CopyTable(fbb,
+                        tables->Get(static_cast<flatbuffers::uoffset_t>(k)),
+                        seq, absl::StrCat(path, "[", k, "]."), add));
+        }
+        offsets[i] = fbb.CreateVector(out).o;
+      } else {
+        const size_t size = ScalarSize(base);
+        if (size == 0) return unsupported(i);
+        fbb.StartVector(n, size);
+        fbb.PushBytes(vec->Data(), n * size);
+        offsets[i] = fbb.EndVector(n);
+      }
+    } else if (base == flatbuffers::ET_STRING) {
+      if (const auto* str = t->GetPointer<const flatbuffers::String*>(vo)) {
+        offsets[i] = fbb.CreateString(str).o;
+      }
+    } else if (base == flatbuffers::ET_SEQUENCE) {
+      if (t->GetPointer<const uint8_t*>(vo) == nullptr) continue;
+      const flatbuffers::Table* sub = nullptr;
+      const flatbuffers::TypeTable* sub_tt = nullptr;
+      if (seq != nullptr && seq->st == flatbuffers::ST_TABLE) {
+        sub = t->GetPointer<const flatbuffers::Table*>(vo);
+        sub_tt = seq;
+      } else if (seq != nullptr && seq->st == flatbuffers::ST_UNION) {
+        std::tie(sub, sub_tt) = UnionValue(t, tt, i);
+      }
+      if (sub == nullptr) return unsupported(i);
+      GRAFT_ASSIGN_OR_RETURN(
+          offsets[i],
+          CopyTable(fbb, sub, sub_tt, absl::StrCat(path, "."), add));
+    }
+  }
+  // Largest fields first, as flatc's builders do, to keep padding small.
+  const flatbuffers::uoffset_t start = fbb.StartTable();
+  for (size_t size : {8, 4, 2, 1}) {
+    for (size_t i = 0; i < tt->num_elems; ++i) {
+      const flatbuffers::voffset_t vo = FieldOffset(i);
+      if (offsets[i] != 0) {
+        if (size == sizeof(flatbuffers::uoffset_t)) {
+          fbb.AddOffset(vo, flatbuffers::Offset<void>(offsets[i]));
+        }
+        continue;
+      }
+      const flatbuffers::TypeCode tc = tt->type_codes[i];
+      if (tc.is_repeating ||
+          ScalarSize(static_cast<flatbuffers::ElementaryType>(tc.base_type)) !=
+              size ||
+          !t->CheckField(vo)) {
+        continue;
+      }
+      switch (size) {
+        case 8:
+          fbb.AddElement<uint64_t>(vo, t->GetField<uint64_t>(vo, 0));
+          break;
+        case 4:
+          fbb.AddElement<uint32_t>(vo, t->GetField<uint32_t>(vo, 0));
+          break;
+        case 2:
+          fbb.AddElement<uint16_t>(vo, t->GetField<uint16_t>(vo, 0));
+          break;
+        default:
+          fbb.AddElement<uint8_t>(vo, t->GetField<uint8_t>(vo, 0));
+          break;
+      }
+    }
+  }
+  return fbb.EndTable(start);
+}
+
+// Packs one record with `pack` (the object API's Create function), keeping
+// the empty vector fields in `present` as `[]`.
+template <typename T, typename Pack>
+absl::StatusOr<flatbuffers::Offset<T>> PackRecord(
+    flatbuffers::FlatBufferBuilder& fbb, const flatbuffers::TypeTable* tt,
+    const std::vector<std::string>& present, Pack pack) {
+  if (present.empty()) return pack(fbb);
+  flatbuffers::FlatBufferBuilder scratch;
+  scratch.Finish(pack(scratch));
+  GRAFT_ASSIGN_OR_RETURN(flatbuffers::uoffset_t copy,
+                         CopyTable(fbb,
+                                   flatbuffers::GetRoot<flatbuffers::Table>(
+                                       scratch.GetBufferPointer()),
+                                   tt, "", present));
+  return flatbuffers::Offset<T>(copy);
+}
+
+// Empty vectors for the fields of a Model or SubGraph table past the ones
+// the IR carries (index >= `handled`) that `present` lists: the loader
+// accepts those only when empty, and keeps whether they were there.
+std::vector<std::pair<flatbuffers::voffset_t, flatbuffers::uoffset_t>>
+UnhandledEmptyVectors(flatbuffers::FlatBufferBuilder& fbb,
+                      const flatbuffers::TypeTable* tt, size_t handled,
+                      const std::vector<std::string>& present) {
+  std::vector<std::pair<flatbuffers::voffset_t, flatbuffers::uoffset_t>> out;
+  for (size_t i = handled; i < tt->num_elems; ++i) {
+    if (tt->type_codes[i].is_repeating && Listed(present, tt->names[i])) {
+      out.push_back({FieldOffset(i), CreateEmptyVector(fbb)});
+    }
+  }
+  return out;
+}
+
 // Builds the flatbuffer for `placement`, with placeholder offsets; returns
 // the blobs to store after it, in file order, without file offsets yet.
-void BuildFlatbuffer(const Model& model, const Placement& placement,
-                     flatbuffers::FlatBufferBuilder& fbb,
-                     std::vector<Blob>* blobs) {
+absl::Status BuildFlatbuffer(const Model& model, const Placement& placement,
+                             flatbuffers::FlatBufferBuilder& fbb,
+                             std::vector<Blob>* blobs) {
   std::vector<Blob> buffer_blobs;
   std::vector<Blob> custom_blobs;
 
@@ -275,7 +572,11 @@ void BuildFlatbuffer(const Model& model, const Placement& placement,
   for (size_t i = 0; i < model.buffers.size(); ++i) {
     const Bytes& data = model.buffers[i].data;
     if (data.empty()) {
+      const flatbuffers::uoffset_t empty =
+          model.buffers[i].empty_data_present ? CreateEmptyVector(fbb) : 0;
       tfl::BufferBuilder b(fbb);
+      if (empty != 0)
+        b.add_data(flatbuffers::Offset<flatbuffers::Vector<uint8_t>>(empty));
       buffers.push_back(b.Finish());
     } else if (placement.buffer_outside[i]) {
       tfl::BufferBuilder b(fbb);
@@ -310,8 +611,16 @@ void BuildFlatbuffer(const Model& model, const Placement& placement,
     const Subgraph& sg = model.subgraphs[s];
     std::vector<flatbuffers::Offset<tfl::Tensor>> tensors;
     tensors.reserve(sg.tensors.size());
-    for (const tfl::TensorT& tensor : sg.tensors) {
-      tensors.push_back(tfl::CreateTensor(fbb, &tensor));
+    for (size_t t = 0; t < sg.tensors.size(); ++t) {
+      GRAFT_ASSIGN_OR_RETURN(
+          auto tensor,
+          PackRecord<tfl::Tensor>(
+              fbb, tfl::TensorTypeTable(),
+              TensorPresentEmptyVectors(sg, static_cast<TensorId>(t)),
+              [&](flatbuffers::FlatBufferBuilder& b) {
+                return tfl::CreateTensor(b, &sg.tensors[t]);
+              }));
+      tensors.push_back(tensor);
     }
     auto tensors_vec = fbb.CreateVector(tensors);
     std::vector<flatbuffers::Offset<tfl::Operator>> ops;
@@ -319,9 +628,19 @@ void BuildFlatbuffer(const Model& model, const Placement& placement,
     for (size_t k = 0; k < sg.ops.size(); ++k) {
       const tfl::OperatorT& op = sg.ops[k];
       bool outside = placement.custom_outside[s][k];
+      std::vector<std::string> present =
+          OpPresentEmptyVectors(sg, static_cast<OpId>(k));
+      auto pack = [&](const tfl::OperatorT& packed) {
+        return PackRecord<tfl::Operator>(
+            fbb, tfl::OperatorTypeTable(), present,
+            [&](flatbuffers::FlatBufferBuilder& b) {
+              return tfl::CreateOperator(b, &packed);
+            });
+      };
       if (!outside && op.large_custom_options_offset == 0 &&
           op.large_custom_options_size == 0) {
-        ops.push_back(tfl::CreateOperator(fbb, &op));
+        GRAFT_ASSIGN_OR_RETURN(auto packed, pack(op));
+        ops.push_back(packed);
         continue;
       }
       // Rare: the options go outside, or the IR carries stale large-option
@@ -334,8 +653,13 @@ void BuildFlatbuffer(const Model& model, const Placement& placement,
         copy.custom_options.shrink_to_fit();
         copy.large_custom_options_offset = kPlaceholderOffset;
         copy.large_custom_options_size = op.custom_options.size();
+        // The options are elsewhere, not empty.
+        present.erase(
+            std::remove(present.begin(), present.end(), "custom_options"),
+            present.end());
       }
-      ops.push_back(tfl::CreateOperator(fbb, &copy));
+      GRAFT_ASSIGN_OR_RETURN(auto packed, pack(copy));
+      ops.push_back(packed);
       if (outside) {
         custom_blobs.push_back(
             Blob{AsSpan(op.custom_options), 0, ops.back().o,
@@ -347,27 +671,43 @@ void BuildFlatbuffer(const Model& model, const Placement& placement,
     auto inputs_vec = fbb.CreateVector(sg.inputs);
     auto outputs_vec = fbb.CreateVector(sg.outputs);
     auto name = sg.name.empty() ? 0 : fbb.CreateString(sg.name);
-    // tensors, inputs, outputs and operators are written even when empty:
-    // TFLite's interpreter rejects a subgraph without them.
+    // Empty vectors only where present (for a subgraph Graft made: all four,
+    // as TFLite's interpreter rejects a subgraph without them).
+    const std::vector<std::string> present = PresentEmptyVectors(sg);
+    auto keep = [&](bool empty, const char* field) {
+      return !empty || Listed(present, field);
+    };
+    const auto unhandled = UnhandledEmptyVectors(
+        fbb, tfl::SubGraphTypeTable(), kSubGraphFieldsHandled, present);
     tfl::SubGraphBuilder b(fbb);
-    b.add_tensors(tensors_vec);
-    b.add_inputs(inputs_vec);
-    b.add_outputs(outputs_vec);
-    b.add_operators(ops_vec);
+    if (keep(sg.tensors.empty(), "tensors")) b.add_tensors(tensors_vec);
+    if (keep(sg.inputs.empty(), "inputs")) b.add_inputs(inputs_vec);
+    if (keep(sg.outputs.empty(), "outputs")) b.add_outputs(outputs_vec);
+    if (keep(sg.ops.empty(), "operators")) b.add_operators(ops_vec);
     if (!name.IsNull()) b.add_name(name);
     b.add_debug_metadata_index(sg.debug_metadata_index);
+    for (const auto& [field, vec] : unhandled) {
+      fbb.AddOffset(field, flatbuffers::Offset<void>(vec));
+    }
     subgraphs.push_back(b.Finish());
   }
   auto subgraphs_vec = fbb.CreateVector(subgraphs);
 
+  // Empty vectors only where present (for a model Graft made: what TFLite's
+  // converter writes; older readers dereference operator_codes, subgraphs
+  // and buffers unchecked).
+  const std::vector<std::string> present = PresentEmptyVectors(model);
+  auto keep = [&](bool empty, const char* field) {
+    return !empty || Listed(present, field);
+  };
   auto description =
       model.description.empty() ? 0 : fbb.CreateString(model.description);
-  auto metadata_buffer = model.metadata_buffer.empty()
-                             ? 0
-                             : fbb.CreateVector(model.metadata_buffer);
+  auto metadata_buffer = keep(model.metadata_buffer.empty(), "metadata_buffer")
+                             ? fbb.CreateVector(model.metadata_buffer)
+                             : 0;
   flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<tfl::Metadata>>>
       metadata_vec = 0;
-  if (!model.metadata.empty()) {
+  if (keep(model.metadata.empty(), "metadata")) {
     std::vector<flatbuffers::Offset<tfl::Metadata>> metadata;
     for (const tfl::MetadataT& m : model.metadata) {
       metadata.push_back(tfl::CreateMetadata(fbb, &m));
@@ -377,30 +717,46 @@ void BuildFlatbuffer(const Model& model, const Placement& placement,
   flatbuffers::Offset<
       flatbuffers::Vector<flatbuffers::Offset<tfl::SignatureDef>>>
       signatures_vec = 0;
-  if (!model.signature_defs.empty()) {
+  if (keep(model.signature_defs.empty(), "signature_defs")) {
     std::vector<flatbuffers::Offset<tfl::SignatureDef>> signatures;
-    for (const tfl::SignatureDefT& sig : model.signature_defs) {
-      signatures.push_back(tfl::CreateSignatureDef(fbb, &sig));
+    for (size_t i = 0; i < model.signature_defs.size(); ++i) {
+      GRAFT_ASSIGN_OR_RETURN(
+          auto sig,
+          PackRecord<tfl::SignatureDef>(fbb, tfl::SignatureDefTypeTable(),
+                                        SignaturePresentEmptyVectors(model, i),
+                                        [&](flatbuffers::FlatBufferBuilder& b) {
+                                          return tfl::CreateSignatureDef(
+                                              b, &model.signature_defs[i]);
+                                        }));
+      signatures.push_back(sig);
     }
     signatures_vec = fbb.CreateVector(signatures);
   }
+  const auto unhandled = UnhandledEmptyVectors(fbb, tfl::ModelTypeTable(),
+                                               kModelFieldsHandled, present);
 
   tfl::ModelBuilder b(fbb);
   b.add_version(model.version);
-  // operator_codes, subgraphs and buffers are written even when empty, as
-  // TFLite's converter does; older readers dereference them unchecked.
-  b.add_operator_codes(codes_vec);
-  b.add_subgraphs(subgraphs_vec);
+  if (keep(model.operator_codes.empty(), "operator_codes")) {
+    b.add_operator_codes(codes_vec);
+  }
+  if (keep(model.subgraphs.empty(), "subgraphs")) {
+    b.add_subgraphs(subgraphs_vec);
+  }
   if (!description.IsNull()) b.add_description(description);
-  b.add_buffers(buffers_vec);
+  if (keep(model.buffers.empty(), "buffers")) b.add_buffers(buffers_vec);
   if (!metadata_buffer.IsNull()) b.add_metadata_buffer(metadata_buffer);
   if (!metadata_vec.IsNull()) b.add_metadata(metadata_vec);
   if (!signatures_vec.IsNull()) b.add_signature_defs(signatures_vec);
+  for (const auto& [field, vec] : unhandled) {
+    fbb.AddOffset(field, flatbuffers::Offset<void>(vec));
+  }
   fbb.Finish(b.Finish(), tfl::ModelIdentifier());
 
   blobs->clear();
   blobs->insert(blobs->end(), buffer_blobs.begin(), buffer_blobs.end());
   blobs->insert(blobs->end(), custom_blobs.begin(), custom_blobs.end());
+  return absl::OkStatus();
 }
 
 Placement InitialPlacement(const Model& model) {
@@ -462,9 +818,10 @@ absl::StatusOr<Image> LayOut(const Model& model, const SaveOptions& options) {
     }
   }
 
+  absl::Status built;
   auto build = [&](const Placement& p, size_t initial_size, Image* image) {
     flatbuffers::FlatBufferBuilder fbb(std::max<size_t>(initial_size, 1024));
-    BuildFlatbuffer(model, p, fbb, &image->blobs);
+    built.Update(BuildFlatbuffer(model, p, fbb, &image->blobs));
     return fbb;
   };
 
@@ -475,6 +832,7 @@ absl::StatusOr<Image> LayOut(const Model& model, const SaveOptions& options) {
   bool fits = false;
   if (inline_data < limit / 2) {
     fbb = build(placement, static_cast<size_t>(inline_data) + 4096, &image);
+    GRAFT_RETURN_IF_ERROR(built);
     fits = fbb.GetSize() <= limit;
   }
   if (!fits) {
@@ -485,6 +843,7 @@ absl::StatusOr<Image> LayOut(const Model& model, const SaveOptions& options) {
     }
     Image measure;
     uint64_t structure = build(skeleton, 0, &measure).GetSize();
+    GRAFT_RETURN_IF_ERROR(built);
     if (structure > limit) {
       return absl::ResourceExhaustedError(absl::StrCat(
           "the model's structure (", structure,
@@ -509,6 +868,7 @@ absl::StatusOr<Image> LayOut(const Model& model, const SaveOptions& options) {
     }
     fbb =
         build(placement, static_cast<size_t>(structure + inline_data), &image);
+    GRAFT_RETURN_IF_ERROR(built);
     if (fbb.GetSize() > limit) {
       return absl::InternalError(absl::StrCat(
           "flatbuffer of ", fbb.GetSize(), " bytes exceeds the limit of ",
@@ -533,6 +893,8 @@ absl::StatusOr<Image> LayOut(const Model& model, const SaveOptions& options) {
     }
   }
   image.size = pos;
+  // LiteRT's DISPATCH_OP names its bytecode by file offset, known only now.
+  GRAFT_RETURN_IF_ERROR(ResolveLiteRtBytecodeOffsets(model, base));
   image.flatbuffer = fbb.Release();
   return image;
 }

@@ -496,6 +496,211 @@ TEST(ModelIoTest, CompareNamesTheDifference) {
   EXPECT_TRUE(CompareModels(a, f).ok());
 }
 
+// Present-but-empty vectors against absent ones. PresenceModel writes, with
+// the flatbuffers builder directly, a model whose every empty vector field
+// of interest is present (`[]`) or, with present = false, absent: a scalar
+// tensor, an op with builtin options, a signature, a data-less buffer.
+std::vector<uint8_t> PresenceModel(bool present, bool with_signature) {
+  flatbuffers::FlatBufferBuilder fbb;
+  auto ints = [&]() -> flatbuffers::Offset<flatbuffers::Vector<int32_t>> {
+    return present ? fbb.CreateVector(std::vector<int32_t>{}) : 0;
+  };
+  auto bytes = [&]() -> flatbuffers::Offset<flatbuffers::Vector<uint8_t>> {
+    return present ? fbb.CreateVector(std::vector<uint8_t>{}) : 0;
+  };
+  auto floats = [&]() -> flatbuffers::Offset<flatbuffers::Vector<float>> {
+    return present ? fbb.CreateVector(std::vector<float>{}) : 0;
+  };
+  std::vector<flatbuffers::Offset<tfl::Buffer>> buffers = {
+      tfl::CreateBuffer(fbb), tfl::CreateBuffer(fbb, bytes())};
+  auto quant = tfl::CreateQuantizationParameters(fbb, floats(), floats());
+  std::vector<flatbuffers::Offset<tfl::Tensor>> tensors = {
+      tfl::CreateTensor(fbb, ints(), tfl::TensorType_FLOAT32, 0,
+                        fbb.CreateString("s"), quant, false, 0, ints())};
+  auto reshape = tfl::CreateReshapeOptions(fbb, ints());
+  std::vector<flatbuffers::Offset<tfl::Operator>> ops = {tfl::CreateOperator(
+      fbb, 0, ints(), ints(), tfl::BuiltinOptions_ReshapeOptions,
+      reshape.Union(), bytes(), tfl::CustomOptionsFormat_FLEXBUFFERS,
+      present ? fbb.CreateVector(std::vector<uint8_t>{}) : 0, ints())};
+  std::vector<flatbuffers::Offset<tfl::SubGraph>> subgraphs = {
+      tfl::CreateSubGraph(fbb, fbb.CreateVector(tensors), ints(), ints(),
+                          fbb.CreateVector(ops))};
+  std::vector<flatbuffers::Offset<tfl::OperatorCode>> codes = {
+      tfl::CreateOperatorCode(fbb, tfl::BuiltinOperator_RESHAPE, 0, 1,
+                              tfl::BuiltinOperator_RESHAPE)};
+  flatbuffers::Offset<
+      flatbuffers::Vector<flatbuffers::Offset<tfl::SignatureDef>>>
+      signatures = 0;
+  if (with_signature) {
+    std::vector<flatbuffers::Offset<tfl::SignatureDef>> sigs = {
+        tfl::CreateSignatureDef(
+            fbb,
+            present ? fbb.CreateVector(
+                          std::vector<flatbuffers::Offset<tfl::TensorMap>>{})
+                    : 0,
+            present ? fbb.CreateVector(
+                          std::vector<flatbuffers::Offset<tfl::TensorMap>>{})
+                    : 0,
+            fbb.CreateString("serving_default"), 0)};
+    signatures = fbb.CreateVector(sigs);
+  } else if (present) {
+    signatures =
+        fbb.CreateVector(std::vector<flatbuffers::Offset<tfl::SignatureDef>>{});
+  }
+  auto metadata =
+      present
+          ? fbb.CreateVector(std::vector<flatbuffers::Offset<tfl::Metadata>>{})
+          : 0;
+  fbb.Finish(tfl::CreateModel(
+                 fbb, 3, fbb.CreateVector(codes), fbb.CreateVector(subgraphs),
+                 0, fbb.CreateVector(buffers), ints(), metadata, signatures),
+             tfl::ModelIdentifier());
+  return std::vector<uint8_t>(fbb.GetBufferPointer(),
+                              fbb.GetBufferPointer() + fbb.GetSize());
+}
+
+// Loads `image`, serializes the IR and returns the new image.
+std::vector<uint8_t> Resave(const std::vector<uint8_t>& image) {
+  auto loaded = LoadModelFromBytes(Bytes::Copy(absl::MakeConstSpan(image)),
+                                   "presence.tflite");
+  EXPECT_TRUE(loaded.ok()) << loaded.status();
+  if (!loaded.ok()) return {};
+  auto out = SerializeModel(*loaded);
+  EXPECT_TRUE(out.ok()) << out.status();
+  return out.ok() ? *out : std::vector<uint8_t>{};
+}
+
+// "[]" for a present empty vector, "absent", or "n elements".
+template <typename V>
+std::string State(const V* v) {
+  if (v == nullptr) return "absent";
+  return v->size() == 0 ? "[]" : absl::StrCat(v->size(), " elements");
+}
+
+const tfl::SubGraph* FirstSubgraph(const std::vector<uint8_t>& image) {
+  return tfl::GetModel(image.data())->subgraphs()->Get(0);
+}
+
+TEST(EmptyVectorsTest, TensorFieldsKeepPresence) {
+  for (bool present : {true, false}) {
+    SCOPED_TRACE(present ? "present" : "absent");
+    const std::string want = present ? "[]" : "absent";
+    std::vector<uint8_t> out = Resave(PresenceModel(present, false));
+    ASSERT_FALSE(out.empty());
+    const tfl::Tensor* t = FirstSubgraph(out)->tensors()->Get(0);
+    EXPECT_EQ(State(t->shape()), want);
+    EXPECT_EQ(State(t->shape_signature()), want);
+    ASSERT_NE(t->quantization(), nullptr);
+    EXPECT_EQ(State(t->quantization()->min()), want);
+    EXPECT_EQ(State(t->quantization()->max()), want);
+    EXPECT_EQ(State(t->quantization()->scale()), "absent");
+  }
+}
+
+TEST(EmptyVectorsTest, OperatorFieldsKeepPresence) {
+  for (bool present : {true, false}) {
+    SCOPED_TRACE(present ? "present" : "absent");
+    const std::string want = present ? "[]" : "absent";
+    std::vector<uint8_t> out = Resave(PresenceModel(present, false));
+    ASSERT_FALSE(out.empty());
+    const tfl::Operator* op = FirstSubgraph(out)->operators()->Get(0);
+    EXPECT_EQ(State(op->inputs()), want);
+    EXPECT_EQ(State(op->outputs()), want);
+    EXPECT_EQ(State(op->custom_options()), want);
+    EXPECT_EQ(State(op->mutating_variable_inputs()), want);
+    EXPECT_EQ(State(op->intermediates()), want);
+    ASSERT_NE(op->builtin_options_as_ReshapeOptions(), nullptr);
+    EXPECT_EQ(State(op->builtin_options_as_ReshapeOptions()->new_shape()),
+              want);
+  }
+}
+
+TEST(EmptyVectorsTest, ModelSubgraphAndBufferFieldsKeepPresence) {
+  for (bool present : {true, false}) {
+    SCOPED_TRACE(present ? "present" : "absent");
+    const std::string want = present ? "[]" : "absent";
+    std::vector<uint8_t> out = Resave(PresenceModel(present, false));
+    ASSERT_FALSE(out.empty());
+    const tfl::Model* m = tfl::GetModel(out.data());
+    EXPECT_EQ(State(m->signature_defs()), want);
+    EXPECT_EQ(State(m->metadata()), want);
+    EXPECT_EQ(State(m->metadata_buffer()), want);
+    EXPECT_EQ(State(m->buffers()->Get(1)->data()), want);
+    EXPECT_EQ(State(m->buffers()->Get(0)->data()), "absent");
+    EXPECT_EQ(State(FirstSubgraph(out)->inputs()), want);
+    EXPECT_EQ(State(FirstSubgraph(out)->outputs()), want);
+  }
+}
+
+TEST(EmptyVectorsTest, SignatureFieldsKeepPresence) {
+  for (bool present : {true, false}) {
+    SCOPED_TRACE(present ? "present" : "absent");
+    const std::string want = present ? "[]" : "absent";
+    std::vector<uint8_t> out = Resave(PresenceModel(present, true));
+    ASSERT_FALSE(out.empty());
+    const tfl::SignatureDef* sig =
+        tfl::GetModel(out.data())->signature_defs()->Get(0);
+    EXPECT_EQ(State(sig->inputs()), want);
+    EXPECT_EQ(State(sig->outputs()), want);
+    EXPECT_EQ(sig->signature_key()->str(), "serving_default");
+  }
+}
+
+TEST(EmptyVectorsTest, ResavingIsAFixedPoint) {
+  for (bool present : {true, false}) {
+    std::vector<uint8_t> once = Resave(PresenceModel(present, true));
+    EXPECT_EQ(Resave(once), once);
+  }
+}
+
+TEST(EmptyVectorsTest, CompareTellsEmptyFromAbsent) {
+  auto with = LoadModelFromBytes(Bytes::Own(PresenceModel(true, true)), "with");
+  auto without =
+      LoadModelFromBytes(Bytes::Own(PresenceModel(false, true)), "without");
+  ASSERT_TRUE(with.ok() && without.ok());
+  absl::Status s = CompareModels(*with, *without);
+  EXPECT_TRUE(Contains(s.message(), "present empty vectors differ")) << s;
+
+  // Field by field: one difference at a time is found and located.
+  Model a = *LoadModelFromBytes(Bytes::Own(PresenceModel(true, true)), "a");
+  Model b = *LoadModelFromBytes(Bytes::Own(PresenceModel(true, true)), "b");
+  ASSERT_TRUE(CompareModels(a, b).ok()) << CompareModels(a, b);
+  b.subgraphs[0].tensor_empty_vectors[0].present = {"quantization.max",
+                                                    "quantization.min"};
+  EXPECT_TRUE(Contains(CompareModels(a, b).message(),
+                       "subgraphs[0].tensors[0] (\"s\"): present empty "
+                       "vectors differ: [quantization.max,quantization.min,"
+                       "shape,shape_signature] vs "
+                       "[quantization.max,quantization.min]"));
+  b = *LoadModelFromBytes(Bytes::Own(PresenceModel(true, true)), "b");
+  b.buffers[1].empty_data_present = false;
+  EXPECT_TRUE(Contains(CompareModels(a, b).message(),
+                       "buffers[1]: data is [] vs absent"));
+}
+
+// Records Graft makes get what TFLite's converter writes: a scalar's
+// `shape: []`, the model's `signature_defs: []`; other empty vectors absent.
+TEST(EmptyVectorsTest, NewRecordsGetTheConvertersPresence) {
+  Model m = SmallModel();
+  m.signature_defs.clear();
+  m.subgraphs[0].tensors[1].shape.clear();
+  m.subgraphs[0].tensors[1].buffer = 0;
+  auto image = SerializeModel(m);
+  ASSERT_TRUE(image.ok()) << image.status();
+  const tfl::Model* fb = tfl::GetModel(image->data());
+  EXPECT_EQ(State(fb->signature_defs()), "[]");
+  EXPECT_EQ(State(fb->metadata_buffer()), "absent");
+  const tfl::Tensor* w = fb->subgraphs()->Get(0)->tensors()->Get(1);
+  EXPECT_EQ(State(w->shape()), "[]");
+  EXPECT_EQ(State(w->shape_signature()), "absent");
+  EXPECT_EQ(
+      State(fb->subgraphs()->Get(0)->operators()->Get(0)->intermediates()),
+      "absent");
+  auto loaded = LoadModelFromBytes(ToBytes(*image), "mem");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_TRUE(CompareModels(m, *loaded).ok()) << CompareModels(m, *loaded);
+}
+
 // Fields of the Model, SubGraph and Buffer tables the IR has no place for
 // must not be dropped silently.
 TEST(ModelIoTest, RefusesModelFieldsTheIrCannotCarry) {

@@ -51,6 +51,10 @@ Subgraph BuildOutlined(const Model& model, const Subgraph& src,
     if (!inserted) return it->second;
     const TensorId id = it->second;
     out.tensors.push_back(src.tensors[t]);
+    if (static_cast<size_t>(t) < src.tensor_empty_vectors.size()) {
+      out.tensor_empty_vectors.resize(id + 1);
+      out.tensor_empty_vectors[id] = src.tensor_empty_vectors[t];
+    }
     tfl::TensorT copy = src.tensors[t];
     ForEachQuantizationRef(copy, [&](int32_t& ref) { ref = map_tensor(ref); });
     out.tensors[id] = std::move(copy);
@@ -81,6 +85,10 @@ Subgraph BuildOutlined(const Model& model, const Subgraph& src,
     for (TensorId& t : moved.inputs) t = map_tensor(t);
     for (TensorId& t : moved.outputs) t = map_tensor(t);
     for (TensorId& t : moved.intermediates) t = map_tensor(t);
+    if (static_cast<size_t>(op) < src.op_empty_vectors.size()) {
+      out.op_empty_vectors.resize(out.ops.size() + 1);
+      out.op_empty_vectors.back() = src.op_empty_vectors[op];
+    }
     out.ops.push_back(std::move(moved));
   }
   for (TensorId t : outputs) out.outputs.push_back(map_tensor(t));
@@ -227,10 +235,17 @@ absl::StatusOr<std::vector<OutlinedPartition>> OutlinePartitions(
   Subgraph& dst = model.subgraphs[source];
   std::vector<tfl::OperatorT> new_ops;
   new_ops.reserve(order.size());
+  // Presence of empty vectors follows each op and tensor (see EmptyVectors);
+  // call ops are Graft's own and get the defaults.
+  std::vector<EmptyVectors> new_op_empty_vectors(order.size());
   std::vector<OutlinedPartition> result(partitions.size());
   for (int32_t i : order) {
     const Item& it = items[i];
     if (it.kept_op >= 0) {
+      if (static_cast<size_t>(it.kept_op) < dst.op_empty_vectors.size()) {
+        new_op_empty_vectors[new_ops.size()] =
+            std::move(dst.op_empty_vectors[it.kept_op]);
+      }
       new_ops.push_back(std::move(dst.ops[it.kept_op]));
     } else {
       int32_t p = ~it.kept_op;
@@ -240,6 +255,7 @@ absl::StatusOr<std::vector<OutlinedPartition>> OutlinePartitions(
     }
   }
   dst.ops = std::move(new_ops);
+  dst.op_empty_vectors = std::move(new_op_empty_vectors);
 
   // Drop tensors nothing in `source` refers to any more; renumber the rest.
   std::vector<bool> used(num_tensors, false);
@@ -268,12 +284,18 @@ absl::StatusOr<std::vector<OutlinedPartition>> OutlinePartitions(
   }
   std::vector<int32_t> remap(num_tensors, -1);
   std::vector<tfl::TensorT> kept;
+  std::vector<EmptyVectors> kept_empty_vectors;
   for (size_t t = 0; t < num_tensors; ++t) {
     if (!used[t]) continue;
     remap[t] = static_cast<int32_t>(kept.size());
     kept.push_back(std::move(dst.tensors[t]));
+    kept_empty_vectors.emplace_back();
+    if (t < dst.tensor_empty_vectors.size()) {
+      kept_empty_vectors.back() = std::move(dst.tensor_empty_vectors[t]);
+    }
   }
   dst.tensors = std::move(kept);
+  dst.tensor_empty_vectors = std::move(kept_empty_vectors);
   for (tfl::TensorT& t : dst.tensors) {
     ForEachQuantizationRef(t, [&](int32_t& ref) {
       if (ref >= 0 && static_cast<size_t>(ref) < num_tensors) ref = remap[ref];

@@ -1,7 +1,10 @@
 // Every real .tflite model of the third-party corpus loads, verifies and
 // round-trips through the writer without losing a field: once with its
 // buffers inline, once with every buffer stored after the flatbuffer, and
-// once with a size limit that forces the largest buffers out.
+// once with a size limit that forces the largest buffers out. Every vector
+// field, nested ones included, keeps its presence: one present but empty
+// (`shape: []`) stays `[]`, one absent stays absent (checked on the
+// flatbuffers themselves, through the schema's mini-reflection tables).
 //
 // Models are found by walking the corpus for *.tflite and *.bin files that
 // carry the "TFL3" identifier (bytes 4..8); catalog.json lists the same set
@@ -20,6 +23,8 @@
 #include "core/model.h"
 #include "core/model_io.h"
 #include "core/test_support.h"
+#include "flatbuffers/flatbuffers.h"
+#include "flatbuffers/minireflect.h"
 #include "gtest/gtest.h"
 
 namespace graft {
@@ -74,6 +79,75 @@ const std::vector<CorpusModel>& Models() {
   return *models;
 }
 
+// Checks that no vector field of table `a` (type `tt`) at `path` is absent
+// where the same field of `b` is present but empty, or the reverse. Data
+// may move between a vector and storage after the flatbuffer (buffers,
+// large custom options), so absent against non-empty is no error.
+void ExpectSameEmptyVectors(const flatbuffers::Table* a,
+                            const flatbuffers::Table* b,
+                            const flatbuffers::TypeTable* tt,
+                            const std::string& path) {
+  for (size_t i = 0; i < tt->num_elems; ++i) {
+    const flatbuffers::TypeCode tc = tt->type_codes[i];
+    const auto vo =
+        static_cast<flatbuffers::voffset_t>(flatbuffers::FieldIndexToOffset(
+            static_cast<flatbuffers::voffset_t>(i)));
+    const flatbuffers::TypeTable* seq =
+        tc.sequence_ref >= 0 && tc.base_type == flatbuffers::ET_SEQUENCE
+            ? tt->type_refs[tc.sequence_ref]()
+            : nullptr;
+    const std::string field = absl::StrCat(path, ".", tt->names[i]);
+    if (tc.is_repeating) {
+      const auto* va = a->GetPointer<const flatbuffers::Vector<uint8_t>*>(vo);
+      const auto* vb = b->GetPointer<const flatbuffers::Vector<uint8_t>*>(vo);
+      EXPECT_FALSE(va == nullptr && vb != nullptr && vb->size() == 0)
+          << field << ": absent, written as []";
+      EXPECT_FALSE(vb == nullptr && va != nullptr && va->size() == 0)
+          << field << ": [], written as absent";
+      if (va == nullptr || vb == nullptr || seq == nullptr ||
+          seq->st != flatbuffers::ST_TABLE || va->size() != vb->size()) {
+        continue;
+      }
+      using Tables =
+          flatbuffers::Vector<flatbuffers::Offset<flatbuffers::Table>>;
+      const auto* ta = reinterpret_cast<const Tables*>(va);
+      const auto* tb = reinterpret_cast<const Tables*>(vb);
+      for (flatbuffers::uoffset_t k = 0; k < ta->size(); ++k) {
+        ExpectSameEmptyVectors(ta->Get(k), tb->Get(k), seq,
+                               absl::StrCat(field, "[", k, "]"));
+      }
+    } else if (seq != nullptr && (seq->st == flatbuffers::ST_TABLE ||
+                                  seq->st == flatbuffers::ST_UNION)) {
+      const auto* sa = a->GetPointer<const flatbuffers::Table*>(vo);
+      const auto* sb = b->GetPointer<const flatbuffers::Table*>(vo);
+      if (sa == nullptr || sb == nullptr) continue;
+      const flatbuffers::TypeTable* sub = seq;
+      if (seq->st == flatbuffers::ST_UNION) {
+        // The union's type is the field before; same on both sides (the
+        // object comparison checks that).
+        const auto utype = a->GetField<uint8_t>(vo - 2, 0);
+        sub = nullptr;
+        for (size_t j = 0; j < seq->num_elems; ++j) {
+          const int64_t v = seq->values ? seq->values[j] : int64_t(j);
+          if (v == utype && seq->type_codes[j].sequence_ref >= 0) {
+            sub = seq->type_refs[seq->type_codes[j].sequence_ref]();
+          }
+        }
+        if (sub == nullptr) continue;
+      }
+      ExpectSameEmptyVectors(sa, sb, sub, field);
+    }
+  }
+}
+
+void ExpectSameEmptyVectors(absl::Span<const uint8_t> a,
+                            absl::Span<const uint8_t> b) {
+  ExpectSameEmptyVectors(
+      reinterpret_cast<const flatbuffers::Table*>(tfl::GetModel(a.data())),
+      reinterpret_cast<const flatbuffers::Table*>(tfl::GetModel(b.data())),
+      tfl::ModelTypeTable(), "model");
+}
+
 class CorpusRoundTripTest : public ::testing::TestWithParam<CorpusModel> {};
 
 void ExpectRoundTrip(const Model& model, const SaveOptions& options,
@@ -83,6 +157,9 @@ void ExpectRoundTrip(const Model& model, const SaveOptions& options,
   ASSERT_TRUE(reloaded.ok()) << reloaded.status();
   absl::Status same = CompareModels(model, *reloaded);
   EXPECT_TRUE(same.ok()) << same;
+  if (model.file != nullptr) {
+    ExpectSameEmptyVectors(model.file->span(), reloaded->file->span());
+  }
   for (size_t i = 0; i < reloaded->buffers.size(); ++i) {
     const Buffer& b = reloaded->buffers[i];
     if (b.data.empty()) continue;
@@ -114,6 +191,7 @@ TEST_P(CorpusRoundTripTest, LoadsAndRoundTrips) {
   ASSERT_TRUE(reloaded.ok()) << reloaded.status();
   absl::Status same = CompareModels(model, *reloaded);
   EXPECT_TRUE(same.ok()) << same;
+  ExpectSameEmptyVectors(model.file->span(), *image);
   // A fixed point: what we wrote re-serializes to the same bytes.
   auto image2 = SerializeModel(*reloaded);
   ASSERT_TRUE(image2.ok());
