@@ -84,11 +84,11 @@ absl::StatusOr<LiteRtRankedTensorType> RankedType(const Tensor& t) {
     return absl::UnimplementedError(absl::StrFormat(
         "rank %d is over LiteRT's %d", t.shape.size(), kLiteRtTensorMaxRank));
   }
-  type.layout.rank = static_cast<uint32_t>(t.shape.size());
+  type.layout.rank = static_cast<unsigned int>(t.shape.size());
+  type.layout.has_strides = 0;
   for (size_t d = 0; d < t.shape.size(); ++d) {
     type.layout.dimensions[d] = t.shape[d];
   }
-  type.layout.strides = nullptr;
   return type;
 }
 
@@ -133,6 +133,10 @@ class LiteRtExecutable : public DispatchExecutable {
     LiteRtTensorBuffer buffer = nullptr;
     LiteRtTensorBufferHandle handle = 0;
     bool registered = false;
+    // A buffer of the library's own type (its handlers made it), attached
+    // once at load; runs copy through lock / unlock.
+    HwMemoryInfoPtr custom = nullptr;
+    LiteRtTensorBufferType custom_type = kLiteRtTensorBufferTypeUnknown;
   };
 
   LiteRtExecutable(std::shared_ptr<LiteRtBackend::Device> device,
@@ -147,6 +151,14 @@ class LiteRtExecutable : public DispatchExecutable {
       for (size_t i = 0; i < ios.size(); ++i) Release(api, input, i, ios[i]);
     }
     if (invocation_ != nullptr) api.invocation_context_destroy(invocation_);
+    const LiteRtCustomTensorBufferHandlersDef* h = device_->library->handlers();
+    for (auto* ios : {&inputs_, &outputs_}) {
+      for (Io& io : *ios) {
+        if (io.custom != nullptr && h != nullptr) {
+          h->destroy_func(io.custom);
+        }
+      }
+    }
   }
 
   absl::Status Execute(absl::Span<const Tensor* const> inputs,
@@ -156,6 +168,11 @@ class LiteRtExecutable : public DispatchExecutable {
     for (size_t i = 0; i < inputs.size(); ++i) {
       const Tensor& t = *inputs[i];
       Io& io = inputs_[i];
+      if (io.custom != nullptr) {
+        GRAFT_RETURN_IF_ERROR(CopyCustom(io, "input", i, t.raw_data, t.bytes,
+                                         /*to_vendor=*/true));
+        continue;
+      }
       const uint8_t* memory = t.raw_data;
       if (!Fits(io, memory, t.bytes)) {
         GRAFT_RETURN_IF_ERROR(EnsureStaging(io, "input", i));
@@ -167,6 +184,7 @@ class LiteRtExecutable : public DispatchExecutable {
     for (size_t i = 0; i < outputs.size(); ++i) {
       Tensor& t = *outputs[i];
       Io& io = outputs_[i];
+      if (io.custom != nullptr) continue;
       uint8_t* memory = t.raw_data;
       if (!Fits(io, memory, t.bytes)) {
         GRAFT_RETURN_IF_ERROR(EnsureStaging(io, "output", i));
@@ -179,7 +197,10 @@ class LiteRtExecutable : public DispatchExecutable {
     for (size_t i = 0; i < outputs.size(); ++i) {
       Tensor& t = *outputs[i];
       Io& io = outputs_[i];
-      if (io.attached_memory != t.raw_data) {
+      if (io.custom != nullptr) {
+        GRAFT_RETURN_IF_ERROR(CopyCustom(io, "output", i, t.raw_data, t.bytes,
+                                         /*to_vendor=*/false));
+      } else if (io.attached_memory != t.raw_data) {
         std::memcpy(t.raw_data, io.staging.get(), t.bytes);
       }
     }
@@ -189,7 +210,74 @@ class LiteRtExecutable : public DispatchExecutable {
   LiteRtDispatchInvocationContext invocation_ = nullptr;
   std::vector<Io> inputs_, outputs_;
 
+  // Makes `io`'s buffer of the library's type `type` and attaches it for
+  // good (at load).
+  absl::Status AttachCustom(bool input, size_t i, Io& io,
+                            LiteRtTensorBufferType type) {
+    const LiteRtDispatchLibrary& lib = *device_->library;
+    const LiteRtCustomTensorBufferHandlersDef* h = lib.handlers();
+    std::lock_guard<std::mutex> lock(lib.mutex());
+    GRAFT_RETURN_IF_ERROR(lib.Check(
+        h->create_func(nullptr, nullptr, &io.type, type, io.requirements.size,
+                       io.requirements.size, &io.custom),
+        "create_func (custom tensor buffer)",
+        absl::StrCat("for ", input ? "input " : "output ", i, " of ", label_)));
+    if (io.custom == nullptr) {
+      return absl::InternalError(absl::StrCat(
+          lib.label(), ": create_func gave no buffer for ", label_));
+    }
+    io.buffer = NewHostTensorBuffer(io.type, nullptr, io.requirements.size);
+    io.buffer->buffer_type = type;
+    io.buffer->hw_memory = io.custom;
+    const LiteRtDispatchInterface& api = lib.api();
+    GRAFT_RETURN_IF_ERROR(lib.Check(
+        api.register_tensor_buffer(device_->context, io.buffer, &io.handle),
+        "register_tensor_buffer",
+        absl::StrCat("for ", input ? "input " : "output ", i, " of ", label_)));
+    io.registered = true;
+    const int index = static_cast<int>(i);
+    GRAFT_RETURN_IF_ERROR(
+        input ? lib.Check(api.attach_input(invocation_, index, io.handle),
+                          "attach_input",
+                          absl::StrCat("for input ", i, " of ", label_))
+              : lib.Check(api.attach_output(invocation_, index, io.handle),
+                          "attach_output",
+                          absl::StrCat("for output ", i, " of ", label_)));
+    io.attached_memory = io.custom;
+    return absl::OkStatus();
+  }
+
  private:
+  // Copies a tensor into (or out of) `io`'s custom buffer through the
+  // library's lock / unlock.
+  absl::Status CopyCustom(Io& io, const char* what, size_t i, uint8_t* data,
+                          size_t bytes, bool to_vendor) {
+    const LiteRtDispatchLibrary& lib = *device_->library;
+    const LiteRtCustomTensorBufferHandlersDef* h = lib.handlers();
+    void* mapped = nullptr;
+    GRAFT_RETURN_IF_ERROR(
+        lib.Check(h->lock_func(io.custom,
+                               to_vendor ? kLiteRtTensorBufferLockModeWrite
+                                         : kLiteRtTensorBufferLockModeRead,
+                               &mapped),
+                  "lock_func (custom tensor buffer)",
+                  absl::StrCat("for ", what, " ", i, " of ", label_)));
+    if (mapped == nullptr) {
+      h->unlock_func(io.custom);
+      return absl::InternalError(
+          absl::StrCat(lib.label(), ": lock_func mapped no memory for ", what,
+                       " ", i, " of ", label_));
+    }
+    if (to_vendor) {
+      std::memcpy(mapped, data, bytes);
+    } else {
+      std::memcpy(data, mapped, bytes);
+    }
+    return lib.Check(h->unlock_func(io.custom),
+                     "unlock_func (custom tensor buffer)",
+                     absl::StrCat("for ", what, " ", i, " of ", label_));
+  }
+
   static bool Fits(const Io& io, const void* memory, size_t bytes) {
     return io.requirements.size == bytes &&
            reinterpret_cast<uintptr_t>(memory) % io.requirements.alignment == 0;
@@ -439,11 +527,26 @@ absl::StatusOr<std::unique_ptr<DispatchExecutable>> LiteRtBackend::Prepare(
     }
     io.requirements = *std::move(got);
     const LiteRtBufferRequirements& req = io.requirements;
-    if (!req.SupportsHostMemory()) {
+    io.custom_type = kLiteRtTensorBufferTypeUnknown;
+    if (!req.SupportsHostMemory() && lib.handlers() != nullptr) {
+      const LiteRtCustomTensorBufferHandlersDef* h = lib.handlers();
+      for (LiteRtTensorBufferType want : req.supported_types) {
+        for (size_t k = 0; k < h->num_supported_buffer_types; ++k) {
+          if (h->supported_buffer_types[k] == want &&
+              io.custom_type == kLiteRtTensorBufferTypeUnknown) {
+            io.custom_type = want;
+          }
+        }
+      }
+    }
+    if (!req.SupportsHostMemory() &&
+        io.custom_type == kLiteRtTensorBufferTypeUnknown) {
       return absl::UnimplementedError(absl::StrFormat(
-          "%s wants device buffers for %s %d of %s; Graft attaches host "
-          "memory only",
-          lib.label(), what, i, label));
+          "%s wants buffers of types {%s} (LiteRtTensorBufferType) for %s "
+          "%d of %s; Graft attaches host memory (type 1) or the library's "
+          "own custom types only",
+          lib.label(), absl::StrJoin(req.supported_types, ","), what, i,
+          label));
     }
     if (!req.strides.empty()) {
       return absl::UnimplementedError(absl::StrFormat(
@@ -456,14 +559,16 @@ absl::StatusOr<std::unique_ptr<DispatchExecutable>> LiteRtBackend::Prepare(
           "%s: %s %d of %s holds %d bytes, the model's tensor '%s' %d (%s "
           "%s)",
           lib.label(), what, i, label, req.size, t.name, t.bytes,
-          tfl::EnumNameTensorType(t.type), ShapeToString(t.shape)));
+          tfl::EnumNameTensorType(t.type),
+          absl::StrCat("[", absl::StrJoin(t.shape, ","), "]")));
     }
     if (req.alignment == 0 || (req.alignment & (req.alignment - 1)) != 0) {
       return absl::FailedPreconditionError(absl::StrFormat(
           "%s: alignment %d of %s %d of %s is not a power of two", lib.label(),
           req.alignment, what, i, label));
     }
-    if (req.size != t.bytes) {
+    if (req.size != t.bytes &&
+        io.custom_type == kLiteRtTensorBufferTypeUnknown) {
       // The vendor wants more than the tensor holds: known now, so stage
       // from the start rather than at the first run.
       io.staging = AllocateAligned(req.size, req.alignment);
@@ -484,6 +589,15 @@ absl::StatusOr<std::unique_ptr<DispatchExecutable>> LiteRtBackend::Prepare(
     GRAFT_ASSIGN_OR_RETURN(LiteRtExecutable::Io io,
                            requirements(false, i, *op.outputs[i]));
     exec->outputs_.push_back(std::move(io));
+  }
+  for (bool input : {true, false}) {
+    auto& ios = input ? exec->inputs_ : exec->outputs_;
+    for (size_t i = 0; i < ios.size(); ++i) {
+      if (ios[i].custom_type != kLiteRtTensorBufferTypeUnknown) {
+        GRAFT_RETURN_IF_ERROR(
+            exec->AttachCustom(input, i, ios[i], ios[i].custom_type));
+      }
+    }
   }
   return std::unique_ptr<DispatchExecutable>(std::move(exec));
 }

@@ -160,12 +160,15 @@ enum LiteRtElementType : int {
 
 inline constexpr int kLiteRtTensorMaxRank = 8;
 
+// 68 bytes since LiteRT 2.2.0 (rank and has_strides share one 32-bit
+// unit; older headers had a 32-bit rank and a strides pointer).
 struct LiteRtLayout {
-  uint32_t rank;
+  unsigned int rank : 7;
+  unsigned int has_strides : 1;
   // [0, rank) are the dimensions (< 0: dynamic); the rest is undefined.
   int32_t dimensions[kLiteRtTensorMaxRank];
-  // Strides for a nominal NHWC layout; null when dense.
-  const uint32_t* strides;
+  // Strides, used only when has_strides is set.
+  uint32_t strides[kLiteRtTensorMaxRank];
 };
 
 struct LiteRtRankedTensorType {
@@ -462,15 +465,40 @@ struct LiteRtDispatchInterface {
 struct LiteRtDispatchAsyncInterface;
 struct LiteRtDispatchGraphInterface;
 
-// Custom tensor-buffer handlers a library may provide for buffer types of
-// its own. This host attaches host memory only and never calls them.
+// Custom tensor buffers (litert_custom_tensor_buffer.h): memory of a
+// library's own buffer type, which the host allocates and maps through the
+// library's handlers, then registers like any tensor buffer. Intel's
+// library asks for its type 100 (an OpenVINO tensor) and never for host
+// memory, so this host uses them.
+struct HwMemoryInfo {
+  HwMemoryHandle memory_handle;
+  void* raw_handle;
+};
+typedef HwMemoryInfo* HwMemoryInfoPtr;
+typedef void* LiteRtGpuDeviceId;
+typedef void* LiteRtGpuQueueId;
+
+// 136 bytes in 2.3.0: the public header read has no abi_header (128).
+// Intel's: abi_header zero, create/destroy/lock/unlock set, clear and import
+// null, device and queue tags 255, one supported type (100). The handlers'
+// signatures are 2.3.0's, read from Intel's code: create takes seven
+// arguments (the result through the stack), the others the memory info
+// first and no environment.
 struct LiteRtCustomTensorBufferHandlersDef {
-  void (*create_func)(void);
-  void (*destroy_func)(void);
-  void (*lock_func)(void);
-  void (*unlock_func)(void);
-  void (*clear_func)(void);
-  void (*import_func)(void);
+  LiteRtAbiHeader abi_header;
+  LiteRtStatus (*create_func)(LiteRtGpuDeviceId device_id,
+                              LiteRtGpuQueueId queue_id,
+                              const LiteRtRankedTensorType* tensor_type,
+                              LiteRtTensorBufferType buffer_type, size_t bytes,
+                              size_t packed_bytes,
+                              HwMemoryInfoPtr* hw_memory_info);
+  LiteRtStatus (*destroy_func)(HwMemoryInfoPtr hw_memory_info);
+  LiteRtStatus (*lock_func)(HwMemoryInfoPtr hw_memory_info,
+                            LiteRtTensorBufferLockMode mode,
+                            void** host_memory_ptr);
+  LiteRtStatus (*unlock_func)(HwMemoryInfoPtr hw_memory_info);
+  void (*clear_func)(void);   // never called here
+  void (*import_func)(void);  // never called here
   LiteRtEnvOptionTag device_tag;
   LiteRtEnvOptionTag queue_tag;
   size_t num_supported_buffer_types;

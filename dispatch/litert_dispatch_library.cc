@@ -212,7 +212,14 @@ LiteRtStatus CreateManagedBuffer(LiteRtEnvironment,
 
 LiteRtStatus GetBufferType(LiteRtTensorBuffer b, LiteRtTensorBufferType* out) {
   if (b == nullptr || out == nullptr) return kLiteRtStatusErrorInvalidArgument;
-  *out = kLiteRtTensorBufferTypeHostMemory;
+  *out = b->buffer_type;
+  return kLiteRtStatusOk;
+}
+
+LiteRtStatus GetCustomHandle(LiteRtTensorBuffer b, HwMemoryHandle* out) {
+  if (b == nullptr || out == nullptr) return kLiteRtStatusErrorInvalidArgument;
+  if (b->hw_memory == nullptr) return kLiteRtStatusErrorUnsupported;
+  *out = b->hw_memory->memory_handle;
   return kLiteRtStatusOk;
 }
 
@@ -238,6 +245,7 @@ LiteRtStatus GetBufferOffset(LiteRtTensorBuffer b, size_t* out) {
 LiteRtStatus LockBuffer(LiteRtTensorBuffer b, void** out,
                         LiteRtTensorBufferLockMode) {
   if (b == nullptr || out == nullptr) return kLiteRtStatusErrorInvalidArgument;
+  if (b->hw_memory != nullptr) return kLiteRtStatusErrorUnsupported;
   *out = b->host_memory;
   return kLiteRtStatusOk;
 }
@@ -248,6 +256,7 @@ LiteRtStatus UnlockBuffer(LiteRtTensorBuffer b) {
 
 LiteRtStatus GetBufferHostMemory(LiteRtTensorBuffer b, void** out) {
   if (b == nullptr || out == nullptr) return kLiteRtStatusErrorInvalidArgument;
+  if (b->hw_memory != nullptr) return kLiteRtStatusErrorUnsupported;
   *out = b->host_memory;
   return kLiteRtStatusOk;
 }
@@ -309,7 +318,7 @@ LiteRtRuntimeContext MakeRuntimeContext() {
   c.get_tensor_buffer_host_memory = GetBufferHostMemory;
   GRAFT_LITERT_UNSUPPORTED(c, get_tensor_buffer_opencl_memory);
   GRAFT_LITERT_UNSUPPORTED(c, get_tensor_buffer_gl_buffer);
-  GRAFT_LITERT_UNSUPPORTED(c, get_tensor_buffer_custom_tensor_buffer_handle);
+  c.get_tensor_buffer_custom_tensor_buffer_handle = GetCustomHandle;
   GRAFT_LITERT_UNSUPPORTED(c, get_tensor_buffer_ahwb);
   GRAFT_LITERT_UNSUPPORTED(c, get_tensor_buffer_dma_buf_buffer);
   GRAFT_LITERT_UNSUPPORTED(c, get_tensor_buffer_fast_rpc_buffer);
@@ -355,7 +364,6 @@ LiteRtTensorBuffer NewHostTensorBuffer(const LiteRtRankedTensorType& type,
                                        void* data, size_t size) {
   auto* b = new LiteRtTensorBufferT();
   b->tensor_type = type;
-  b->tensor_type.layout.strides = nullptr;
   b->host_memory = data;
   b->size = size;
   return b;
@@ -427,11 +435,19 @@ const char* LiteRtStatusName(LiteRtStatus status) {
   return "an unknown LiteRtStatus";
 }
 
+const LiteRtRuntimeContext* LiteRtHostRuntimeContext() {
+  return &g_runtime_context;
+}
+
 const LiteRtRuntimeContext* LiteRtDispatchLibrary::runtime_context() const {
   return &g_runtime_context;
 }
 
 LiteRtOptions LiteRtDispatchLibrary::options() const { return &g_options; }
+
+LiteRtEnvironment LiteRtDispatchLibrary::environment() const {
+  return &g_environment;
+}
 
 absl::Status LiteRtDispatchLibrary::Check(LiteRtStatus status,
                                           const char* function,
@@ -490,6 +506,15 @@ LiteRtDispatchLibrary::Load(const std::string& path) {
     return fail("LiteRtDispatchGetApi gave no dispatch interface");
   }
   lib->api_ = *table.interface;
+  if (const LiteRtCustomTensorBufferHandlersDef* h =
+          table.tensor_buffer_handlers_def) {
+    if (h->create_func != nullptr && h->destroy_func != nullptr &&
+        h->lock_func != nullptr && h->unlock_func != nullptr &&
+        h->num_supported_buffer_types <= 16) {
+      lib->handlers_ = *h;
+      lib->has_handlers_ = true;
+    }
+  }
   lib->version_ = table.version;
   const LiteRtDispatchInterface& api = lib->api_;
   struct Required {

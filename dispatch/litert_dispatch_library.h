@@ -59,6 +59,10 @@ struct LiteRtTensorBufferRequirementsT {
 // A host-memory tensor buffer over memory someone else owns (or, for one
 // the library creates as "managed", memory this buffer owns).
 struct LiteRtTensorBufferT {
+  LiteRtTensorBufferType buffer_type = kLiteRtTensorBufferTypeHostMemory;
+  // A custom buffer's memory, made by the library's handlers (null for host
+  // memory).
+  HwMemoryInfoPtr hw_memory = nullptr;
   LiteRtRankedTensorType tensor_type = {};
   void* host_memory = nullptr;
   size_t size = 0;
@@ -102,6 +106,12 @@ class LiteRtDispatchLibrary {
   const litert_abi::LiteRtDispatchInterface& api() const { return api_; }
   const litert_abi::LiteRtRuntimeContext* runtime_context() const;
   litert_abi::LiteRtOptions options() const;
+  litert_abi::LiteRtEnvironment environment() const;
+  // The library's custom tensor-buffer handlers (create, destroy, lock and
+  // unlock all set), or null.
+  const litert_abi::LiteRtCustomTensorBufferHandlersDef* handlers() const {
+    return has_handlers_ ? &handlers_ : nullptr;
+  }
 
   // Serializes calls into the library.
   std::mutex& mutex() const { return mutex_; }
@@ -120,8 +130,14 @@ class LiteRtDispatchLibrary {
   litert_abi::LiteRtApiVersion version_ = {};
   std::string vendor_id_, build_id_, label_;
   int capabilities_ = 0;
+  litert_abi::LiteRtCustomTensorBufferHandlersDef handlers_ = {};
+  bool has_handlers_ = false;
   mutable std::mutex mutex_;
 };
+
+// The runtime-context table this host hands every LiteRT dispatch library
+// (a process-wide constant).
+const litert_abi::LiteRtRuntimeContext* LiteRtHostRuntimeContext();
 
 // Host-memory tensor buffers and requirements, for the backend.
 litert_abi::LiteRtTensorBuffer NewHostTensorBuffer(
