@@ -156,7 +156,8 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
   flags.AddInt("iterations", &iterations, "timed runs (after one warm-up run)");
   flags.AddInt("threads", &threads, "CPU kernel threads");
   flags.AddString("dispatch-dir", &dispatch_dir,
-                  "directory of libgraft_dispatch_<vendor>.so");
+                  "directory of libgraft_dispatch_<vendor>.so (Graft vendors) and "
+                  "libLiteRtDispatch_<Vendor>.so (LiteRT vendors)");
   flags.AddString("plugin-dir", &plugin_dir,
                   "compile on the device with the compiler plugins here");
   flags.AddString("cache-dir", &cache_dir, "on-device compile cache");
