@@ -62,7 +62,7 @@ Model BranchyDag(int n) {
 void BM_Apply(benchmark::State& state, bool dag) {
   const int n = static_cast<int>(state.range(0));
   const Model original = dag ? BranchyDag(n) : Chain(n);
-  auto plugin = CompilerPlugin::Load(g_plugin_path);
+  auto plugin = LoadCompilerPlugin(g_plugin_path);
   if (!plugin.ok()) {
     state.SkipWithError(std::string(plugin.status().message()).c_str());
     return;

@@ -13,6 +13,7 @@ constexpr char kBytecodeSizeKey[] = "bytecode_size";
 constexpr char kBytecodeOffsetKey[] = "bytecode_offset";
 constexpr char kNameKey[] = "name";
 constexpr char kFallbackKey[] = "graft_fallback_subgraph";
+constexpr char kModuleBufferKey[] = "graft_module_buffer";
 
 bool IsPrintable(absl::string_view s) {
   return std::all_of(s.begin(), s.end(),
@@ -30,6 +31,7 @@ std::vector<uint8_t> EncodeLiteRtDispatchOpOptions(
   fbb.UInt(kBytecodeOffsetKey, o.bytecode_offset);
   fbb.String(kNameKey, o.name);
   if (o.fallback_subgraph >= 0) fbb.Int(kFallbackKey, o.fallback_subgraph);
+  if (o.module_buffer != 0) fbb.UInt(kModuleBufferKey, o.module_buffer);
   fbb.EndMap(start);
   fbb.Finish();
   return fbb.GetBuffer();
@@ -39,8 +41,9 @@ absl::StatusOr<LiteRtDispatchOpOptions> DecodeLiteRtDispatchOpOptions(
     absl::Span<const uint8_t> data) {
   if (data.empty() ||
       !flexbuffers::VerifyBuffer(data.data(), data.size(), nullptr)) {
-    return absl::DataLossError(absl::StrCat(
-        "DISPATCH_OP options: not a valid flexbuffer (", data.size(), " bytes)"));
+    return absl::DataLossError(
+        absl::StrCat("DISPATCH_OP options: not a valid flexbuffer (",
+                     data.size(), " bytes)"));
   }
   flexbuffers::Reference root = flexbuffers::GetRoot(data.data(), data.size());
   if (!root.IsMap()) {
@@ -68,10 +71,20 @@ absl::StatusOr<LiteRtDispatchOpOptions> DecodeLiteRtDispatchOpOptions(
     }
     o.fallback_subgraph = static_cast<int32_t>(f);
   }
+  flexbuffers::Reference module = map[kModuleBufferKey];
+  if (module.IsIntOrUint()) {
+    const uint64_t b = module.AsUInt64();
+    if (b == 0 || b > UINT32_MAX) {
+      return absl::DataLossError(absl::StrCat(
+          "DISPATCH_OP options: graft_module_buffer ", b, " out of range"));
+    }
+    o.module_buffer = static_cast<uint32_t>(b);
+  }
   return o;
 }
 
-absl::StatusOr<std::vector<uint8_t>> EncodeLiteRtStamp(const LiteRtStamp& stamp) {
+absl::StatusOr<std::vector<uint8_t>> EncodeLiteRtStamp(
+    const LiteRtStamp& stamp) {
   std::vector<uint8_t> out(kLiteRtStampSize, 0);
   const std::string* fields[] = {&stamp.soc_manufacturer, &stamp.soc_model};
   for (size_t i = 0; i < 2; ++i) {
@@ -89,9 +102,8 @@ absl::StatusOr<std::vector<uint8_t>> EncodeLiteRtStamp(const LiteRtStamp& stamp)
 
 absl::StatusOr<LiteRtStamp> DecodeLiteRtStamp(absl::Span<const uint8_t> data) {
   if (data.size() != kLiteRtStampSize) {
-    return absl::DataLossError(absl::StrCat("LiteRtStamp: ", data.size(),
-                                            " bytes, expected ",
-                                            kLiteRtStampSize));
+    return absl::DataLossError(absl::StrCat(
+        "LiteRtStamp: ", data.size(), " bytes, expected ", kLiteRtStampSize));
   }
   std::string fields[2];
   for (size_t i = 0; i < 2; ++i) {
@@ -112,8 +124,8 @@ absl::StatusOr<LiteRtStamp> ReadLiteRtStamp(const Model& model) {
   for (const tfl::MetadataT& md : model.metadata) {
     if (md.name != kLiteRtStampMetadataName) continue;
     if (md.buffer >= model.buffers.size()) {
-      return absl::DataLossError(absl::StrCat(
-          "LiteRtStamp: metadata buffer ", md.buffer, " out of range"));
+      return absl::DataLossError(absl::StrCat("LiteRtStamp: metadata buffer ",
+                                              md.buffer, " out of range"));
     }
     return DecodeLiteRtStamp(model.buffers[md.buffer].data.span());
   }
@@ -135,6 +147,49 @@ absl::Status WriteLiteRtStamp(Model& model, const LiteRtStamp& stamp) {
   md.name = kLiteRtStampMetadataName;
   md.buffer = AddBuffer(model, std::move(data));
   model.metadata.push_back(std::move(md));
+  return absl::OkStatus();
+}
+
+absl::Status ResolveLiteRtBytecodeOffsets(const Model& model,
+                                          uint8_t* flatbuffer) {
+  const tfl::Model* fb = tfl::GetModel(flatbuffer);
+  for (size_t s = 0; s < model.subgraphs.size(); ++s) {
+    const std::vector<tfl::OperatorT>& ops = model.subgraphs[s].ops;
+    for (size_t k = 0; k < ops.size(); ++k) {
+      if (!IsLiteRtDispatchOp(model, ops[k])) continue;
+      absl::StatusOr<LiteRtDispatchOpOptions> o =
+          DecodeLiteRtDispatchOpOptions(ops[k].custom_options);
+      if (!o.ok() || o->module_buffer == 0) continue;
+      auto where = [&] { return absl::StrCat("subgraph ", s, " op ", k); };
+      const tfl::Buffer* buffer = o->module_buffer < fb->buffers()->size()
+                                      ? fb->buffers()->Get(o->module_buffer)
+                                      : nullptr;
+      if (buffer == nullptr || buffer->offset() <= 1) {
+        return absl::InternalError(absl::StrCat(
+            "DISPATCH_OP at ", where(), ": module buffer ", o->module_buffer,
+            " is not stored after the flatbuffer"));
+      }
+      const flatbuffers::Vector<uint8_t>* options =
+          fb->subgraphs()->Get(s)->operators()->Get(k)->custom_options();
+      if (options == nullptr) {
+        return absl::InternalError(
+            absl::StrCat("DISPATCH_OP at ", where(),
+                         ": options stored outside the "
+                         "flatbuffer cannot be patched"));
+      }
+      // The flatbuffer is ours to write (the writer's own buffer).
+      uint8_t* data = const_cast<uint8_t*>(options->data());
+      flexbuffers::Map map =
+          flexbuffers::GetRoot(data, options->size()).AsMap();
+      if (!map[kBytecodeOffsetKey].MutateUInt(buffer->offset()) ||
+          !map[kBytecodeSizeKey].MutateUInt(buffer->size())) {
+        return absl::InternalError(
+            absl::StrCat("DISPATCH_OP at ", where(),
+                         ": bytecode offset does not fit its "
+                         "options in place"));
+      }
+    }
+  }
   return absl::OkStatus();
 }
 

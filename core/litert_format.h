@@ -8,9 +8,13 @@
 //   numbers: the bytecode module is the byte range [offset, offset + size)
 //   of the model file (offsets count from the file's first byte), and
 //   `name` is the entry point (the plugin's "call info"). Several ops may
-//   share one module. Graft adds one key LiteRT ignores,
-//   "graft_fallback_subgraph": the subgraph holding the partition's
-//   original ops, which Graft's runtime runs on CPU when the vendor cannot.
+//   share one module. Graft adds two keys LiteRT ignores:
+//   "graft_fallback_subgraph", the subgraph holding the partition's
+//   original ops, which Graft's runtime runs on CPU when the vendor cannot;
+//   and "graft_module_buffer", the model buffer holding the module (an
+//   external buffer), from which the serializer fills in bytecode_offset
+//   (ResolveLiteRtBytecodeOffsets) and which a model compiled in memory
+//   uses before it has a file.
 // - The model's metadata entry kLiteRtStampMetadataName is the build stamp:
 //   kLiteRtStampSize bytes, two NUL-padded fields of kLiteRtStampFieldSize
 //   bytes each, the SoC manufacturer (the plugin's, e.g. "IntelOpenVINO")
@@ -40,8 +44,10 @@ struct LiteRtDispatchOpOptions {
   uint64_t bytecode_offset = 0;
   uint64_t bytecode_size = 0;
   std::string name;
-  // Graft's addition; -1 when absent (every model LiteRT's tools write).
+  // Graft's additions; -1 / 0 when absent (every model LiteRT's tools
+  // write).
   int32_t fallback_subgraph = -1;
+  uint32_t module_buffer = 0;
 };
 
 // Encodes with every number 64 bits wide, as LiteRT does, so offsets can be
@@ -60,7 +66,8 @@ struct LiteRtStamp {
 
 // InvalidArgument when a field does not fit (kLiteRtStampFieldSize - 1
 // bytes at most, so it stays NUL-terminated) or holds a NUL.
-absl::StatusOr<std::vector<uint8_t>> EncodeLiteRtStamp(const LiteRtStamp& stamp);
+absl::StatusOr<std::vector<uint8_t>> EncodeLiteRtStamp(
+    const LiteRtStamp& stamp);
 // DataLoss unless `data` is kLiteRtStampSize bytes of two NUL-padded
 // printable fields.
 absl::StatusOr<LiteRtStamp> DecodeLiteRtStamp(absl::Span<const uint8_t> data);
@@ -69,6 +76,15 @@ absl::StatusOr<LiteRtStamp> DecodeLiteRtStamp(absl::Span<const uint8_t> data);
 absl::StatusOr<LiteRtStamp> ReadLiteRtStamp(const Model& model);
 // Stores `stamp` in the model's metadata (replacing an earlier one).
 absl::Status WriteLiteRtStamp(Model& model, const LiteRtStamp& stamp);
+
+// Fills in bytecode_offset, in place, in the custom options of every
+// DISPATCH_OP of `model` that names a module buffer: the offset that buffer
+// has in `flatbuffer`, the model's finished flatbuffer whose external
+// buffers have their final offsets (core/model_io.cc calls this while
+// saving). Internal when such a buffer is not stored outside the flatbuffer
+// or its options cannot be patched in place.
+absl::Status ResolveLiteRtBytecodeOffsets(const Model& model,
+                                          uint8_t* flatbuffer);
 
 // True for an op whose operator code is kLiteRtDispatchCustomCode.
 bool IsLiteRtDispatchOp(const Model& model, const tfl::OperatorT& op);

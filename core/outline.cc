@@ -116,14 +116,14 @@ absl::StatusOr<std::vector<OutlinedPartition>> OutlinePartitions(
     }
     for (OpId op : partitions[p].ops) {
       if (op < 0 || op >= num_ops) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "OutlinePartitions: partition ", p, " names op ", op, " of ",
-            num_ops));
+        return absl::InvalidArgumentError(
+            absl::StrCat("OutlinePartitions: partition ", p, " names op ", op,
+                         " of ", num_ops));
       }
       if (owner[op] != -1) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "OutlinePartitions: op ", op, " is in partitions ", owner[op],
-            " and ", p));
+        return absl::InvalidArgumentError(absl::StrCat("OutlinePartitions: op ",
+                                                       op, " is in partitions ",
+                                                       owner[op], " and ", p));
       }
       owner[op] = static_cast<int32_t>(p);
     }
@@ -158,12 +158,12 @@ absl::StatusOr<std::vector<OutlinedPartition>> OutlinePartitions(
   const SubgraphId first_new = static_cast<SubgraphId>(model.subgraphs.size());
   for (size_t p = 0; p < partitions.size(); ++p) {
     std::vector<TensorId> inputs, outputs;
-    Subgraph sg = BuildOutlined(model, src, partitions[p],
-                                static_cast<int32_t>(p), facts, inputs,
-                                outputs);
-    sg.name = absl::StrCat(src.name.empty() ? absl::StrCat("subgraph", source)
-                                            : src.name,
-                           "/partition_", p);
+    Subgraph sg =
+        BuildOutlined(model, src, partitions[p], static_cast<int32_t>(p), facts,
+                      inputs, outputs);
+    sg.name = absl::StrCat(
+        src.name.empty() ? absl::StrCat("subgraph", source) : src.name,
+        "/partition_", p);
     tfl::OperatorT call;
     GRAFT_RETURN_IF_ERROR(
         make_call(p, first_new + static_cast<SubgraphId>(p), call));
@@ -201,7 +201,8 @@ absl::StatusOr<std::vector<OutlinedPartition>> OutlinePartitions(
   for (size_t i = 0; i < items.size(); ++i) {
     std::vector<int32_t> deps;
     for (TensorId t : item_op(items[i]).inputs) {
-      if (t >= 0 && producer[t] >= 0 && producer[t] != static_cast<int32_t>(i)) {
+      if (t >= 0 && producer[t] >= 0 &&
+          producer[t] != static_cast<int32_t>(i)) {
         deps.push_back(producer[t]);
       }
     }
@@ -320,6 +321,38 @@ absl::StatusOr<std::vector<OutlinedPartition>> OutlinePartitions(
   }
   for (Subgraph& sg : outlined) model.subgraphs.push_back(std::move(sg));
   return result;
+}
+
+Model ExtractSubgraphsModel(const Model& model,
+                            absl::Span<const SubgraphId> subgraphs) {
+  Model out;
+  out.version = model.version;
+  out.description = model.description;
+  out.buffers.emplace_back();  // Sentinel 0.
+  absl::flat_hash_map<uint32_t, uint32_t> buffers, opcodes;
+  for (SubgraphId id : subgraphs) {
+    Subgraph sg = model.subgraphs[id];
+    for (tfl::TensorT& t : sg.tensors) {
+      if (t.buffer == 0 || t.buffer >= model.buffers.size()) {
+        t.buffer = 0;
+        continue;
+      }
+      auto [it, inserted] = buffers.try_emplace(t.buffer, out.buffers.size());
+      if (inserted) out.buffers.push_back(model.buffers[t.buffer]);
+      t.buffer = it->second;
+    }
+    for (tfl::OperatorT& op : sg.ops) {
+      auto [it, inserted] =
+          opcodes.try_emplace(op.opcode_index, out.operator_codes.size());
+      if (inserted) {
+        out.operator_codes.push_back(model.operator_codes[op.opcode_index]);
+      }
+      op.opcode_index = it->second;
+    }
+    out.subgraphs.push_back(std::move(sg));
+  }
+  out.file = model.file;
+  return out;
 }
 
 }  // namespace graft

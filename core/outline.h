@@ -50,6 +50,13 @@ absl::StatusOr<std::vector<OutlinedPartition>> OutlinePartitions(
     Model& model, SubgraphId source, absl::Span<const Partition> partitions,
     MakeCallOp make_call);
 
+// A standalone model holding copies of `model.subgraphs[subgraphs[i]]` as
+// its subgraphs, in order, with the operator codes and buffers they use
+// (renumbered; buffer contents shared, not copied). Subgraph indices inside
+// ops (calls, control flow) are not remapped.
+Model ExtractSubgraphsModel(const Model& model,
+                            absl::Span<const SubgraphId> subgraphs);
+
 }  // namespace graft
 
 #endif  // GRAFT_CORE_OUTLINE_H_

@@ -15,7 +15,18 @@ namespace graft {
 absl::StatusOr<std::unique_ptr<DynamicLibrary>> DynamicLibrary::Open(
     const std::string& path) {
   dlerror();
-  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  // Through a symlink, open the file it names: a vendor library finds the
+  // libraries it ships beside it through $ORIGIN in its RUNPATH, which the
+  // loader takes from the path it was given.
+  std::string target = path;
+  if (path.find('/') != std::string::npos) {
+    if (char* real = ::realpath(path.c_str(), nullptr)) {
+      target = real;
+      ::free(real);
+    }
+  }
+  void* handle =
+      ::dlopen(target.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (handle == nullptr) {
     const char* err = dlerror();
     return absl::NotFoundError(absl::StrCat(

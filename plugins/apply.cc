@@ -4,16 +4,17 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/compiled_format.h"
+#include "core/litert_format.h"
 #include "core/model_io.h"
 #include "core/outline.h"
 #include "core/partition.h"
 #include "core/status.h"
-#include "plugins/graph_view.h"
 
 namespace graft {
 namespace {
@@ -95,33 +96,6 @@ void DropDeadPartitions(const Subgraph& sg, std::vector<Partition>& parts,
 
 }  // namespace
 
-Model ExtractSubgraphModel(const Model& model, SubgraphId subgraph) {
-  Model out;
-  out.version = model.version;
-  out.description = model.description;
-  out.buffers.emplace_back();  // Sentinel 0.
-  Subgraph sg = model.subgraphs[subgraph];
-  absl::flat_hash_map<uint32_t, uint32_t> buffers, opcodes;
-  for (tfl::TensorT& t : sg.tensors) {
-    if (t.buffer == 0 || t.buffer >= model.buffers.size()) {
-      t.buffer = 0;
-      continue;
-    }
-    auto [it, inserted] = buffers.try_emplace(t.buffer, out.buffers.size());
-    if (inserted) out.buffers.push_back(model.buffers[t.buffer]);
-    t.buffer = it->second;
-  }
-  for (tfl::OperatorT& op : sg.ops) {
-    auto [it, inserted] =
-        opcodes.try_emplace(op.opcode_index, out.operator_codes.size());
-    if (inserted) out.operator_codes.push_back(model.operator_codes[op.opcode_index]);
-    op.opcode_index = it->second;
-  }
-  out.subgraphs.push_back(std::move(sg));
-  out.file = model.file;
-  return out;
-}
-
 absl::StatusOr<ApplyReport> ApplyPlugins(
     Model& model, absl::Span<CompilerPlugin* const> plugins,
     const ApplyOptions& options) {
@@ -129,17 +103,20 @@ absl::StatusOr<ApplyReport> ApplyPlugins(
   ApplyReport report;
   for (const Subgraph& sg : model.subgraphs) {
     for (const tfl::OperatorT& op : sg.ops) {
-      if (IsDispatchOp(model, op)) {
+      if (IsDispatchOp(model, op) || IsLiteRtDispatchOp(model, op)) {
         auto manifest = ReadManifest(model);
+        auto stamp = ReadLiteRtStamp(model);
         std::string vendors;
         if (manifest.ok()) {
           for (const auto& v : manifest->vendors) {
             absl::StrAppend(&vendors, vendors.empty() ? "" : ", ", v.vendor);
           }
+        } else if (stamp.ok()) {
+          vendors = absl::StrCat(stamp->soc_manufacturer, " ", stamp->soc_model);
         }
         return absl::FailedPreconditionError(absl::StrCat(
-            "the model is already compiled by graft (vendor ",
-            vendors.empty() ? "unknown" : vendors,
+            "the model is already compiled (", IsDispatchOp(model, op) ? "by graft" : "in LiteRT's format",
+            ", for ", vendors.empty() ? "an unknown vendor" : vendors,
             "); apply plugins to the original, uncompiled model"));
       }
     }
@@ -194,34 +171,23 @@ absl::StatusOr<ApplyReport> ApplyPlugins(
     const size_t num_ops = model.subgraphs[s].ops.size();
     std::vector<int64_t> labels(num_ops, kUnselected);
     std::vector<OpApplyReport> op_reports(num_ops);
-    {
-      GraphView view(model, s);
+    for (size_t i = 0; i < num_ops; ++i) {
+      op_reports[i].subgraph = s;
+      op_reports[i].op = static_cast<OpId>(i);
+      op_reports[i].name = OpName(model, model.subgraphs[s].ops[i]);
+    }
+    for (size_t k = 0; k < plugins.size(); ++k) {
+      GRAFT_ASSIGN_OR_RETURN(
+          std::vector<OpDecision> decisions,
+          plugins[k]->Partition(model, s, socs[k], original_bytes));
       for (size_t i = 0; i < num_ops; ++i) {
-        op_reports[i].subgraph = s;
-        op_reports[i].op = static_cast<OpId>(i);
-        op_reports[i].name = OpName(model, model.subgraphs[s].ops[i]);
-      }
-      for (size_t k = 0; k < plugins.size(); ++k) {
-        const bool wants =
-            plugins[k]->info().flags & GRAFT_COMPILER_PLUGIN_FLAG_WANTS_TFLITE_BUFFERS;
-        const graft_graph_view_t* v = view.view();
-        graft_graph_view_t with_buffer;
-        if (wants) {
-          with_buffer = *v;
-          with_buffer.tflite_buffer = {original_bytes.data(), original_bytes.size()};
-          v = &with_buffer;
-        }
-        GRAFT_ASSIGN_OR_RETURN(std::vector<OpDecision> decisions,
-                               plugins[k]->Partition(v, socs[k]));
-        for (size_t i = 0; i < num_ops; ++i) {
-          const OpDecision& d = decisions[i];
-          if (d.taken && labels[i] == kUnselected) {
-            labels[i] = Label(k, d.group_id);
-            op_reports[i].taken_by = plugins[k]->info().vendor;
-          } else if (!d.taken) {
-            op_reports[i].refusals.push_back(
-                {plugins[k]->info().vendor, d.reason_code, d.reason});
-          }
+        const OpDecision& d = decisions[i];
+        if (d.taken && labels[i] == kUnselected) {
+          labels[i] = Label(k, d.group_id);
+          op_reports[i].taken_by = plugins[k]->info().vendor;
+        } else if (!d.taken) {
+          op_reports[i].refusals.push_back(
+              {plugins[k]->info().vendor, d.reason_code, d.reason});
         }
       }
     }
@@ -246,18 +212,30 @@ absl::StatusOr<ApplyReport> ApplyPlugins(
       for (OpApplyReport& r : op_reports) report.ops.push_back(std::move(r));
       continue;  // Nothing taken: leave the subgraph exactly as it was.
     }
-    const char* code = options.mode == ApplyMode::kApply
-                           ? kDispatchCustomCode
-                           : kPartitionCustomCode;
     GRAFT_ASSIGN_OR_RETURN(
         std::vector<OutlinedPartition> outlined,
         OutlinePartitions(
             model, s, parts,
             [&](size_t index, SubgraphId sub, tfl::OperatorT& call) {
-              call.opcode_index =
-                  GetOrAddOperatorCode(model, tfl::BuiltinOperator_CUSTOM, code);
+              // The compile step below fills in the module; until then the
+              // op names its vendor and fallback only.
+              const CompilerPlugin& plugin =
+                  *plugins[PluginOfLabel(parts[index].label)];
+              if (options.mode == ApplyMode::kApply &&
+                  plugin.info().abi == PluginInfo::Abi::kLiteRt) {
+                call.opcode_index = GetOrAddOperatorCode(
+                    model, tfl::BuiltinOperator_CUSTOM, kLiteRtDispatchCustomCode);
+                LiteRtDispatchOpOptions o;
+                o.fallback_subgraph = sub;
+                call.custom_options = EncodeLiteRtDispatchOpOptions(o);
+                return absl::OkStatus();
+              }
+              call.opcode_index = GetOrAddOperatorCode(
+                  model, tfl::BuiltinOperator_CUSTOM,
+                  options.mode == ApplyMode::kApply ? kDispatchCustomCode
+                                                    : kPartitionCustomCode);
               DispatchOpOptions o;
-              o.vendor = report.partitions[first_report + index].vendor;
+              o.vendor = plugin.info().vendor;
               o.fallback_subgraph = sub;
               call.custom_options = EncodeDispatchOpOptions(o);
               return absl::OkStatus();
@@ -277,33 +255,24 @@ absl::StatusOr<ApplyReport> ApplyPlugins(
 
   if (options.mode == ApplyMode::kApply || options.mode == ApplyMode::kCompile) {
     Manifest manifest;
+    // Models compiled by a LiteRT plugin carry LiteRT's build stamp too.
+    std::optional<LiteRtStamp> stamp;
     for (size_t k = 0; k < plugins.size(); ++k) {
       std::vector<const Pending*> mine;
       for (const Pending& p : pending) {
         if (p.plugin == k) mine.push_back(&p);
       }
       if (mine.empty()) continue;
-      const bool wants =
-          plugins[k]->info().flags & GRAFT_COMPILER_PLUGIN_FLAG_WANTS_TFLITE_BUFFERS;
-      std::vector<std::unique_ptr<GraphView>> views;
-      std::vector<std::vector<uint8_t>> standalone(mine.size());
-      std::vector<const graft_graph_view_t*> raw;
-      for (size_t i = 0; i < mine.size(); ++i) {
-        const PartitionReport& pr = report.partitions[mine[i]->report_index];
-        if (wants) {
-          GRAFT_ASSIGN_OR_RETURN(
-              standalone[i],
-              SerializeModel(ExtractSubgraphModel(model, pr.outlined_subgraph)));
-        }
-        views.push_back(std::make_unique<GraphView>(
-            model, pr.outlined_subgraph,
-            absl::StrCat("partition_", mine[i]->report_index), pr.ops,
-            pr.source_subgraph, standalone[i]));
-        raw.push_back(views.back()->view());
+      std::vector<PartitionToCompile> to_compile;
+      for (const Pending* p : mine) {
+        const PartitionReport& pr = report.partitions[p->report_index];
+        to_compile.push_back({pr.outlined_subgraph, pr.source_subgraph, pr.ops,
+                              absl::StrCat("partition_", p->report_index)});
       }
       watch.Lap(&report.phases.embed);
       GRAFT_ASSIGN_OR_RETURN(CompiledPartitions compiled,
-                             plugins[k]->Compile(raw, socs[k]));
+                             plugins[k]->Compile(model, to_compile, socs[k]));
+      const bool litert = plugins[k]->info().abi == PluginInfo::Abi::kLiteRt;
       watch.Lap(&report.phases.compile);
       ManifestVendor mv;
       mv.vendor = plugins[k]->info().vendor;
@@ -334,17 +303,41 @@ absl::StatusOr<ApplyReport> ApplyPlugins(
         pr.module = module_ids[call.module_index];
         if (options.mode != ApplyMode::kApply) continue;
         tfl::OperatorT& op = model.subgraphs[mine[i]->source].ops[mine[i]->call_op];
+        const CompiledModule& module = report.modules[pr.module];
+        if (litert) {
+          // LiteRT's format: the serializer fills in the file offset.
+          LiteRtDispatchOpOptions o;
+          o.bytecode_size = module.bytes.size();
+          o.name = call.entry_point;
+          o.fallback_subgraph = pr.outlined_subgraph;
+          o.module_buffer = module.buffer;
+          op.custom_options = EncodeLiteRtDispatchOpOptions(o);
+          continue;
+        }
         DispatchOpOptions o;
         o.vendor = mv.vendor;
-        o.module_buffer = report.modules[pr.module].buffer;
+        o.module_buffer = module.buffer;
         o.entry_point = call.entry_point;
         o.fallback_subgraph = pr.outlined_subgraph;
         op.custom_options = EncodeDispatchOpOptions(o);
+      }
+      if (litert && options.mode == ApplyMode::kApply) {
+        if (stamp.has_value()) {
+          return absl::FailedPreconditionError(absl::StrCat(
+              "LiteRT's compiled-model format records one SoC manufacturer "
+              "per model, and both ", stamp->soc_manufacturer, " and ",
+              mv.vendor, " took ops; apply one LiteRT plugin at a time "
+              "(--vendor)"));
+        }
+        stamp = LiteRtStamp{mv.vendor, mv.soc_model};
       }
       manifest.vendors.push_back(std::move(mv));
     }
     if (options.mode == ApplyMode::kApply && !manifest.vendors.empty()) {
       WriteManifest(model, manifest);
+    }
+    if (options.mode == ApplyMode::kApply && stamp.has_value()) {
+      GRAFT_RETURN_IF_ERROR(WriteLiteRtStamp(model, *stamp));
     }
     watch.Lap(&report.phases.embed);
   }

@@ -111,10 +111,6 @@ absl::StatusOr<ApplyReport> ApplyPlugins(
     Model& model, absl::Span<CompilerPlugin* const> plugins,
     const ApplyOptions& options);
 
-// A standalone model holding a copy of `model.subgraphs[subgraph]` as its
-// only subgraph, with the operator codes and buffers it uses (renumbered).
-Model ExtractSubgraphModel(const Model& model, SubgraphId subgraph);
-
 }  // namespace graft
 
 #endif  // GRAFT_PLUGINS_APPLY_H_

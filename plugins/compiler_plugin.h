@@ -1,9 +1,7 @@
-// CompilerPlugin: one loaded vendor compiler plugin (a shared library
-// exporting the functions of c_api/graft_compiler_plugin.h) and one instance
-// of it. This is the only code that calls into a plugin: it checks the ABI
-// version before anything else, checks every table the plugin returns, and
-// converts statuses (core/vendor_library.h), so the rest of Graft sees plain
-// C++ values that have been validated.
+// CompilerPlugin: one loaded vendor compiler plugin, whichever vendor ABI it
+// speaks, as the apply pipeline sees it; the values it passes around
+// (PluginInfo, OpDecision, CompiledPartitions); finding and loading plugin
+// files.
 #ifndef GRAFT_PLUGINS_COMPILER_PLUGIN_H_
 #define GRAFT_PLUGINS_COMPILER_PLUGIN_H_
 
@@ -15,7 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
-#include "core/vendor_library.h"
+#include "core/model.h"
 #include "graft_compiler_plugin.h"
 
 namespace graft {
@@ -35,6 +33,10 @@ struct PluginInfo {
   std::vector<Option> options;
   // The library file.
   std::string path;
+  // Which vendor ABI the plugin speaks.
+  enum class Abi { kGraft, kLiteRt } abi = Abi::kGraft;
+  // LiteRT plugins: the SDK version they report ("" when they report none).
+  std::string sdk_version;
 };
 
 struct OpDecision {
@@ -76,16 +78,28 @@ const char* PartitionReasonName(int32_t code);
 // Modules larger than this are refused as a misbehaving plugin.
 inline constexpr uint64_t kMaxModuleBytes = uint64_t{1} << 32;
 
+// What to compile: an outlined partition.
+struct PartitionToCompile {
+  // The outlined subgraph holding the partition's ops.
+  SubgraphId subgraph = -1;
+  // Where its ops came from, and their ids there.
+  SubgraphId source_subgraph = -1;
+  std::vector<OpId> original_ops;
+  // "partition_<n>", for plugins that name what they compile.
+  std::string name;
+};
+
+// One loaded compiler plugin and one instance of it, of either vendor ABI:
+// Graft's own (graft_plugin_adapter.h) or LiteRT's (litert_plugin_adapter.h).
+// The adapter is the only code that calls into the plugin: it checks the
+// ABI version before anything else, checks every answer, and converts
+// statuses, so the apply pipeline sees one kind of plugin and plain,
+// validated C++ values.
+//
+// Not thread-safe: one call at a time.
 class CompilerPlugin {
  public:
-  // Loads the plugin at `path` and creates an instance with `options`.
-  // Errors name the file and what is wrong: not loadable, not a Graft
-  // plugin (no graft_compiler_plugin_abi_version), another ABI major, a
-  // missing required function, create failing, malformed info.
-  static absl::StatusOr<std::unique_ptr<CompilerPlugin>> Load(
-      const std::string& path,
-      const std::vector<std::pair<std::string, std::string>>& options = {});
-  ~CompilerPlugin();
+  virtual ~CompilerPlugin() = default;
   CompilerPlugin(const CompilerPlugin&) = delete;
   CompilerPlugin& operator=(const CompilerPlugin&) = delete;
 
@@ -93,42 +107,43 @@ class CompilerPlugin {
   // "example plugin (libgraft_compiler_plugin_example.so)" for messages.
   const std::string& label() const { return label_; }
 
-  // OK if the plugin compiles for `soc_model` (its own check when it exports
-  // one, else membership in info().soc_models).
-  absl::Status CheckCompatibility(const std::string& soc_model);
+  // OK if the plugin compiles for `soc_model`.
+  virtual absl::Status CheckCompatibility(const std::string& soc_model) = 0;
 
-  // One decision per op of `graph` (graph->num_ops).
-  absl::StatusOr<std::vector<OpDecision>> Partition(
-      const graft_graph_view_t* graph, const std::string& soc_model);
+  // One decision per op of `model.subgraphs[subgraph]`. `original_tflite`
+  // is the model as a .tflite file, for plugins that ask for it
+  // (GRAFT_COMPILER_PLUGIN_FLAG_WANTS_TFLITE_BUFFERS); empty otherwise.
+  virtual absl::StatusOr<std::vector<OpDecision>> Partition(
+      const Model& model, SubgraphId subgraph, const std::string& soc_model,
+      absl::Span<const uint8_t> original_tflite) = 0;
 
-  // Compiles `partitions`; the result has one call per partition.
-  absl::StatusOr<CompiledPartitions> Compile(
-      absl::Span<const graft_graph_view_t* const> partitions,
-      const std::string& soc_model);
+  // Compiles `partitions` (subgraphs of `model`); the result has one call
+  // per partition, in order.
+  virtual absl::StatusOr<CompiledPartitions> Compile(
+      const Model& model, absl::Span<const PartitionToCompile> partitions,
+      const std::string& soc_model) = 0;
 
- private:
-  struct Api {
-    graft_compiler_plugin_abi_version_fn abi_version;
-    graft_compiler_plugin_create_fn create;
-    graft_compiler_plugin_destroy_fn destroy;
-    graft_compiler_plugin_get_info_fn get_info;
-    graft_compiler_plugin_check_compatibility_fn check_compatibility;  // opt.
-    graft_compiler_plugin_partition_fn partition;
-    graft_compiler_plugin_compile_fn compile;
-    graft_compiler_plugin_compiled_result_destroy_fn compiled_result_destroy;
-  };
+ protected:
   CompilerPlugin() = default;
-
-  std::unique_ptr<DynamicLibrary> library_;
-  std::unique_ptr<HostApi> host_;
-  Api api_{};
-  graft_compiler_plugin_t* instance_ = nullptr;
   PluginInfo info_;
   std::string label_;
 };
 
-// The plugin files in `dir`: every libgraft_compiler_plugin_*.so, sorted by
-// name. NotFound when the directory does not exist.
+// Loads the plugin at `path`, recognising its ABI by what it exports
+// (graft_compiler_plugin_abi_version, or LiteRT's LiteRtCreateCompilerPlugin
+// and LiteRtGetCompilerPluginVersion), and creates an instance with
+// `options`: a LiteRT plugin gets those in a LiteRT vendor's namespace
+// (apply_plugin's flag names, litert_plugin_options.h), a Graft-ABI plugin
+// the others. Errors name the file and what is wrong: not
+// loadable (with the missing library or symbol dlopen reports), neither
+// ABI, another ABI version, a missing required function, create failing.
+absl::StatusOr<std::unique_ptr<CompilerPlugin>> LoadCompilerPlugin(
+    const std::string& path,
+    const std::vector<std::pair<std::string, std::string>>& options = {});
+
+// The plugin files in `dir`: every libgraft_compiler_plugin_*.so and
+// libLiteRtCompilerPlugin_*.so, sorted by name. NotFound when the directory
+// does not exist.
 absl::StatusOr<std::vector<std::string>> FindPluginFiles(
     const std::string& dir);
 

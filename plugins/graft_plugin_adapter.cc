@@ -1,4 +1,4 @@
-#include "plugins/compiler_plugin.h"
+#include "plugins/graft_plugin_adapter.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -7,7 +7,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/model_io.h"
+#include "core/outline.h"
 #include "core/status.h"
+#include "plugins/graph_view.h"
 
 namespace graft {
 namespace {
@@ -23,52 +26,32 @@ bool IsValidVendorName(const std::string& v) {
 
 }  // namespace
 
-const char* PartitionReasonName(int32_t code) {
-  switch (code) {
-    case GRAFT_PARTITION_REASON_UNSPECIFIED: return "UNSPECIFIED";
-    case GRAFT_PARTITION_REASON_UNSUPPORTED_OP: return "UNSUPPORTED_OP";
-    case GRAFT_PARTITION_REASON_UNSUPPORTED_OP_VERSION:
-      return "UNSUPPORTED_OP_VERSION";
-    case GRAFT_PARTITION_REASON_UNSUPPORTED_ELEMENT_TYPE:
-      return "UNSUPPORTED_ELEMENT_TYPE";
-    case GRAFT_PARTITION_REASON_UNSUPPORTED_SHAPE: return "UNSUPPORTED_SHAPE";
-    case GRAFT_PARTITION_REASON_UNSUPPORTED_ATTRIBUTE:
-      return "UNSUPPORTED_ATTRIBUTE";
-    case GRAFT_PARTITION_REASON_UNSUPPORTED_QUANTIZATION:
-      return "UNSUPPORTED_QUANTIZATION";
-    case GRAFT_PARTITION_REASON_NOT_CONSTANT: return "NOT_CONSTANT";
-    case GRAFT_PARTITION_REASON_UNSUPPORTED_ON_SOC: return "UNSUPPORTED_ON_SOC";
-    case GRAFT_PARTITION_REASON_NOT_PROFITABLE: return "NOT_PROFITABLE";
-    case GRAFT_PARTITION_REASON_RESOURCE_LIMIT: return "RESOURCE_LIMIT";
-    case GRAFT_PARTITION_REASON_DISABLED_BY_OPTION: return "DISABLED_BY_OPTION";
-    default: return "UNKNOWN_REASON";
-  }
-}
-
-absl::StatusOr<std::unique_ptr<CompilerPlugin>> CompilerPlugin::Load(
-    const std::string& path,
+absl::StatusOr<std::unique_ptr<CompilerPlugin>> GraftPluginAdapter::Create(
+    std::unique_ptr<DynamicLibrary> library,
     const std::vector<std::pair<std::string, std::string>>& options) {
-  std::unique_ptr<CompilerPlugin> p(new CompilerPlugin());
-  GRAFT_ASSIGN_OR_RETURN(p->library_, DynamicLibrary::Open(path));
+  std::unique_ptr<GraftPluginAdapter> p(new GraftPluginAdapter());
+  const std::string path = library->path();
+  p->library_ = std::move(library);
   const DynamicLibrary& lib = *p->library_;
   auto sym = [&](const char* name) { return lib.Symbol(name); };
 
   p->api_.abi_version = reinterpret_cast<graft_compiler_plugin_abi_version_fn>(
       sym(GRAFT_COMPILER_PLUGIN_ABI_VERSION_SYMBOL));
   if (p->api_.abi_version == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        path, ": not a Graft compiler plugin: it does not export ",
-        GRAFT_COMPILER_PLUGIN_ABI_VERSION_SYMBOL));
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": not a Graft compiler plugin: it does not export ",
+                     GRAFT_COMPILER_PLUGIN_ABI_VERSION_SYMBOL));
   }
   // Nothing else is called before the version is known to be compatible.
   uint32_t version = p->api_.abi_version();
   if (GRAFT_ABI_VERSION_GET_MAJOR(version) != GRAFT_ABI_VERSION_MAJOR) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        path, ": built for Graft plugin ABI ",
-        GRAFT_ABI_VERSION_GET_MAJOR(version), ".",
-        GRAFT_ABI_VERSION_GET_MINOR(version), ", but this Graft speaks ",
-        GRAFT_ABI_VERSION_MAJOR, ".x; rebuild the plugin against this "
-        "Graft's c_api headers"));
+    return absl::FailedPreconditionError(
+        absl::StrCat(path, ": built for Graft plugin ABI ",
+                     GRAFT_ABI_VERSION_GET_MAJOR(version), ".",
+                     GRAFT_ABI_VERSION_GET_MINOR(version),
+                     ", but this Graft speaks ", GRAFT_ABI_VERSION_MAJOR,
+                     ".x; rebuild the plugin against this "
+                     "Graft's c_api headers"));
   }
   struct Required {
     const char* name;
@@ -122,9 +105,9 @@ absl::StatusOr<std::unique_ptr<CompilerPlugin>> CompilerPlugin::Load(
   const size_t min_size =
       offsetof(graft_compiler_plugin_info_t, num_options) + sizeof(size_t);
   if (info == nullptr || info->struct_size < min_size) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        path, ": get_info returned ", info ? "a truncated" : "no",
-        " graft_compiler_plugin_info_t"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": get_info returned ", info ? "a truncated" : "no",
+                     " graft_compiler_plugin_info_t"));
   }
   PluginInfo& out = p->info_;
   out.path = path;
@@ -142,8 +125,8 @@ absl::StatusOr<std::unique_ptr<CompilerPlugin>> CompilerPlugin::Load(
   out.bytecode_format_version = info->bytecode_format_version;
   if (info->num_soc_models == 0 || info->soc_models == nullptr ||
       info->num_soc_models > 4096) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        path, ": vendor '", out.vendor, "' lists no SoC models"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": vendor '", out.vendor, "' lists no SoC models"));
   }
   for (size_t i = 0; i < info->num_soc_models; ++i) {
     out.soc_models.push_back(SafeString(info->soc_models[i]));
@@ -156,29 +139,38 @@ absl::StatusOr<std::unique_ptr<CompilerPlugin>> CompilerPlugin::Load(
     }
   }
   p->label_ = absl::StrCat(out.vendor, " plugin (", file, ")");
-  return p;
+  return std::unique_ptr<CompilerPlugin>(std::move(p));
 }
 
-CompilerPlugin::~CompilerPlugin() {
+GraftPluginAdapter::~GraftPluginAdapter() {
   if (instance_ != nullptr) api_.destroy(instance_);
 }
 
-absl::Status CompilerPlugin::CheckCompatibility(const std::string& soc_model) {
+absl::Status GraftPluginAdapter::CheckCompatibility(
+    const std::string& soc_model) {
   if (api_.check_compatibility != nullptr) {
     return TakeStatus(api_.check_compatibility(instance_, soc_model.c_str()),
                       absl::StrCat(label_, ": SoC model '", soc_model, "'"));
   }
-  if (std::find(info_.soc_models.begin(), info_.soc_models.end(),
-                soc_model) != info_.soc_models.end()) {
+  if (std::find(info_.soc_models.begin(), info_.soc_models.end(), soc_model) !=
+      info_.soc_models.end()) {
     return absl::OkStatus();
   }
-  return absl::NotFoundError(absl::StrCat(
-      label_, ": does not compile for SoC model '", soc_model,
-      "'; it supports: ", absl::StrJoin(info_.soc_models, ", ")));
+  return absl::NotFoundError(
+      absl::StrCat(label_, ": does not compile for SoC model '", soc_model,
+                   "'; it supports: ", absl::StrJoin(info_.soc_models, ", ")));
 }
 
-absl::StatusOr<std::vector<OpDecision>> CompilerPlugin::Partition(
-    const graft_graph_view_t* graph, const std::string& soc_model) {
+absl::StatusOr<std::vector<OpDecision>> GraftPluginAdapter::Partition(
+    const Model& model, SubgraphId subgraph, const std::string& soc_model,
+    absl::Span<const uint8_t> original_tflite) {
+  GraphView view(model, subgraph);
+  graft_graph_view_t with_buffer = *view.view();
+  if (info_.flags & GRAFT_COMPILER_PLUGIN_FLAG_WANTS_TFLITE_BUFFERS) {
+    with_buffer.tflite_buffer = {original_tflite.data(),
+                                 original_tflite.size()};
+  }
+  const graft_graph_view_t* graph = &with_buffer;
   std::vector<graft_op_decision_t> raw(graph->num_ops);
   graft_partition_result_t result{};
   result.struct_size = sizeof(result);
@@ -210,15 +202,32 @@ absl::StatusOr<std::vector<OpDecision>> CompilerPlugin::Partition(
   return out;
 }
 
-absl::StatusOr<CompiledPartitions> CompilerPlugin::Compile(
-    absl::Span<const graft_graph_view_t* const> partitions,
+absl::StatusOr<CompiledPartitions> GraftPluginAdapter::Compile(
+    const Model& model, absl::Span<const PartitionToCompile> to_compile,
     const std::string& soc_model) {
+  const bool wants =
+      info_.flags & GRAFT_COMPILER_PLUGIN_FLAG_WANTS_TFLITE_BUFFERS;
+  std::vector<std::unique_ptr<GraphView>> views;
+  std::vector<std::vector<uint8_t>> standalone(to_compile.size());
+  std::vector<const graft_graph_view_t*> partitions;
+  for (size_t i = 0; i < to_compile.size(); ++i) {
+    const PartitionToCompile& p = to_compile[i];
+    if (wants) {
+      GRAFT_ASSIGN_OR_RETURN(
+          standalone[i],
+          SerializeModel(ExtractSubgraphsModel(model, {p.subgraph})));
+    }
+    views.push_back(
+        std::make_unique<GraphView>(model, p.subgraph, p.name, p.original_ops,
+                                    p.source_subgraph, standalone[i]));
+    partitions.push_back(views.back()->view());
+  }
   graft_compiled_result_t* raw = nullptr;
-  GRAFT_RETURN_IF_ERROR(TakeStatus(
-      api_.compile(instance_, soc_model.c_str(), partitions.data(),
-                   partitions.size(), &raw),
-      absl::StrCat(label_, ": compile of ", partitions.size(),
-                   " partition(s)")));
+  GRAFT_RETURN_IF_ERROR(
+      TakeStatus(api_.compile(instance_, soc_model.c_str(), partitions.data(),
+                              partitions.size(), &raw),
+                 absl::StrCat(label_, ": compile of ", partitions.size(),
+                              " partition(s)")));
   if (raw == nullptr) {
     return absl::InternalError(
         absl::StrCat(label_, ": compile returned OK but no result"));
@@ -230,8 +239,9 @@ absl::StatusOr<CompiledPartitions> CompilerPlugin::Compile(
     return absl::InvalidArgumentError(
         absl::StrCat(label_, ": compile returned a malformed result: ", what));
   };
-  if (raw->struct_size < offsetof(graft_compiled_result_t, num_debug_map_entries) +
-                             sizeof(size_t)) {
+  if (raw->struct_size <
+      offsetof(graft_compiled_result_t, num_debug_map_entries) +
+          sizeof(size_t)) {
     return bad("struct_size too small");
   }
   if (raw->num_calls != partitions.size()) {
@@ -264,12 +274,12 @@ absl::StatusOr<CompiledPartitions> CompilerPlugin::Compile(
     }
     std::string entry = SafeString(call.entry_point);
     if (entry.empty()) {
-      return bad(absl::StrCat("the call for partition ", c,
-                              " has no entry point"));
+      return bad(
+          absl::StrCat("the call for partition ", c, " has no entry point"));
     }
     if (!entry_points.insert({call.module_index, entry}).second) {
-      return bad(absl::StrCat("entry point '", entry, "' appears twice in module ",
-                              call.module_index));
+      return bad(absl::StrCat("entry point '", entry,
+                              "' appears twice in module ", call.module_index));
     }
     out.calls.push_back({std::move(entry), call.module_index});
   }
@@ -296,25 +306,6 @@ absl::StatusOr<CompiledPartitions> CompilerPlugin::Compile(
   }
   out.owner = std::move(owner);
   return out;
-}
-
-absl::StatusOr<std::vector<std::string>> FindPluginFiles(
-    const std::string& dir) {
-  std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec)) {
-    return absl::NotFoundError(
-        absl::StrCat(dir, ": plugin directory not found"));
-  }
-  std::vector<std::string> files;
-  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    std::string name = entry.path().filename().string();
-    if (absl::StartsWith(name, "libgraft_compiler_plugin_") &&
-        absl::EndsWith(name, ".so")) {
-      files.push_back(entry.path().string());
-    }
-  }
-  std::sort(files.begin(), files.end());
-  return files;
 }
 
 }  // namespace graft

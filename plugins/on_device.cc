@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/compiled_format.h"
+#include "core/litert_format.h"
 #include "core/model_io.h"
 #include "core/status.h"
 #include "plugins/apply.h"
@@ -27,7 +28,7 @@ uint64_t Mix(uint64_t seed, absl::string_view text) {
 bool HasDispatchOps(const Model& model) {
   for (const Subgraph& sg : model.subgraphs) {
     for (const tfl::OperatorT& op : sg.ops) {
-      if (IsDispatchOp(model, op)) return true;
+      if (IsDispatchOp(model, op) || IsLiteRtDispatchOp(model, op)) return true;
     }
   }
   return false;
@@ -49,7 +50,7 @@ absl::StatusOr<OnDeviceResult> CompileOnDevice(const std::string& model_path,
   std::vector<std::unique_ptr<CompilerPlugin>> plugins;
   for (const std::string& file : files) {
     GRAFT_ASSIGN_OR_RETURN(auto plugin,
-                           CompilerPlugin::Load(file, options.plugin_options));
+                           LoadCompilerPlugin(file, options.plugin_options));
     const std::string& vendor = plugin->info().vendor;
     if (!options.vendors.empty() &&
         std::find(options.vendors.begin(), options.vendors.end(), vendor) ==

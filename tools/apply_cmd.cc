@@ -4,7 +4,9 @@
 
 #include <filesystem>
 #include <map>
+#include <set>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -12,6 +14,7 @@
 #include "core/model_io.h"
 #include "core/status.h"
 #include "plugins/apply.h"
+#include "plugins/litert_plugin_options.h"
 #include "tools/flags.h"
 #include "tools/json_writer.h"
 
@@ -21,7 +24,7 @@ namespace {
 constexpr char kUsage[] =
     "graft apply MODEL [--mode=apply|partition|compile|noop|info] [-o OUT]\n"
     "            [--plugin-dir=DIR | --plugin=LIB[,LIB]] [--vendor=V[,V]]\n"
-    "            [--soc-model=SOC] [--plugin-option=[VENDOR:]KEY=VALUE[,...]]\n"
+    "            [--soc-model=SOC] [--plugin-option=[VENDOR:]KEY=VALUE[,...]]...\n"
     "            [--json]\n"
     "       graft apply --mode=info [--plugin-dir=DIR]";
 
@@ -36,6 +39,25 @@ constexpr char kDescription[] =
     "bytecode module to the directory OUT (default: MODEL.modules/); noop "
     "loads and saves; info lists the plugins found.\n\n"
     "Outputs are written atomically: on any error nothing is written.";
+
+const char* AbiName(const PluginInfo& info) {
+  return info.abi == PluginInfo::Abi::kLiteRt ? "LiteRT ABI" : "Graft ABI";
+}
+
+// "CPU|NPU"; "none" for 0.
+std::string HardwareNames(uint32_t kinds) {
+  std::vector<std::string> names;
+  if (kinds & GRAFT_HARDWARE_KIND_CPU) names.push_back("CPU");
+  if (kinds & GRAFT_HARDWARE_KIND_GPU) names.push_back("GPU");
+  if (kinds & GRAFT_HARDWARE_KIND_DSP) names.push_back("DSP");
+  if (kinds & GRAFT_HARDWARE_KIND_NPU) names.push_back("NPU");
+  return names.empty() ? "none" : absl::StrJoin(names, "|");
+}
+
+bool IsLiteRtPluginFile(const std::string& path) {
+  return absl::StartsWith(std::filesystem::path(path).filename().string(),
+                          "libLiteRtCompilerPlugin_");
+}
 
 // The vendor a plugin file name promises: libgraft_compiler_plugin_<v>.so.
 std::string VendorOfFile(const std::string& path) {
@@ -54,9 +76,19 @@ std::vector<std::string> SplitList(const std::string& s) {
 }
 
 absl::StatusOr<std::map<std::string, std::vector<std::pair<std::string, std::string>>>>
-ParsePluginOptions(const std::string& text) {
+ParsePluginOptions(const std::vector<std::string>& occurrences) {
   std::map<std::string, std::vector<std::pair<std::string, std::string>>> out;
-  for (const std::string& item : SplitList(text)) {
+  std::vector<std::string> items;
+  for (const std::string& text : occurrences) {
+    // LiteRT's flags carry lists in their values
+    // (intel_openvino_configs_map=A=1,B=2): one option per occurrence.
+    if (!LiteRtOptionOwner(text.substr(0, text.find('='))).empty()) {
+      items.push_back(text);
+    } else {
+      for (std::string& item : SplitList(text)) items.push_back(std::move(item));
+    }
+  }
+  for (const std::string& item : items) {
     std::string vendor, kv = item;
     size_t eq = item.find('=');
     size_t colon = item.find(':');
@@ -154,6 +186,9 @@ void PrintInfo(const LoadedPlugins& loaded, const std::string& where,
       j.Key("bytecode_format_version").UInt(i.bytecode_format_version);
       j.Key("abi_version").String(absl::StrCat(GRAFT_ABI_VERSION_GET_MAJOR(i.abi_version), ".",
                                                GRAFT_ABI_VERSION_GET_MINOR(i.abi_version)));
+      j.Key("abi").String(AbiName(i));
+      j.Key("sdk_version").String(i.sdk_version);
+      j.Key("hardware").String(HardwareNames(i.hardware_kinds));
       j.Key("path").String(i.path);
       j.Key("options").BeginArray();
       for (const auto& o : i.options) {
@@ -172,10 +207,16 @@ void PrintInfo(const LoadedPlugins& loaded, const std::string& where,
   out << loaded.plugins.size() << " compiler plugin(s) in " << where << "\n";
   for (const auto& p : loaded.plugins) {
     const PluginInfo& i = p->info();
-    out << "  " << i.vendor << " " << i.plugin_version << "  (ABI "
-        << GRAFT_ABI_VERSION_GET_MAJOR(i.abi_version) << "."
-        << GRAFT_ABI_VERSION_GET_MINOR(i.abi_version) << ", bytecode v"
-        << i.bytecode_format_version << ")  " << i.path << "\n";
+    out << "  " << i.vendor << " " << i.plugin_version << "  (" << AbiName(i)
+        << " " << GRAFT_ABI_VERSION_GET_MAJOR(i.abi_version) << "."
+        << GRAFT_ABI_VERSION_GET_MINOR(i.abi_version);
+    if (i.abi == PluginInfo::Abi::kGraft) {
+      out << ", bytecode v" << i.bytecode_format_version;
+    } else {
+      out << ", SDK " << (i.sdk_version.empty() ? "not reported" : i.sdk_version);
+    }
+    out << ", hardware " << HardwareNames(i.hardware_kinds) << ")  " << i.path
+        << "\n";
     if (!i.description.empty()) out << "    " << i.description << "\n";
     out << "    SoC models: " << absl::StrJoin(i.soc_models, ", ")
         << " (default " << i.soc_models.front() << ")\n";
@@ -202,6 +243,11 @@ absl::StatusOr<LoadedPlugins> LoadPlugins(const PluginSelection& sel) {
   std::vector<std::string> wanted_vendors = SplitList(sel.vendors);
   std::vector<std::string> files;
   bool explicit_files = !sel.plugin_paths.empty();
+  std::set<std::string> litert_owners;
+  for (const auto& kv : options[""]) {
+    absl::string_view owner = LiteRtOptionOwner(kv.first);
+    if (!owner.empty()) litert_owners.insert(std::string(owner));
+  }
   if (explicit_files) {
     files = SplitList(sel.plugin_paths);
   } else {
@@ -210,13 +256,14 @@ absl::StatusOr<LoadedPlugins> LoadPlugins(const PluginSelection& sel) {
   LoadedPlugins loaded;
   for (const std::string& file : files) {
     std::string vendor = VendorOfFile(file);
-    bool wanted = wanted_vendors.empty() ||
+    // A LiteRT plugin's vendor (its SoC manufacturer) is known once loaded.
+    bool wanted = wanted_vendors.empty() || IsLiteRtPluginFile(file) ||
                   std::find(wanted_vendors.begin(), wanted_vendors.end(),
                             vendor) != wanted_vendors.end();
     if (!explicit_files && !wanted) continue;
     std::vector<std::pair<std::string, std::string>> opts = options[""];
     for (const auto& kv : options[vendor]) opts.push_back(kv);
-    auto plugin = CompilerPlugin::Load(file, opts);
+    auto plugin = LoadCompilerPlugin(file, opts);
     if (!plugin.ok()) {
       if (explicit_files || !wanted_vendors.empty()) return plugin.status();
       loaded.skipped.push_back(std::string(plugin.status().message()));
@@ -227,7 +274,16 @@ absl::StatusOr<LoadedPlugins> LoadPlugins(const PluginSelection& sel) {
                   (*plugin)->info().vendor) == wanted_vendors.end()) {
       continue;
     }
+    litert_owners.erase((*plugin)->info().vendor);
     loaded.plugins.push_back(std::move(*plugin));
+  }
+  if (!litert_owners.empty()) {
+    return absl::NotFoundError(absl::StrCat(
+        "--plugin-option names options of the LiteRT plugin of ",
+        absl::StrJoin(litert_owners, ", "), ", which is not loaded",
+        loaded.skipped.empty() ? "" : " (skipped: ",
+        absl::StrJoin(loaded.skipped, "; "),
+        loaded.skipped.empty() ? "" : ")"));
   }
   for (const std::string& v : wanted_vendors) {
     bool found = false;
@@ -259,8 +315,10 @@ int RunApplyCommand(absl::Span<const std::string> args, std::ostream& out,
   flags.AddString("vendor", &sel.vendors, "comma-separated vendors to use");
   flags.AddString("soc-model", &soc_model,
                   "SoC model to compile for (default: each plugin's first)");
-  flags.AddString("plugin-option", &sel.plugin_options,
-                  "comma-separated [VENDOR:]KEY=VALUE options for plugins");
+  flags.AddRepeated("plugin-option", &sel.plugin_options,
+                    "[VENDOR:]KEY=VALUE[,KEY=VALUE] options for plugins; "
+                    "LiteRT plugins take apply_plugin's flag names, one per "
+                    "occurrence (intel_openvino_graph_backends=cpu)");
   flags.AddBool("json", &json, "print the report as JSON");
   std::vector<std::string> rewritten(args.begin(), args.end());
   for (std::string& a : rewritten) {

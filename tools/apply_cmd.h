@@ -28,7 +28,9 @@ struct PluginSelection {
   // Comma-separated vendor names to keep; empty keeps all.
   std::string vendors;
   // Comma-separated "key=value" (every plugin) or "vendor:key=value".
-  std::string plugin_options;
+  // --plugin-option occurrences: [VENDOR:]KEY=VALUE[,KEY=VALUE...], or one
+  // LiteRT flag KEY=VALUE whose value is taken whole (it may hold commas).
+  std::vector<std::string> plugin_options;
 };
 
 struct LoadedPlugins {

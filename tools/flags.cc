@@ -30,6 +30,13 @@ void FlagParser::AddInt(absl::string_view name, int64_t* out,
                     absl::StrCat(*out)});
 }
 
+void FlagParser::AddRepeated(absl::string_view name,
+                             std::vector<std::string>* out,
+                             absl::string_view help) {
+  flags_.push_back({std::string(name), Kind::kRepeated, out,
+                    absl::StrCat(help, " (repeatable)"), ""});
+}
+
 const FlagParser::Flag* FlagParser::Find(absl::string_view name) const {
   for (const Flag& f : flags_) {
     if (f.name == name) return &f;
@@ -52,6 +59,9 @@ absl::Status FlagParser::Assign(const Flag& flag, absl::string_view value) {
       return absl::OkStatus();
     case Kind::kString:
       *static_cast<std::string*>(flag.out) = std::string(value);
+      return absl::OkStatus();
+    case Kind::kRepeated:
+      static_cast<std::vector<std::string>*>(flag.out)->emplace_back(value);
       return absl::OkStatus();
     case Kind::kInt:
       if (!absl::SimpleAtoi(value, static_cast<int64_t*>(flag.out))) {
@@ -124,7 +134,9 @@ std::string FlagParser::Help() const {
   };
   for (const Flag& f : flags_) {
     std::string left = absl::StrCat("  --", f.name);
-    if (f.kind == Kind::kString) absl::StrAppend(&left, "=STRING");
+    if (f.kind == Kind::kString || f.kind == Kind::kRepeated) {
+      absl::StrAppend(&left, "=STRING");
+    }
     if (f.kind == Kind::kInt) absl::StrAppend(&left, "=N");
     std::string help = f.help;
     if (f.kind != Kind::kBool && !f.default_text.empty()) {

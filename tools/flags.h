@@ -41,6 +41,10 @@ class FlagParser {
   void AddString(absl::string_view name, std::string* out,
                  absl::string_view help);
   void AddInt(absl::string_view name, int64_t* out, absl::string_view help);
+  // A flag that may be given several times: each occurrence appends its
+  // value to `*out`.
+  void AddRepeated(absl::string_view name, std::vector<std::string>* out,
+                   absl::string_view help);
 
   // Parses `args` (without the program and subcommand names) and returns the
   // positional arguments in order. Stops at the first error; flags parsed
@@ -55,7 +59,7 @@ class FlagParser {
   std::string Help() const;
 
  private:
-  enum class Kind { kBool, kString, kInt };
+  enum class Kind { kBool, kString, kInt, kRepeated };
   struct Flag {
     std::string name;
     Kind kind;

@@ -27,7 +27,7 @@ inline std::string DispatchPath() {
 }
 
 inline std::unique_ptr<CompilerPlugin> LoadPlugin() {
-  auto plugin = CompilerPlugin::Load(PluginPath());
+  auto plugin = LoadCompilerPlugin(PluginPath());
   EXPECT_TRUE(plugin.ok()) << plugin.status();
   return plugin.ok() ? std::move(*plugin) : nullptr;
 }
