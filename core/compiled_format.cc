@@ -72,6 +72,7 @@ std::vector<uint8_t> EncodeManifest(const Manifest& m) {
     fbb.Vector("vendors", [&] {
       for (const ManifestVendor& v : m.vendors) {
         fbb.Map([&] {
+          if (!v.abi.empty()) fbb.String("abi", v.abi);
           fbb.UInt("bytecode_format_version", v.bytecode_format_version);
           fbb.UInt("compiler_abi_version", v.compiler_abi_version);
           fbb.Vector("modules", [&] {
@@ -111,6 +112,7 @@ absl::StatusOr<Manifest> DecodeManifest(absl::Span<const uint8_t> data) {
     flexbuffers::Map v = vendors[i].AsMap();
     ManifestVendor out;
     out.vendor = v["vendor"].AsString().str();
+    out.abi = v["abi"].AsString().str();
     out.plugin_name = v["plugin_name"].AsString().str();
     out.plugin_version = v["plugin_version"].AsString().str();
     out.soc_model = v["soc_model"].AsString().str();

@@ -56,6 +56,10 @@ struct ManifestModule {
 
 struct ManifestVendor {
   std::string vendor;
+  // The vendor ABI its plugin speaks: "" for Graft's own (dispatch ops
+  // GRAFT_DISPATCH, served by libgraft_dispatch_<vendor>.so), "litert" for
+  // LiteRT's (DISPATCH_OP, served by a LiteRT dispatch library).
+  std::string abi;
   std::string plugin_name;
   std::string plugin_version;
   std::string soc_model;

@@ -115,6 +115,11 @@ absl::Status Runtime::Init(const RuntimeOptions& options) {
   if (!options.dispatch_dirs.empty() || !options.dispatch_paths.empty()) {
     absl::StatusOr<Manifest> wanted = ReadManifest(model);
     if (wanted.ok()) {
+      // LiteRT vendors are found through the model's LiteRtStamp, below.
+      wanted->vendors.erase(
+          std::remove_if(wanted->vendors.begin(), wanted->vendors.end(),
+                         [](const ManifestVendor& v) { return v.abi == "litert"; }),
+          wanted->vendors.end());
       for (const auto& given : options.dispatch_backends) {
         if (given == nullptr) continue;
         auto& vs = wanted->vendors;

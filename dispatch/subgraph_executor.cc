@@ -34,8 +34,8 @@ bool IsVariableOp(tfl::BuiltinOperator op) {
 // (dynamic, like a shape computed at invoke); RESOURCE tensors carry
 // nothing at run time (their variable is resolved at load).
 bool PassesThroughCalls(tfl::TensorType type) {
-  return type == tfl::TensorType_RESOURCE ||
-         type == tfl::TensorType_STRING || ElementSize(type) != 0;
+  return type == tfl::TensorType_RESOURCE || type == tfl::TensorType_STRING ||
+         ElementSize(type) != 0;
 }
 
 size_t AlignUp(size_t n, size_t a) { return (n + a - 1) / a * a; }
@@ -147,7 +147,8 @@ uint8_t* SubgraphExecutor::DynamicBuffer::Reserve(size_t bytes) {
     // Grows by half again so a slowly growing shape reallocates rarely.
     const size_t size = AlignUp(
         std::max({bytes, capacity + capacity / 2, size_t{1}}), kArenaAlignment);
-    data.reset(static_cast<uint8_t*>(std::aligned_alloc(kArenaAlignment, size)));
+    data.reset(
+        static_cast<uint8_t*>(std::aligned_alloc(kArenaAlignment, size)));
     capacity = data != nullptr ? size : 0;
     if (data == nullptr) return nullptr;
   }
@@ -187,9 +188,9 @@ absl::StatusOr<std::unique_ptr<SubgraphExecutor>> SubgraphExecutor::Create(
         absl::StrFormat("subgraph %d does not exist", id));
   }
   if (depth > kMaxCallDepth) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "subgraph %d: calls nest deeper than %d (a cycle?)", id,
-        kMaxCallDepth));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("subgraph %d: calls nest deeper than %d (a cycle?)", id,
+                        kMaxCallDepth));
   }
   std::unique_ptr<SubgraphExecutor> e(new SubgraphExecutor(env, id, depth));
   e->external_io_ = external_io;
@@ -267,7 +268,8 @@ absl::Status SubgraphExecutor::InitTensors(const CalleeInputs* inputs) {
     Tensor& t = tensors_[i];
     const uint8_t* init = t.constant ? t.raw_data : nullptr;
     uint8_t* storage = AllocateOwned(t.bytes);
-    if (storage == nullptr) return absl::ResourceExhaustedError("out of memory");
+    if (storage == nullptr)
+      return absl::ResourceExhaustedError("out of memory");
     if (init != nullptr) {
       std::memcpy(storage, init, t.bytes);
     } else if (t.type == tfl::TensorType_INT8 && t.quantization != nullptr &&
@@ -342,9 +344,9 @@ absl::Status SubgraphExecutor::PrepareOps(bool count_cpu_ops) {
             absl::StrCat(OpLabel(p.index), ": output tensor out of range"));
       }
       if (tensors_[t].constant) {
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "%s: output tensor %d ('%s') is a constant", OpLabel(p.index), t,
-            tensors_[t].name));
+        return absl::InvalidArgumentError(
+            absl::StrFormat("%s: output tensor %d ('%s') is a constant",
+                            OpLabel(p.index), t, tensors_[t].name));
       }
       written_[t] = true;
     }
@@ -438,8 +440,7 @@ absl::Status SubgraphExecutor::PrepareKernelOp(PreparedOp& p,
   absl::Span<const Kernel* const> kernels = FindKernels(p.builtin);
   if (kernels.empty()) {
     p.kind = PreparedOp::Kind::kMissing;
-    p.detail = absl::StrCat("no CPU kernel for ", p.name,
-                            " in this build");
+    p.detail = absl::StrCat("no CPU kernel for ", p.name, " in this build");
     return absl::OkStatus();
   }
   // Every kernel's distinct refusal, in table order: a generic one ("no CPU
@@ -480,9 +481,9 @@ absl::Status SubgraphExecutor::PrepareKernelOp(PreparedOp& p,
     }
     for (int i = 0; i < ctx.num_outputs(); ++i) {
       if (!ctx.output_shape_set(i)) {
-        return absl::InternalError(absl::StrFormat(
-            "%s: kernel %s set no shape for output %d", OpLabel(p.index),
-            kernel->name, i));
+        return absl::InternalError(
+            absl::StrFormat("%s: kernel %s set no shape for output %d",
+                            OpLabel(p.index), kernel->name, i));
       }
     }
     p.kind = PreparedOp::Kind::kKernel;
@@ -530,15 +531,16 @@ absl::Status SubgraphExecutor::FoldOp(PreparedOp& p) {
   if (p.scratch_bytes > 0) {
     scratch.reset(static_cast<uint8_t*>(std::aligned_alloc(
         kArenaAlignment, AlignUp(p.scratch_bytes, kArenaAlignment))));
-    if (scratch == nullptr) return absl::ResourceExhaustedError("out of memory");
+    if (scratch == nullptr)
+      return absl::ResourceExhaustedError("out of memory");
   }
   EvalContext ctx(op, absl::MakeSpan(tensors_), p.state.get(), scratch.get(),
                   env_->pool);
   absl::Status st = p.eval(ctx);
   if (!st.ok()) {
-    return absl::Status(st.code(), absl::StrCat(OpLabel(p.index),
-                                                " (folded at load): ",
-                                                st.message()));
+    return absl::Status(
+        st.code(),
+        absl::StrCat(OpLabel(p.index), " (folded at load): ", st.message()));
   }
   for (TensorId out : op.outputs) {
     tensors_[out].constant = true;
@@ -638,7 +640,8 @@ absl::Status SubgraphExecutor::PrepareCallOp(PreparedOp& p, SubgraphId callee,
   BindCallee(*e, op.inputs, op.outputs);
   p.callees.push_back(std::move(e));
   p.kind = PreparedOp::Kind::kCall;
-  if (p.detail.empty()) p.detail = absl::StrFormat("%s, subgraph %d", why, callee);
+  if (p.detail.empty())
+    p.detail = absl::StrFormat("%s, subgraph %d", why, callee);
   p.detail += ShapesAtInvokeNote(dynamic_, op.outputs);
   if (count_cpu_ops) {
     env_->cpu_ops.push_back(absl::StrCat(OpLabel(p.index), ": ", p.detail));
@@ -725,9 +728,9 @@ absl::Status SubgraphExecutor::PrepareIfOp(PreparedOp& p, bool count_cpu_ops) {
   }
   for (const auto& branch : p.callees) BindCallee(*branch, inputs, op.outputs);
   p.kind = PreparedOp::Kind::kIf;
-  p.detail = absl::StrFormat("if: then subgraph %d, else subgraph %d%s",
-                             branch_ids[0], branch_ids[1],
-                             ShapesAtInvokeNote(dynamic_, op.outputs));
+  p.detail =
+      absl::StrFormat("if: then subgraph %d, else subgraph %d%s", branch_ids[0],
+                      branch_ids[1], ShapesAtInvokeNote(dynamic_, op.outputs));
   if (count_cpu_ops) {
     env_->cpu_ops.push_back(absl::StrCat(OpLabel(p.index), ": ", p.detail));
   }
@@ -800,8 +803,7 @@ absl::Status SubgraphExecutor::PrepareWhileOp(PreparedOp& p,
             OpLabel(p.index), body_id, i, TensorTypeName(in.type),
             TensorTypeName(out->type)));
       }
-      if (!dyn[i] &&
-          (body->dynamic(bs.outputs[i]) || out->shape != in.shape)) {
+      if (!dyn[i] && (body->dynamic(bs.outputs[i]) || out->shape != in.shape)) {
         dyn[i] = true;
         again = true;
       }
@@ -862,14 +864,14 @@ absl::Status SubgraphExecutor::PrepareWhileOp(PreparedOp& p,
   if (p.cond_value.raw_data == nullptr) {
     return absl::ResourceExhaustedError("out of memory");
   }
-  cond->bound_out_[0] = {
-      &p.cond_value, cond->dynamic(cond_out) ? &p.cond_storage : nullptr};
+  cond->bound_out_[0] = {&p.cond_value,
+                         cond->dynamic(cond_out) ? &p.cond_storage : nullptr};
   p.callees.push_back(std::move(cond));
   p.callees.push_back(std::move(body));
   p.kind = PreparedOp::Kind::kWhile;
-  p.detail = absl::StrFormat("while: cond subgraph %d, body subgraph %d%s",
-                             cond_id, body_id,
-                             ShapesAtInvokeNote(dynamic_, op.outputs));
+  p.detail =
+      absl::StrFormat("while: cond subgraph %d, body subgraph %d%s", cond_id,
+                      body_id, ShapesAtInvokeNote(dynamic_, op.outputs));
   if (count_cpu_ops) {
     env_->cpu_ops.push_back(absl::StrCat(OpLabel(p.index), ": ", p.detail));
   }
@@ -1013,9 +1015,9 @@ absl::Status SubgraphExecutor::PrepareDispatchOp(PreparedOp& p,
   absl::StatusOr<DispatchOpOptions> options =
       DecodeDispatchOpOptions(op.custom_options);
   if (!options.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(OpLabel(p.index), ": bad dispatch op options: ",
-                     options.status().message()));
+    return absl::InvalidArgumentError(absl::StrCat(
+        OpLabel(p.index),
+        ": bad dispatch op options: ", options.status().message()));
   }
   const std::string& vendor = options->vendor;
   // Dispatch outputs keep their declared (static) shapes: the compiled
@@ -1031,17 +1033,18 @@ absl::Status SubgraphExecutor::PrepareDispatchOp(PreparedOp& p,
         env_->manifest ? env_->manifest->Find(vendor) : nullptr;
     auto checked = env_->vendor_status.find(vendor);
     if (checked == env_->vendor_status.end()) {
-      absl::Status st = entry ? backend->CheckCompatibility(*entry)
-                              : absl::OkStatus();
+      absl::Status st =
+          entry ? backend->CheckCompatibility(*entry) : absl::OkStatus();
       checked = env_->vendor_status.emplace(vendor, st).first;
     }
     if (!checked->second.ok()) {
-      reason = absl::StrCat("vendor '", vendor, "' rejected the model: ",
-                            checked->second.message());
+      reason =
+          absl::StrCat("vendor '", vendor,
+                       "' rejected the model: ", checked->second.message());
     } else if (options->module_buffer >= model_->buffers.size()) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: module buffer %d out of range", OpLabel(p.index),
-          options->module_buffer));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: module buffer %d out of range", OpLabel(p.index),
+                          options->module_buffer));
     } else {
       for (TensorId in : op.inputs) {
         p.in_ptrs.push_back(in >= 0 ? &tensors_[in] : nullptr);
@@ -1067,9 +1070,9 @@ absl::Status SubgraphExecutor::PrepareDispatchOp(PreparedOp& p,
         p.profile_name = absl::StrCat(vendor, ":", options->entry_point);
         return absl::OkStatus();
       }
-      reason = absl::StrCat(
-          "vendor '", vendor, "' could not prepare it: ",
-          exec.ok() ? "no executable" : exec.status().message());
+      reason =
+          absl::StrCat("vendor '", vendor, "' could not prepare it: ",
+                       exec.ok() ? "no executable" : exec.status().message());
       p.in_ptrs.clear();
       p.out_ptrs.clear();
     }
@@ -1097,25 +1100,32 @@ absl::Status SubgraphExecutor::PrepareLiteRtDispatchOp(PreparedOp& p,
         "bytecode_size, name}): ",
         options.status().message()));
   }
-  // The module is a byte range of the model file.
-  if (model_->file == nullptr) {
+  // The module is a byte range of the model file; a model Graft compiled
+  // names it as a buffer too, which is all a model compiled in memory (on
+  // the device, not yet saved) has.
+  absl::Span<const uint8_t> module;
+  if (options->module_buffer != 0 &&
+      options->module_buffer < model_->buffers.size() &&
+      !model_->buffers[options->module_buffer].data.empty()) {
+    module = model_->buffers[options->module_buffer].data.span();
+  } else if (model_->file == nullptr) {
     return absl::FailedPreconditionError(absl::StrCat(
         OpLabel(p.index),
         ": a LiteRT DISPATCH_OP's bytecode is a byte range of the model "
         "file, and this model was not loaded from a file; load it with "
         "Runtime::Load(path)"));
+  } else {
+    const absl::Span<const uint8_t> file = model_->file->span();
+    if (options->bytecode_size == 0 || options->bytecode_offset > file.size() ||
+        options->bytecode_size > file.size() - options->bytecode_offset) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: bytecode range [%d, %d) lies outside the %d-byte model file "
+          "(a truncated file, or corrupted DISPATCH_OP options)",
+          OpLabel(p.index), options->bytecode_offset,
+          options->bytecode_offset + options->bytecode_size, file.size()));
+    }
+    module = file.subspan(options->bytecode_offset, options->bytecode_size);
   }
-  const absl::Span<const uint8_t> file = model_->file->span();
-  if (options->bytecode_size == 0 || options->bytecode_offset > file.size() ||
-      options->bytecode_size > file.size() - options->bytecode_offset) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: bytecode range [%d, %d) lies outside the %d-byte model file "
-        "(a truncated file, or corrupted DISPATCH_OP options)",
-        OpLabel(p.index), options->bytecode_offset,
-        options->bytecode_offset + options->bytecode_size, file.size()));
-  }
-  const absl::Span<const uint8_t> module =
-      file.subspan(options->bytecode_offset, options->bytecode_size);
   // Outputs keep their declared (static) shapes, as for Graft's format.
   UseDeclaredOutputShapes(op);
   DispatchOpOptions graft_options;
@@ -1188,8 +1198,8 @@ absl::Status SubgraphExecutor::PrepareLiteRtDispatchOp(PreparedOp& p,
         }
       }
       if (!checked->second.ok()) {
-        reason = absl::StrCat(prefix, "the manifest check failed: ",
-                              checked->second.message());
+        reason = absl::StrCat(
+            prefix, "the manifest check failed: ", checked->second.message());
       } else if (!listed) {
         reason = absl::StrCat(prefix,
                               "its bytecode range is not a module the "
@@ -1228,8 +1238,8 @@ absl::Status SubgraphExecutor::PrepareLiteRtDispatchOp(PreparedOp& p,
         }
         reason = absl::StrCat(
             prefix, "vendor '", vendor, "' could not prepare entry point '",
-            options->name, "': ",
-            exec.ok() ? "no executable" : exec.status().message());
+            options->name,
+            "': ", exec.ok() ? "no executable" : exec.status().message());
         p.in_ptrs.clear();
         p.out_ptrs.clear();
       }
@@ -1314,8 +1324,8 @@ absl::Status SubgraphExecutor::PlanMemory() {
     }
   }
   for (size_t r = 0; r < requests.size(); ++r) {
-    uint8_t* ptr = requests[r].bytes > 0 ? arena_.get() + plan.offsets[r]
-                                         : nullptr;
+    uint8_t* ptr =
+        requests[r].bytes > 0 ? arena_.get() + plan.offsets[r] : nullptr;
     const TensorId t = request_tensor[r];
     if (t >= 0) {
       tensors_[t].raw_data = ptr;
@@ -1330,10 +1340,10 @@ absl::Status SubgraphExecutor::PlanMemory() {
   std::vector<bool> seen(n, false);
   for (size_t i = 0; i < sg.outputs.size(); ++i) {
     const TensorId t = sg.outputs[i];
-    bool is_input = std::find(sg.inputs.begin(), sg.inputs.end(), t) !=
-                    sg.inputs.end();
-    output_bindable_[i] = written_[t] && !tensors_[t].constant &&
-                          !is_input && !seen[t] && !dynamic_[t];
+    bool is_input =
+        std::find(sg.inputs.begin(), sg.inputs.end(), t) != sg.inputs.end();
+    output_bindable_[i] = written_[t] && !tensors_[t].constant && !is_input &&
+                          !seen[t] && !dynamic_[t];
     seen[t] = true;
   }
   return absl::OkStatus();
@@ -1351,7 +1361,8 @@ absl::Status SubgraphExecutor::SetInput(TensorId id,
           ShapeToString(t.shape), t.num_elements(), strings.size()));
     }
     t.raw_data = dynamic_buffers_[id].Reserve(bytes.size());
-    if (t.raw_data == nullptr) return absl::ResourceExhaustedError("out of memory");
+    if (t.raw_data == nullptr)
+      return absl::ResourceExhaustedError("out of memory");
     t.bytes = bytes.size();
   } else if (bytes.size() != t.bytes) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -1374,9 +1385,9 @@ absl::Status SubgraphExecutor::BindInput(TensorId id, void* data,
     return absl::OkStatus();
   }
   if (bytes != t.bytes) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "tensor '%s' holds %d bytes, the bound buffer %d", t.name, t.bytes,
-        bytes));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("tensor '%s' holds %d bytes, the bound buffer %d",
+                        t.name, t.bytes, bytes));
   }
   const size_t align = std::clamp<size_t>(ElementSize(t.type), 1, 8);
   if (reinterpret_cast<uintptr_t>(data) % align != 0) {
@@ -1405,18 +1416,17 @@ absl::Status SubgraphExecutor::BindOutput(TensorId id, void* data,
       std::remove_if(output_copies_.begin(), output_copies_.end(),
                      [&](const OutputCopy& c) { return c.tensor == id; }),
       output_copies_.end());
-  size_t index = std::find(sg.outputs.begin(), sg.outputs.end(), id) -
-                 sg.outputs.begin();
-  const bool bindable =
-      index < sg.outputs.size() && output_bindable_[index];
+  size_t index =
+      std::find(sg.outputs.begin(), sg.outputs.end(), id) - sg.outputs.begin();
+  const bool bindable = index < sg.outputs.size() && output_bindable_[index];
   if (data == nullptr) {
     if (bindable) t.raw_data = planned_[id];
     return absl::OkStatus();
   }
   if (bytes != t.bytes) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "tensor '%s' holds %d bytes, the bound buffer %d", t.name, t.bytes,
-        bytes));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("tensor '%s' holds %d bytes, the bound buffer %d",
+                        t.name, t.bytes, bytes));
   }
   const size_t align = std::clamp<size_t>(ElementSize(t.type), 1, 8);
   if (reinterpret_cast<uintptr_t>(data) % align != 0) {
@@ -1458,8 +1468,8 @@ inline absl::Status SubgraphExecutor::RunOp(PreparedOp& p) {
       const Tensor& cond = tensors_[p.op->inputs[0]];
       if (cond.bytes != 1) {  // a condition shaped at invoke
         st = absl::InvalidArgumentError(absl::StrFormat(
-            "the condition '%s' has shape %s; IF takes one element",
-            cond.name, ShapeToString(cond.shape)));
+            "the condition '%s' has shape %s; IF takes one element", cond.name,
+            ShapeToString(cond.shape)));
         break;
       }
       st = p.callees[cond.raw_data[0] != 0 ? 0 : 1]->RunBound();
@@ -1650,7 +1660,8 @@ absl::Status SubgraphExecutor::CopyTensorTo(const Tensor& src, Tensor& dst,
     return absl::OkStatus();
   }
   dst.raw_data = storage.Reserve(src.bytes);
-  if (dst.raw_data == nullptr) return absl::ResourceExhaustedError("out of memory");
+  if (dst.raw_data == nullptr)
+    return absl::ResourceExhaustedError("out of memory");
   if (src.bytes > 0) std::memcpy(dst.raw_data, src.raw_data, src.bytes);
   return absl::OkStatus();
 }
@@ -1670,8 +1681,8 @@ absl::Status SubgraphExecutor::RunWhile(PreparedOp& p) {
     const Tensor& in = tensors_[op.inputs[i]];
     Tensor& out = tensors_[op.outputs[i]];
     if (p.loop_dynamic[i]) {
-      GRAFT_RETURN_IF_ERROR(CopyTensorTo(in, p.loop_vars[0][i],
-                                         dynamic_buffers_[op.outputs[i]]));
+      GRAFT_RETURN_IF_ERROR(
+          CopyTensorTo(in, p.loop_vars[0][i], dynamic_buffers_[op.outputs[i]]));
       continue;
     }
     if (out.bytes > 0 && out.raw_data != in.raw_data) {
@@ -1686,16 +1697,16 @@ absl::Status SubgraphExecutor::RunWhile(PreparedOp& p) {
     GRAFT_RETURN_IF_ERROR(cond.RunBound());
     if (p.cond_value.bytes != 1) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "cond subgraph %d yields shape %s; WHILE takes one BOOL",
-          cond.id(), ShapeToString(p.cond_value.shape)));
+          "cond subgraph %d yields shape %s; WHILE takes one BOOL", cond.id(),
+          ShapeToString(p.cond_value.shape)));
     }
     if (p.cond_value.raw_data[0] == 0) break;
     for (size_t i = 0; i < n; ++i) {
       body.bound_in_[i] = &p.loop_vars[cur][i];
       DynamicBuffer* storage = nullptr;
       if (p.loop_dynamic[i]) {
-        storage = cur == 1 ? &dynamic_buffers_[op.outputs[i]]
-                           : &p.loop_storage[i];
+        storage =
+            cur == 1 ? &dynamic_buffers_[op.outputs[i]] : &p.loop_storage[i];
       }
       body.bound_out_[i] = {&p.loop_vars[1 - cur][i], storage};
     }

@@ -276,6 +276,7 @@ absl::StatusOr<ApplyReport> ApplyPlugins(
       watch.Lap(&report.phases.compile);
       ManifestVendor mv;
       mv.vendor = plugins[k]->info().vendor;
+      if (plugins[k]->info().abi == PluginInfo::Abi::kLiteRt) mv.abi = "litert";
       mv.plugin_name = std::filesystem::path(plugins[k]->info().path).filename().string();
       mv.plugin_version = plugins[k]->info().plugin_version;
       mv.soc_model = socs[k];
