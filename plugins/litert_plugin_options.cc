@@ -158,6 +158,8 @@ absl::Status SetIntelOptions(
   return absl::OkStatus();
 }
 
+// Each vendor's flag prefix and the SoC manufacturer its 2.3.0 plugin
+// reports (LiteRtGetCompilerPluginSocManufacturer).
 struct Namespace {
   const char* prefix;
   const char* manufacturer;
@@ -166,7 +168,8 @@ constexpr Namespace kNamespaces[] = {
     {"intel_openvino_", kIntelManufacturer},
     {"qualcomm_", "Qualcomm"},
     {"mediatek_", "MediaTek"},
-    {"google_tensor_", "GoogleTensor"},
+    // Google Tensor's plugin reports "Google" as its SoC manufacturer.
+    {"google_tensor_", "Google"},
     {"samsung_", "Samsung"},
 };
 
