@@ -141,7 +141,8 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
                   std::ostream& err) {
   std::string inputs_flag, output_dir, dispatch_dir = DefaultPluginDir(),
       plugin_dir, cache_dir, signature_key;
-  std::string shapes_flag;
+  std::string shapes_flag, soc_model;
+  std::vector<std::string> plugin_options;
   int64_t seed = 1, iterations = 1, threads = 1;
   bool require_accelerator = false, profile = false;
   FlagParser flags(kUsage, kDescription);
@@ -161,6 +162,13 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
   flags.AddString("plugin-dir", &plugin_dir,
                   "compile on the device with the compiler plugins here");
   flags.AddString("cache-dir", &cache_dir, "on-device compile cache");
+  flags.AddRepeated("plugin-option", &plugin_options,
+                    "KEY=VALUE for the on-device compile's plugins (LiteRT "
+                    "plugins: apply_plugin's flag names, e.g. "
+                    "intel_openvino_graph_backends=cpu)");
+  flags.AddString("soc-model", &soc_model,
+                  "SoC model the on-device compile targets (default: each "
+                  "plugin's first)");
   flags.AddString("signature", &signature_key, "signature to run (default: subgraph 0)");
   flags.AddBool("require-accelerator", &require_accelerator,
                 "fail, listing them, if any op would run on CPU");
@@ -196,6 +204,16 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
     OnDeviceOptions od;
     od.plugin_dir = plugin_dir;
     od.cache_dir = cache_dir;
+    od.soc_model = soc_model;
+    for (const std::string& kv : plugin_options) {
+      const size_t eq = kv.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        return fail(absl::InvalidArgumentError(absl::StrCat(
+                        "--plugin-option: '", kv, "' is not KEY=VALUE")),
+                    2);
+      }
+      od.plugin_options.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+    }
     auto compiled = CompileOnDevice(path, od);
     if (!compiled.ok()) return fail(compiled.status(), 1);
     out << (compiled->cache_hit ? "on-device compile: cache hit " : "on-device compile: ")
