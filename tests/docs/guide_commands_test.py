@@ -32,9 +32,12 @@ def section_blocks(text, heading):
   if start is None:
     raise SystemExit(f"no section '{heading}'")
   end = len(lines)
+  in_code = False
   for i in range(start, len(lines)):
+    if lines[i].startswith("```"):
+      in_code = not in_code
     m = re.match(r"^(#+)\s", lines[i])
-    if m and len(m.group(1)) <= level:
+    if m and not in_code and len(m.group(1)) <= level:
       end = i
       break
   blocks, current = [], None
