@@ -101,6 +101,15 @@ absl::StatusOr<std::vector<uint8_t>> EncodeLiteRtStamp(
 }
 
 absl::StatusOr<LiteRtStamp> DecodeLiteRtStamp(absl::Span<const uint8_t> data) {
+  if (data.size() == kLiteRtStampSize + 1) {
+    // LiteRT's first compiled format stamped 250 bytes plus a serialization
+    // byte and kept the bytecode in NPU_BYTE_CODE metadata.
+    return absl::UnimplementedError(absl::StrCat(
+        "LiteRtStamp: ", data.size(),
+        " bytes: the stamp of LiteRT's first compiled-model format (bytecode "
+        "in NPU_BYTE_CODE metadata), which Graft does not read; recompile the "
+        "original model with ai-edge-litert 2.x or with graft apply"));
+  }
   if (data.size() != kLiteRtStampSize) {
     return absl::DataLossError(absl::StrCat(
         "LiteRtStamp: ", data.size(), " bytes, expected ", kLiteRtStampSize));

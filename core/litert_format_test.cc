@@ -128,6 +128,18 @@ TEST(LiteRtFormatTest, StampRejectsOversizeAndNonPrintableFields) {
             absl::StatusCode::kDataLoss);
 }
 
+// LiteRT's first compiled format (precompiled_mediatek_model.tflite): a
+// 251-byte stamp, bytecode in NPU_BYTE_CODE metadata. Refused as a format
+// Graft does not read, not as corruption.
+TEST(LiteRtFormatTest, FirstFormatStampIsUnimplementedWithAWayOut) {
+  std::vector<uint8_t> old(kLiteRtStampSize + 1, 0);
+  old.back() = 1;
+  absl::StatusOr<LiteRtStamp> s = DecodeLiteRtStamp(old);
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_NE(s.status().message().find("recompile"), std::string::npos)
+      << s.status();
+}
+
 TEST(LiteRtFormatTest, WriteThenReadStamp) {
   Model m;
   EXPECT_EQ(ReadLiteRtStamp(m).status().code(), absl::StatusCode::kNotFound);

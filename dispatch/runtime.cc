@@ -148,6 +148,7 @@ absl::Status Runtime::Init(const RuntimeOptions& options) {
       });
   if (has_litert_ops) {
     absl::StatusOr<LiteRtStamp> stamp = ReadLiteRtStamp(model);
+    if (absl::IsUnimplemented(stamp.status())) return stamp.status();
     if (!stamp.ok() && !absl::IsNotFound(stamp.status())) {
       return absl::DataLossError(absl::StrCat(
           "the model's LiteRtStamp metadata is unreadable: ",
