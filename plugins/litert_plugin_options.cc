@@ -71,6 +71,26 @@ absl::Status AddConfig(absl::string_view flag, absl::string_view item,
   return absl::OkStatus();
 }
 
+// "INDEX:REST", an entry of a per-partition option.
+struct PerPartition {
+  int index = 0;
+  absl::string_view rest;
+};
+absl::StatusOr<PerPartition> ParsePerPartition(absl::string_view flag,
+                                               absl::string_view item,
+                                               absl::string_view what) {
+  std::pair<absl::string_view, absl::string_view> entry =
+      absl::StrSplit(item, absl::MaxSplits(':', 1));
+  PerPartition out;
+  if (!absl::SimpleAtoi(entry.first, &out.index) || out.index < 0 ||
+      item.find(':') == absl::string_view::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, ": '", item, "' is not PARTITION_INDEX:", what));
+  }
+  out.rest = entry.second;
+  return out;
+}
+
 absl::Status SetIntelOptions(
     const std::vector<std::pair<std::string, std::string>>& options,
     LiteRtHostOptions& host) {
@@ -112,31 +132,23 @@ absl::Status SetIntelOptions(
       }
       for (absl::string_view item :
            absl::StrSplit(value, ';', absl::SkipEmpty())) {
-        std::pair<absl::string_view, absl::string_view> entry =
-            absl::StrSplit(item, absl::MaxSplits(':', 1));
-        int index = 0;
-        if (!absl::SimpleAtoi(entry.first, &index) || index < 0) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              key, ": '", item, "' is not PARTITION_INDEX:DEVICE"));
-        }
-        absl::StatusOr<int> device = IntelDevice(entry.second);
+        absl::StatusOr<PerPartition> entry =
+            ParsePerPartition(key, item, "DEVICE");
+        if (!entry.ok()) return entry.status();
+        absl::StatusOr<int> device = IntelDevice(entry->rest);
         if (!device.ok()) return device.status();
-        absl::StrAppend(&backends, "graph.", index,
+        absl::StrAppend(&backends, "graph.", entry->index,
                         ".graph_backend = ", *device, "\n");
       }
     } else if (key == "intel_openvino_graph_configs_map") {
       for (absl::string_view item :
            absl::StrSplit(value, ';', absl::SkipEmpty())) {
-        std::pair<absl::string_view, absl::string_view> entry =
-            absl::StrSplit(item, absl::MaxSplits(':', 1));
-        int index = 0;
-        if (!absl::SimpleAtoi(entry.first, &index) || index < 0) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              key, ": '", item, "' is not PARTITION_INDEX:KEY=VALUE"));
-        }
-        if (absl::Status s =
-                AddConfig(key, entry.second, absl::StrCat("graph.", index, "."),
-                          graph_configs);
+        absl::StatusOr<PerPartition> entry =
+            ParsePerPartition(key, item, "KEY=VALUE");
+        if (!entry.ok()) return entry.status();
+        if (absl::Status s = AddConfig(
+                key, entry->rest, absl::StrCat("graph.", entry->index, "."),
+                graph_configs);
             !s.ok()) {
           return s;
         }
