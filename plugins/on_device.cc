@@ -49,8 +49,15 @@ absl::StatusOr<OnDeviceResult> CompileOnDevice(const std::string& model_path,
                          FindPluginFiles(options.plugin_dir));
   std::vector<std::unique_ptr<CompilerPlugin>> plugins;
   for (const std::string& file : files) {
-    GRAFT_ASSIGN_OR_RETURN(auto plugin,
-                           LoadCompilerPlugin(file, options.plugin_options));
+    // A plugin that cannot load on this device (its vendor SDK is absent)
+    // leaves the others to compile; the caller says which were skipped.
+    absl::StatusOr<std::unique_ptr<CompilerPlugin>> loaded =
+        LoadCompilerPlugin(file, options.plugin_options);
+    if (!loaded.ok()) {
+      result.skipped.push_back(std::string(loaded.status().message()));
+      continue;
+    }
+    std::unique_ptr<CompilerPlugin> plugin = *std::move(loaded);
     const std::string& vendor = plugin->info().vendor;
     if (!options.vendors.empty() &&
         std::find(options.vendors.begin(), options.vendors.end(), vendor) ==
@@ -60,9 +67,11 @@ absl::StatusOr<OnDeviceResult> CompileOnDevice(const std::string& model_path,
     plugins.push_back(std::move(plugin));
   }
   if (plugins.empty()) {
+    std::string why;
+    for (const std::string& s : result.skipped) absl::StrAppend(&why, "; ", s);
     return absl::NotFoundError(absl::StrCat(
         model_path, ": no compiler plugin in ", options.plugin_dir,
-        " to compile it on the device"));
+        " to compile it on the device", why));
   }
 
   std::string cache_path;

@@ -23,7 +23,8 @@
 namespace graft {
 
 struct OnDeviceOptions {
-  // Where libgraft_compiler_plugin_*.so live; every plugin found is used, in
+  // Where libgraft_compiler_plugin_*.so and libLiteRtCompilerPlugin_*.so
+  // live; every plugin found that loads is used, in
   // file-name order.
   std::string plugin_dir;
   // Only these vendors (empty: all found).
@@ -46,6 +47,9 @@ struct OnDeviceResult {
   std::string cache_path;
   // The apply summary (empty on a cache hit).
   std::string summary;
+  // Plugin files in the directory that could not be loaded, with why (a
+  // missing vendor library or symbol); the others compiled.
+  std::vector<std::string> skipped;
 };
 
 // Loads `model_path` and returns it compiled by the plugins in

@@ -216,6 +216,9 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
     }
     auto compiled = CompileOnDevice(path, od);
     if (!compiled.ok()) return fail(compiled.status(), 1);
+    for (const std::string& s : compiled->skipped) {
+      err << "graft run: warning: plugin skipped: " << s << "\n";
+    }
     out << (compiled->cache_hit ? "on-device compile: cache hit " : "on-device compile: ")
         << compiled->cache_path << "\n";
     if (!compiled->summary.empty()) out << "  " << compiled->summary;

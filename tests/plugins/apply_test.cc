@@ -514,6 +514,34 @@ TEST(OnDeviceTest, CompilesOnceThenLoadsFromCache) {
   EXPECT_NE(third->cache_path, first->cache_path);
 }
 
+// A plugin that cannot load on the device (here a file that is no shared
+// library, as a LiteRT plugin whose vendor SDK is absent fails dlopen) is
+// skipped and named; the others compile.
+TEST(OnDeviceTest, SkipsAPluginThatCannotLoadAndSaysWhich) {
+  testing::TempDir dir;
+  const std::string plugin_dir = dir.Join("plugins");
+  std::filesystem::create_directory(plugin_dir);
+  std::filesystem::create_symlink(
+      ExamplePlugin(),
+      plugin_dir + "/" +
+          std::filesystem::path(ExamplePlugin()).filename().string());
+  const std::string broken = plugin_dir + "/libLiteRtCompilerPlugin_Broken.so";
+  const std::string text = "not an ELF file";
+  const absl::Span<const uint8_t> piece(
+      reinterpret_cast<const uint8_t*>(text.data()), text.size());
+  ASSERT_TRUE(WriteFileAtomically(broken, {piece}).ok());
+  OnDeviceOptions options;
+  options.plugin_dir = plugin_dir;
+  auto r = CompileOnDevice(SourceDir() + "/test_models/residual_mlp.tflite",
+                           options);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(HasDispatchOp(r->model));
+  ASSERT_EQ(r->skipped.size(), 1u);
+  EXPECT_NE(r->skipped[0].find("libLiteRtCompilerPlugin_Broken.so"),
+            std::string::npos)
+      << r->skipped[0];
+}
+
 TEST(OnDeviceTest, MissingPluginDirSaysSo) {
   OnDeviceOptions options;
   options.plugin_dir = "/nonexistent/graft/plugins";
