@@ -147,10 +147,23 @@ def wheel_paths(wheel):
 
 
 def wall(command):
-    """(ms from exec to exit, completed process)."""
-    start = time.perf_counter_ns()
-    proc = subprocess.run(command, capture_output=True, text=True)
-    return (time.perf_counter_ns() - start) / 1e6, proc
+    """(ms from exec to exit, CPU ms (user + system, all its threads),
+    completed process). CPU time moves less than wall time when other
+    processes share the cores."""
+    with tempfile.TemporaryFile("w+") as out, \
+            tempfile.TemporaryFile("w+") as err:
+        start = time.perf_counter_ns()
+        p = subprocess.Popen(command, stdout=out, stderr=err)
+        # wait4, not wait: it also gives the child's resource usage.
+        _, status, usage = os.wait4(p.pid, 0)
+        ms = (time.perf_counter_ns() - start) / 1e6
+        p.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        proc = subprocess.CompletedProcess(command, p.returncode, out.read(),
+                                           err.read())
+    cpu_ms = (usage.ru_utime + usage.ru_stime) * 1e3
+    return ms, cpu_ms, proc
 
 
 APPLY_SUMMARY = re.compile(
@@ -159,8 +172,9 @@ APPLY_SUMMARY = re.compile(
 
 
 def graft_apply(graft, paths, model, out):
-    """{'wall_ms', 'inproc_ms', 'phases': {name: ms}} of one `graft apply`."""
-    ms, proc = wall([graft, "apply", model, f"--plugin={paths['plugin']}",
+    """{'wall_ms', 'cpu_ms', 'inproc_ms', 'phases': {name: ms}} of one
+    `graft apply`."""
+    ms, cpu_ms, proc = wall([graft, "apply", model, f"--plugin={paths['plugin']}",
                      "--soc-model=LNL", f"--plugin-option={BACKEND}",
                      "-o", out])
     if proc.returncode != 0 or not os.path.exists(out):
@@ -170,20 +184,20 @@ def graft_apply(graft, paths, model, out):
         raise RuntimeError("no timing line in graft apply's output")
     numbers = [float(x) for x in m.groups()]
     names = ("partition", "group", "outline", "compile", "embed")
-    return {"wall_ms": ms, "inproc_ms": numbers[0],
+    return {"wall_ms": ms, "cpu_ms": cpu_ms, "inproc_ms": numbers[0],
             "phases": dict(zip(names, numbers[1:]))}
 
 
 def litert_apply(paths, model, out):
-    """{'wall_ms'} of one apply_plugin_main run."""
-    ms, proc = wall([paths["apply_plugin_main"], "--cmd=apply",
+    """{'wall_ms', 'cpu_ms'} of one apply_plugin_main run."""
+    ms, cpu_ms, proc = wall([paths["apply_plugin_main"], "--cmd=apply",
                      f"--model={model}", f"--o={out}",
                      f"--soc_manufacturer={SOC_MANUFACTURER}",
                      "--soc_model=LNL", f"--libs={paths['plugin_dir']}",
                      "--" + BACKEND])
     if proc.returncode != 0 or not os.path.exists(out):
         raise RuntimeError(last_line(proc))
-    return {"wall_ms": ms}
+    return {"wall_ms": ms, "cpu_ms": cpu_ms}
 
 
 def last_line(proc):
@@ -219,7 +233,8 @@ def graft_runtime(graft, paths, compiled, threads, iterations, warmup):
                                "on the vendor")
         out[c["threads"]] = {"load_ms": c["load_ms"],
                              "first_ms": c["first_run_ms"],
-                             "invoke_ms": c["median_ms"]}
+                             "invoke_ms": c["median_ms"],
+                             "invoke_min_ms": c["min_ms"]}
     return out
 
 
@@ -292,6 +307,7 @@ def litert_worker(compiled, dispatch_dir, threads, iterations, warmup):
                      "environment_ms": (env_ns - start) / 1e6,
                      "first_ms": first_ms,
                      "invoke_ms": statistics.median(times),
+                     "invoke_min_ms": min(times),
                      "python_call_us": statistics.median(calls) / 1e3}
         del inputs, outputs, in_caps, out_caps, run, probe, cm, env
     return {"threads": result}
@@ -355,8 +371,12 @@ def median_or_none(values):
 def paired(rounds, a, b):
     """Median, lowest and highest of the per-round ratios a/b, where a and b
     are (side, key) pairs; None without a complete round."""
-    ratios = [r[a[0]][a[1]] / r[b[0]][b[1]] for r in rounds
-              if r.get(a[0]) and r.get(b[0]) and r[b[0]][b[1]]]
+    ratios = []
+    for r in rounds:
+        x = (r.get(a[0]) or {}).get(a[1])
+        y = (r.get(b[0]) or {}).get(b[1])
+        if x is not None and y:
+            ratios.append(x / y)
     if not ratios:
         return None
     return {"median": statistics.median(ratios), "min": min(ratios),
@@ -372,26 +392,31 @@ def summarize_apply(model, rounds):
            "errors": sorted({e for r in rounds for e in r["errors"]}),
            "graft_wall_ms": column(rounds, "graft", "wall_ms"),
            "litert_wall_ms": column(rounds, "litert", "wall_ms"),
+           "graft_cpu_ms": column(rounds, "graft", "cpu_ms"),
+           "litert_cpu_ms": column(rounds, "litert", "cpu_ms"),
            "graft_inproc_ms": column(rounds, "graft", "inproc_ms"),
            "graft_phases_ms": {}}
     for phase in ("partition", "group", "outline", "compile", "embed"):
         row["graft_phases_ms"][phase] = median_or_none(
             [((r.get("graft") or {}).get("phases") or {}).get(phase)
              for r in rounds])
-    row["ratios"] = {"wall": paired(rounds, ("graft", "wall_ms"),
-                                    ("litert", "wall_ms"))}
+    row["ratios"] = {key[:-3]: paired(rounds, ("graft", key), ("litert", key))
+                     for key in ("wall_ms", "cpu_ms")}
     return row
+
+
+RUNTIME_KEYS = ("load_ms", "first_ms", "invoke_ms", "invoke_min_ms")
 
 
 def summarize_runtime(model, threads, rounds):
     row = {"model": model, "threads": threads, "rounds": rounds,
            "errors": sorted({e for r in rounds for e in r["errors"]})}
     for side in ("graft", "litert"):
-        for key in ("load_ms", "first_ms", "invoke_ms"):
+        for key in RUNTIME_KEYS:
             row[f"{side}_{key}"] = column(rounds, side, key)
     row["litert_python_call_us"] = column(rounds, "litert", "python_call_us")
     row["ratios"] = {key[:-3]: paired(rounds, ("graft", key), ("litert", key))
-                     for key in ("load_ms", "first_ms", "invoke_ms")}
+                     for key in RUNTIME_KEYS}
     return row
 
 
@@ -417,24 +442,30 @@ def print_tables(doc):
           "(below 1: Graft's host costs less)"
           + ("" if one else ", median (lowest-highest) of per-round ratios"))
     print("\napply, whole process (exec to exit; plugin + OpenVINO load, "
-          "model read, compile, write):")
-    print(f"{'model':<28} {'graft':>9} {'litert':>9} {'graft/litert':>{width}}"
-          f" {'graft in-process':>17}  phases (compile, embed)")
+          "model read, compile, write): wall and CPU (user + system) ms;"
+          " Graft's in-process apply and two of its phases:")
+    print(f"{'model':<28} {'wall g':>8} {'wall l':>8} {'wall g/l':>{width}}"
+          f" {'cpu g':>8} {'cpu l':>8} {'cpu g/l':>{width}}"
+          f" {'g in-proc':>9}  (compile, embed)")
     for r in doc["apply"]:
         p = r["graft_phases_ms"]
         print(f"{os.path.basename(r['model'])[:28]:<28}"
-              f" {ms(r['graft_wall_ms'], 1):>9} {ms(r['litert_wall_ms'], 1):>9}"
+              f" {ms(r['graft_wall_ms'], 1):>8} {ms(r['litert_wall_ms'], 1):>8}"
               f" {ratio(r, 'wall', one):>{width}}"
-              f" {ms(r['graft_inproc_ms'], 1):>17}"
-              f"  {ms(p['compile'], 1)}, {ms(p['embed'], 1)}")
+              f" {ms(r['graft_cpu_ms'], 1):>8} {ms(r['litert_cpu_ms'], 1):>8}"
+              f" {ratio(r, 'cpu', one):>{width}}"
+              f" {ms(r['graft_inproc_ms'], 1):>9}"
+              f"  ({ms(p['compile'], 1)}, {ms(p['embed'], 1)})")
         for e in r["errors"]:
             print(f"  {e}")
     print(f"\nruntime, the model compiled by graft apply; {doc['warmup']} "
-          f"warm-up runs, median of {doc['iterations']} timed invokes:")
+          f"warm-up runs, median of {doc['iterations']} timed invokes (min "
+          "g/l: the same ratio of the fastest invokes, which other tenants'"
+          " load disturbs least):")
     print(f"{'model':<28} {'thr':>3} {'load g':>8} {'load l':>8}"
           f" {'load g/l':>{width}} {'first g':>8} {'first l':>8}"
           f" {'invoke g':>9} {'invoke l':>9} {'invoke g/l':>{width}}"
-          f" {'py call':>8}")
+          f" {'min g/l':>{width}} {'py call':>8}")
     for r in doc["runtime"]:
         call = r["litert_python_call_us"]
         print(f"{os.path.basename(r['model'])[:28]:<28} {r['threads']:>3}"
@@ -445,6 +476,7 @@ def print_tables(doc):
               f" {ms(r['graft_invoke_ms'], 4):>9}"
               f" {ms(r['litert_invoke_ms'], 4):>9}"
               f" {ratio(r, 'invoke', one):>{width}}"
+              f" {ratio(r, 'invoke_min', one):>{width}}"
               f" {(f'{call:.2f}us' if call is not None else '-'):>8}")
         for e in r["errors"]:
             print(f"  {e}")

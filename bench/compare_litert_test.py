@@ -68,19 +68,23 @@ class SummarizeTest(unittest.TestCase):
         self.assertEqual(self.cl.ratio(row, "invoke", False),
                          "1.00x (0.30-1.50)")
         self.assertAlmostEqual(row["ratios"]["load"]["median"], 0.5)
+        # Rounds without a column (here every one) leave its ratio out.
+        self.assertIsNone(row["ratios"]["invoke_min"])
+        self.assertIsNone(row["graft_invoke_min_ms"])
 
     def test_rounds_missing_a_side_are_left_out_of_ratios(self):
         rounds = [
             {"graft": {"wall_ms": 50, "inproc_ms": 10,
                        "phases": {"compile": 9, "embed": 1}},
              "litert": None, "errors": ["apply_plugin_main: boom"]},
-            {"graft": {"wall_ms": 100, "inproc_ms": 20,
+            {"graft": {"wall_ms": 100, "cpu_ms": 40, "inproc_ms": 20,
                        "phases": {"compile": 18, "embed": 2}},
-             "litert": {"wall_ms": 200}, "errors": []},
+             "litert": {"wall_ms": 200, "cpu_ms": 50}, "errors": []},
         ]
         row = self.cl.summarize_apply("m.tflite", rounds)
         self.assertEqual(row["errors"], ["apply_plugin_main: boom"])
         self.assertEqual(row["ratios"]["wall"]["median"], 0.5)
+        self.assertEqual(row["ratios"]["cpu"]["median"], 0.8)
         self.assertEqual(row["graft_wall_ms"], 75)
         self.assertEqual(row["graft_phases_ms"]["compile"], 13.5)
         self.assertIsNone(row["graft_phases_ms"]["partition"])
@@ -114,20 +118,24 @@ class RunTest(unittest.TestCase):
         self.assertIn("cores", doc["machine"])
         [apply] = doc["apply"]
         self.assertEqual(apply["errors"], [])
-        for key in ("graft_wall_ms", "litert_wall_ms", "graft_inproc_ms"):
+        for key in ("graft_wall_ms", "litert_wall_ms", "graft_cpu_ms",
+                    "litert_cpu_ms", "graft_inproc_ms"):
             self.assertGreater(apply[key], 0, key)
         self.assertGreater(apply["graft_phases_ms"]["compile"], 0)
         # The whole process costs more than the apply inside it.
         self.assertGreater(apply["graft_wall_ms"], apply["graft_inproc_ms"])
         self.assertIsNotNone(apply["ratios"]["wall"])
+        self.assertIsNotNone(apply["ratios"]["cpu"])
         self.assertEqual([r["threads"] for r in doc["runtime"]], [1, 2])
         for r in doc["runtime"]:
             self.assertEqual(r["errors"], [])
             for side in ("graft", "litert"):
-                for key in ("load_ms", "first_ms", "invoke_ms"):
+                for key in ("load_ms", "first_ms", "invoke_ms",
+                            "invoke_min_ms"):
                     self.assertGreater(r[f"{side}_{key}"], 0, (side, key))
             self.assertGreater(r["litert_python_call_us"], 0)
-            for key in ("load", "first", "invoke"):
+            self.assertLessEqual(r["graft_invoke_min_ms"], r["graft_invoke_ms"])
+            for key in ("load", "first", "invoke", "invoke_min"):
                 self.assertIsNotNone(r["ratios"][key], key)
 
 
