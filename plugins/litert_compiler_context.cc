@@ -1,5 +1,6 @@
 #include "plugins/litert_compiler_context.h"
 
+#include <cstdint>
 #include <cstring>
 #include <deque>
 
@@ -500,11 +501,22 @@ LiteRtStatus GetCompositeVersion(LiteRtOp op, int32_t* version) {
 LiteRtStatus PushOp(LiteRtOpList list, LiteRtOp op,
                     LiteRtParamIndex partition) {
   LITERT_CHECK_ARGS(list, op);
-  if (op->owner != list->subgraph) {
-    list->error = "pushed an op of another subgraph";
+  // `op` is checked to be one of this subgraph's records by its address
+  // before anything reads through it: a plugin may push an op of another
+  // subgraph, a stale handle or garbage.
+  const std::vector<LiteRtOpT>& ops = list->subgraph->ops;
+  const uintptr_t first = reinterpret_cast<uintptr_t>(ops.data());
+  const uintptr_t at = reinterpret_cast<uintptr_t>(op);
+  if (ops.empty() || at < first ||
+      at - first >= ops.size() * sizeof(LiteRtOpT) ||
+      (at - first) % sizeof(LiteRtOpT) != 0) {
+    list->error =
+        "pushed an op handle that is not an op of the subgraph being "
+        "partitioned (an op of another subgraph, or a handle the host did "
+        "not hand out)";
     return kLiteRtStatusErrorInvalidArgument;
   }
-  list->pushed.push_back({op->id, partition});
+  list->pushed.push_back({ops[(at - first) / sizeof(LiteRtOpT)].id, partition});
   return kLiteRtStatusOk;
 }
 

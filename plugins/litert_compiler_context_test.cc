@@ -769,6 +769,29 @@ TEST(LiteRtCompilerContextTest, PushOpRefusesAnOpOfAnotherSubgraph) {
             kLiteRtStatusErrorInvalidArgument);
 }
 
+// Regression: push_op read the op's record before checking it was one of
+// the subgraph's, so a handle the host never handed out crashed the host.
+TEST(LiteRtCompilerContextTest, PushOpRefusesHandlesItDidNotHandOut) {
+  Model model = ConvAddAndMul();
+  LiteRtGraph graph(model, {0});
+  LiteRtOp add = OpAt(graph.subgraph(0), 1);
+  const LiteRtOp bogus[] = {
+      reinterpret_cast<LiteRtOp>(uintptr_t{16}),
+      reinterpret_cast<LiteRtOp>(reinterpret_cast<uintptr_t>(add) + 1),
+      reinterpret_cast<LiteRtOp>(&graph),
+  };
+  for (LiteRtOp op : bogus) {
+    LiteRtOpList list = graph.op_list(0);
+    EXPECT_EQ(C().push_op(list, op, 0), kLiteRtStatusErrorInvalidArgument);
+    EXPECT_FALSE(graph.pushed(0).ok());
+  }
+  LiteRtOpList list = graph.op_list(0);
+  EXPECT_EQ(C().push_op(list, add, 2), kLiteRtStatusOk);
+  auto pushed = graph.pushed(0);
+  ASSERT_TRUE(pushed.ok()) << pushed.status();
+  EXPECT_EQ(*pushed, (std::vector<std::pair<OpId, size_t>>{{1, 2}}));
+}
+
 TEST(LiteRtCompilerContextTest, NullHandlesAndOutPointersAreInvalidArgument) {
   Model model = ConvAddAndMul();
   LiteRtGraph graph(model, {0});
