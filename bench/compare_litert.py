@@ -15,7 +15,9 @@ Per model, in each round:
                       --soc_manufacturer=IntelOpenVINO --soc_model=LNL
                       --libs=<plugin dir> --intel_openvino_graph_backends=cpu`
            Both include process start, loading the plugin and OpenVINO,
-           reading the model and writing the result. Graft's in-process
+           reading the model and writing the result. Also each process's
+           CPU time (user + system, from wait4), which other tenants of
+           the machine disturb less than wall time. Graft's in-process
            apply time (what `graft apply` prints: partition, group, outline,
            compile, embed; no process start, model load, plugin load or
            save) is reported beside it, with its phases.
@@ -27,6 +29,8 @@ Per model, in each round:
                       OpenVINO imports the model there); first = the first
                       Invoke; invoke = median of the timed Invokes, timed in
                       C++ with inputs already in the runtime's tensors.
+                      Each invoke copies the input into the library's own
+                      buffer type and the output out (lock / unlock).
              litert   a fresh Python process running ai_edge_litert's
                       CompiledModel: load = Environment.create(
                       dispatch_library_path=...) + CompiledModel.from_file
@@ -42,7 +46,9 @@ Per model, in each round:
            ones are second loads. LiteRT's invoke times include one Python
            call into pybind11; the script measures that call on the same
            object (GetNumSignatures, timed the same way) and reports it
-           ('python call'), so the reader can subtract it.
+           ('python call'), so the reader can subtract it. Beside the
+           medians, the fastest invoke of each side ('min'), which a
+           descheduled OpenVINO thread on a shared machine disturbs least.
 
 Threads: Graft's --threads and LiteRT's CpuOptions(num_threads) size the
 hosts' CPU kernels. In a model the plugin takes whole, no op runs on them:
