@@ -1,12 +1,14 @@
 #include "plugins/litert_plugin_adapter.h"
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/status.h"
+#include "plugins/child_process.h"
 #include "plugins/litert_plugin_options.h"
 
 namespace graft {
@@ -29,6 +31,67 @@ uint32_t HardwareKinds(LiteRtHwAcceleratorSet hw) {
   if (hw & LITERT_HW_ACCELERATOR_GPU) kinds |= GRAFT_HARDWARE_KIND_GPU;
   if (hw & LITERT_HW_ACCELERATOR_NPU) kinds |= GRAFT_HARDWARE_KIND_NPU;
   return kinds;
+}
+
+// A compiled result as bytes, to cross from the child process: the module
+// count, each module's size and bytes, the call count, each call's module
+// index, entry-point size and entry point (all sizes 64-bit).
+void PutU64(std::string& out, uint64_t v) {
+  out.append(reinterpret_cast<const char*>(&v), sizeof(v));
+}
+
+std::string EncodeCompiled(const CompiledPartitions& c) {
+  std::string out;
+  PutU64(out, c.modules.size());
+  for (absl::Span<const uint8_t> m : c.modules) {
+    PutU64(out, m.size());
+    out.append(reinterpret_cast<const char*>(m.data()), m.size());
+  }
+  PutU64(out, c.calls.size());
+  for (const CompiledPartitions::Call& call : c.calls) {
+    PutU64(out, call.module_index);
+    PutU64(out, call.entry_point.size());
+    out.append(call.entry_point);
+  }
+  return out;
+}
+
+// Modules are views into `bytes`, which must outlive the result.
+absl::StatusOr<CompiledPartitions> DecodeCompiled(const std::string& bytes) {
+  size_t at = 0;
+  auto u64 = [&](uint64_t* v) {
+    if (bytes.size() - at < sizeof(*v)) return false;
+    std::memcpy(v, bytes.data() + at, sizeof(*v));
+    at += sizeof(*v);
+    return true;
+  };
+  auto span = [&](uint64_t size, const char** data) {
+    if (bytes.size() - at < size) return false;
+    *data = bytes.data() + at;
+    at += size;
+    return true;
+  };
+  CompiledPartitions out;
+  uint64_t n = 0;
+  bool ok = u64(&n);
+  for (uint64_t i = 0; ok && i < n; ++i) {
+    uint64_t size = 0;
+    const char* data = nullptr;
+    ok = u64(&size) && span(size, &data);
+    if (ok)
+      out.modules.emplace_back(reinterpret_cast<const uint8_t*>(data), size);
+  }
+  ok = ok && u64(&n);
+  for (uint64_t i = 0; ok && i < n; ++i) {
+    uint64_t module = 0, size = 0;
+    const char* data = nullptr;
+    ok = u64(&module) && u64(&size) && span(size, &data);
+    if (ok) out.calls.push_back({std::string(data, size), module});
+  }
+  if (!ok || at != bytes.size()) {
+    return absl::InternalError("the compile child's answer is malformed");
+  }
+  return out;
 }
 
 }  // namespace
@@ -343,6 +406,35 @@ absl::StatusOr<std::vector<OpDecision>> LiteRtPluginAdapter::Partition(
 absl::StatusOr<CompiledPartitions> LiteRtPluginAdapter::Compile(
     const Model& model, absl::Span<const PartitionToCompile> partitions,
     const std::string& soc_model) {
+  // The vendor's compiler runs in a child process: it is code nobody here
+  // wrote, and it crashes on some models (Intel's on block-wise quantized
+  // weights, in LiteRT's own host too). The child sends back the modules
+  // and calls; the parent keeps them.
+  GRAFT_ASSIGN_OR_RETURN(
+      std::string encoded,
+      RunInChildProcess(
+          [&]() -> absl::StatusOr<std::string> {
+            GRAFT_ASSIGN_OR_RETURN(
+                CompiledPartitions compiled,
+                CompileInThisProcess(model, partitions, soc_model));
+            return EncodeCompiled(compiled);
+          },
+          kCompileTimeout,
+          absl::StrCat(label_, ": compile of ", partitions.size(),
+                       " partition(s)")));
+  auto owner = std::make_shared<const std::string>(std::move(encoded));
+  GRAFT_ASSIGN_OR_RETURN(CompiledPartitions out, DecodeCompiled(*owner));
+  out.owner = owner;
+  out.stamp_vendor = info_.vendor;
+  out.stamp_plugin_version = info_.plugin_version;
+  out.stamp_soc_model = soc_model;
+  out.stamp_abi_version = info_.abi_version;
+  return out;
+}
+
+absl::StatusOr<CompiledPartitions> LiteRtPluginAdapter::CompileInThisProcess(
+    const Model& model, absl::Span<const PartitionToCompile> partitions,
+    const std::string& soc_model) {
   std::vector<SubgraphId> ids;
   for (const PartitionToCompile& p : partitions) ids.push_back(p.subgraph);
   // Kept with the result: a plugin may refer to the graph it compiled
@@ -432,10 +524,6 @@ absl::StatusOr<CompiledPartitions> LiteRtPluginAdapter::Compile(
     }
     out.calls.push_back({std::move(entry), module});
   }
-  out.stamp_vendor = info_.vendor;
-  out.stamp_plugin_version = info_.plugin_version;
-  out.stamp_soc_model = soc_model;
-  out.stamp_abi_version = info_.abi_version;
   out.owner = std::move(result);
   return out;
 }

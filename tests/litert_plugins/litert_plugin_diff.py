@@ -93,12 +93,6 @@ _DISCONNECTED = (
     "consecutive selected ops in execution order (GroupPartitionsV2) into one "
     "partition, Graft's grouping (core/partition) keeps components apart: the "
     "same ops, more partitions")
-_BLOCKWISE = (
-    "plugin_crash",
-    "Intel's plugin itself segfaults on a block-wise quantized weight (its "
-    "graph_iterator logs 'Unsupported Quantization type 3', then crashes) in "
-    "both hosts; Graft loads LiteRT plugins in-process, so the crash is "
-    "Graft's until plugins run in a child process (DESIGN.md)")
 _DYNAMIC_ADD = (
     "different_bytecode",
     "NOT YET UNDERSTOOD: int8 ADD of two ?x128x128x1 inputs. With the "
@@ -119,9 +113,6 @@ EXCEPTIONS = {
     "LiteRT/litert/test/testdata/reverse_signature_model.tflite": _DISCONNECTED,
     "LiteRT/litert/test/testdata/sqrt_mean_mul_multiple.tflite": _DISCONNECTED,
     "LiteRT/litert/test/testdata/topo_sort_interleaved.tflite": _DISCONNECTED,
-    "LiteRT/litert/test/testdata/blockwise_quantized.tflite": _BLOCKWISE,
-    "LiteRT/litert/test/testdata/qwen_fc_blockwise_quantized.tflite":
-        _BLOCKWISE,
     "LiteRT/litert/test/testdata/"
     "shared_input_cpu_npu_google_tensor_precompiled.tflite": (
         "litert_only",
