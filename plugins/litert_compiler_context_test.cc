@@ -248,9 +248,10 @@ TEST(LiteRtCompilerContextTest, NamesIndicesAndRankedTypes) {
   EXPECT_EQ(type.element_type, kLiteRtElementTypeFloat32);
   ASSERT_EQ(type.layout.rank, 4u);
   EXPECT_FALSE(type.layout.has_strides);
-  // The static shape, not shape_signature's dynamic batch: LiteRT 2.3.0
-  // hands plugins `shape` (see GetRankedTensorType).
-  EXPECT_EQ(type.layout.dimensions[0], 1);
+  // shape_signature's dynamic batch, not shape's 1 (which of the two LiteRT
+  // 2.3.0 hands plugins in every case is still open: see
+  // tests/litert_plugins/litert_plugin_diff.py, _DYNAMIC_ADD).
+  EXPECT_EQ(type.layout.dimensions[0], -1);
   EXPECT_EQ(type.layout.dimensions[1], 4);
   EXPECT_EQ(type.layout.dimensions[2], 4);
   EXPECT_EQ(type.layout.dimensions[3], 3);
