@@ -543,7 +543,7 @@ LiteRtStatus GetEnvironmentOptionsValue(LiteRtEnvironmentOptions env,
 
 // Op options: the op's options table of type OptionsT, or null when the
 // op carries none. LiteRT's getters answer InvalidArgument then (the array
-// getters: OK with a size of -1, which plugins read as "take the shape from
+// getters also set a size of -1, which plugins read as "take the shape from
 // the second input").
 template <typename OptionsT>
 const OptionsT* OptionsOf(const tfl::OperatorT& op) {
@@ -566,10 +566,10 @@ LiteRtStatus GetOption(LiteRtOp op, Out* value) {
   return kLiteRtStatusOk;
 }
 
-// An int32 array option (RESHAPE's new_shape, SQUEEZE's squeeze_dims); OK
-// with a size of -1 when the op has no options, as LiteRT 2.3.0 answers
-// (Intel's plugin then reads RESHAPE's shape input; an empty array instead
-// would make it build a reshape to a scalar).
+// An int32 array option (RESHAPE's new_shape, SQUEEZE's squeeze_dims); a
+// size of -1 and InvalidArgument when the op has no options, as LiteRT's
+// getter answers (Intel's plugin then reads RESHAPE's shape input; an empty
+// array instead would make it build a reshape to a scalar).
 template <tfl::BuiltinOperator kOp, typename OptionsT, auto kMember>
 LiteRtStatus GetArrayOption(LiteRtOp op, const int32_t** data, int32_t* size) {
   LITERT_CHECK_ARGS(op, data, size);
