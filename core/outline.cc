@@ -79,6 +79,19 @@ Subgraph BuildOutlined(const Model& model, const Subgraph& src,
       if (t >= 0 && facts.escapes[t]) outputs.push_back(t);
     }
   }
+  // The source subgraph's own inputs come first, in its order, then the
+  // rest by first use: LiteRT's outlining orders a partition's inputs so,
+  // and a vendor compiler given the same partition then sees the same
+  // signature (and makes the same bytecode) from Graft as from LiteRT.
+  std::stable_sort(inputs.begin(), inputs.end(), [&](TensorId a, TensorId b) {
+    auto rank = [&](TensorId t) {
+      auto it = std::find(src.inputs.begin(), src.inputs.end(), t);
+      return it == src.inputs.end()
+                 ? src.inputs.size()
+                 : static_cast<size_t>(it - src.inputs.begin());
+    };
+    return rank(a) < rank(b);
+  });
   for (TensorId t : inputs) out.inputs.push_back(map_tensor(t));
   for (OpId op : partition.ops) {
     tfl::OperatorT moved = src.ops[op];

@@ -32,7 +32,10 @@ using MakeCallOp = absl::FunctionRef<absl::Status(
 // replaces them in `source` by one op made by `make_call`.
 //
 // The outlined subgraph's inputs are the non-constant tensors its ops read
-// but do not produce (in order of first use); its outputs are the tensors its
+// but do not produce: those that are inputs of `source` first, in its input
+// order, then the others in order of first use (LiteRT's order, so a vendor
+// compiler sees the same signature from Graft as from LiteRT); they are its
+// first tensors, in that order. Its outputs are the tensors its
 // ops produce that are read outside it or are outputs of `source` (in order of
 // production). Constant tensors are copied with the partition and keep their
 // buffer ids, so weights are never duplicated; a constant used by several

@@ -465,7 +465,7 @@ TEST(VendorGuideTest, AcmePluginReportsAndAddingMulJoinsThePartition) {
       << text;
   auto module = ReadFile(out.Join("acme_module_0.bin"));
   ASSERT_TRUE(module.ok()) << module.status();
-  EXPECT_EQ(*module, "acme v1 acme-npu-1\nadd t0 t1 -> t2\nmul t2 t3 -> t4\n");
+  EXPECT_EQ(*module, "acme v1 acme-npu-1\nadd t1 t0 -> t2\nmul t2 t3 -> t4\n");
 }
 
 bool HasDispatchOp(const Model& m) {
