@@ -305,21 +305,8 @@ def compare_model(args):
       sum(c.values()) for c in lit.other_ops[:n])
   r["same_partitions"] = lit.partition_keys() == gr.partition_keys()
   if r["same_partitions"] and lit.dispatch:
-    # The same ops, but are the partition's inputs in the same order? LiteRT
-    # (GraphSlicer) lists the subgraph's own inputs the partition reads
-    # first, in the subgraph's input order, then the others in order of first
-    # use; Graft (core/outline.h) all in order of first use. A permutation
-    # of a partition's inputs is a different program for the plugin.
-    root_inputs = {s: orig.inputs[s] for s in range(n)}
-    def litert_order(s, ins):
-      first = [t for t in root_inputs[s] if t in ins]
-      return tuple(first + [t for t in ins if t not in first])
-    lit_io = collections.Counter((s, i, o) for s, i, o, _ in lit.dispatch)
-    gr_io = collections.Counter((s, i, o) for s, i, o, _ in gr.dispatch)
-    predicted = collections.Counter(
-        (s, litert_order(s, i), o) for s, i, o, _ in gr.dispatch)
-    r["same_input_order"] = lit_io == gr_io
-    r["input_order_explained"] = lit_io == predicted
+    # Graft orders a partition's inputs as LiteRT does (core/outline.h), so
+    # the same partitions must give the same bytecode.
     r["identical_bytecode"] = lit.modules() == gr.modules()
     if not r["identical_bytecode"]:
       sizes = lambda p: sorted(int(o["bytecode_size"]) for *_, o in p.dispatch)
@@ -364,17 +351,14 @@ def check_apply(r, failures, exceptions_seen):
     elif r["graft_partitions"] > r["litert_partitions"]:
       kind = "more_partitions"
     elif r.get("identical_bytecode") is False:
-      if r.get("same_input_order") is False and r.get("input_order_explained"):
-        kind = "permuted_inputs"  # a stated rule, not a failure: see above
-      else:
-        kind = "different_bytecode"
+      kind = "different_bytecode"
   if exc is not None:
     exceptions_seen.append(key)
     if kind != exc[0]:
       failures.append(f"{key}: listed as exception {exc[0]!r} ({exc[1]}) but "
                       f"the difference is now {kind!r}: update EXCEPTIONS")
     return kind
-  if kind in (None, "graft_only", "permuted_inputs"):
+  if kind in (None, "graft_only"):
     # graft_only is fine for the assertion "Graft compiles at least what
     # LiteRT compiles", but it is reported.
     return kind
@@ -467,18 +451,13 @@ def main():
     same_parts = sum(bool(r.get("same_partitions")) and
                      r.get("litert_partitions", 0) > 0 for r in both)
     identical = sum(bool(r.get("identical_bytecode")) for r in both)
-    permuted = [r["key"] for r in both if kinds[r["key"]] == "permuted_inputs"]
     crashes = [r["key"] for r in results
                if r["litert_rc"] is not None and r["litert_rc"] < 0]
     print(f"apply: {len(results)} models; LiteRT's tool compiled {litert_n}, "
           f"Graft {graft_n}; both {len(both)}: same ops taken {same_ops}, "
-          f"same partitions {same_parts}, identical bytecode {identical}, "
-          f"differing only by LiteRT's partition input order {len(permuted)}; "
+          f"same partitions {same_parts}, identical bytecode {identical}; "
           f"LiteRT's tool crashed on {len(crashes)}; exceptions "
           f"{len(exceptions_seen)}; {time.time() - t0:.0f} s")
-    for key in permuted:
-      print(f"  input order {key}: LiteRT puts the subgraph inputs first "
-            f"(predicted from Graft's order: yes)")
     for key in exceptions_seen:
       print(f"  exception {key}: {EXCEPTIONS[key][0]}: {EXCEPTIONS[key][1]}")
     for r in results:
