@@ -5,12 +5,12 @@
 // litert/c/internal/litert_abi_header.h) at the layouts the ai-edge-litert
 // 2.3.0 libraries use. Declarations only: Graft links no LiteRT code.
 //
-// Handles are pointers to host-defined structs. LiteRT's headers spell them
-// `class LiteRtOpT*` in C++; only the pointer crosses the boundary, so the
-// tag's kind does not matter to the ABI. Graft defines the structs behind
-// the handles it hands out (plugins/litert_compiler_context.cc).
+// Handles (pointers to host-defined structs) are declared by each side,
+// since each side's host defines the structs behind the handles it hands
+// out: plugins/litert_compiler_abi.h, dispatch/litert_dispatch_abi.h.
 //
-// Layouts are frozen by static_asserts in plugins/litert_compiler_abi_test.cc.
+// Layouts are frozen by static_asserts in plugins/litert_compiler_abi_test.cc
+// and dispatch/litert_dispatch_abi_test.cc.
 #ifndef GRAFT_CORE_LITERT_ABI_H_
 #define GRAFT_CORE_LITERT_ABI_H_
 
@@ -135,18 +135,6 @@ typedef enum {
   kLiteRtRankedTensorType = 0,
   kLiteRtUnrankedTensorType = 1,
 } LiteRtTensorTypeId;
-
-// Handles.
-typedef struct LiteRtModelT* LiteRtModel;
-typedef struct LiteRtSubgraphT* LiteRtSubgraph;
-typedef struct LiteRtOpT* LiteRtOp;
-typedef struct LiteRtTensorT* LiteRtTensor;
-typedef struct LiteRtWeightsT* LiteRtWeights;
-typedef struct LiteRtOpListT* LiteRtOpList;
-typedef struct LiteRtOptionsT* LiteRtOptions;
-typedef struct LiteRtOpaqueOptionsT* LiteRtOpaqueOptions;
-typedef struct LiteRtEnvironmentOptionsT* LiteRtEnvironmentOptions;
-typedef struct LiteRtBuilderT* LiteRtBuilder;
 
 #ifdef __cplusplus
 }

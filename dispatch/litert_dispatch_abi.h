@@ -24,13 +24,16 @@
 // tensor buffers, requirements, environment and options, whose layouts the
 // library never sees.
 //
-// Every name is LiteRT's, inside namespace graft::litert_abi so it cannot
-// collide with a real LiteRT header in the same program.
+// Every name is LiteRT's, inside namespace graft::litert_abi; the plain
+// types both vendor-ABI sides share (status codes, element types, the
+// layout, the API version) are core/litert_abi.h's, brought in by using.
 #ifndef GRAFT_DISPATCH_LITERT_DISPATCH_ABI_H_
 #define GRAFT_DISPATCH_LITERT_DISPATCH_ABI_H_
 
 #include <cstddef>
 #include <cstdint>
+
+#include "core/litert_abi.h"
 
 namespace graft {
 namespace litert_abi {
@@ -39,57 +42,21 @@ extern "C" {
 
 // --- litert_common.h ------------------------------------------------------
 
-struct LiteRtApiVersion {
-  int major;
-  int minor;
-  int patch;
-};
+// Shared with the compiler side (core/litert_abi.h).
+using ::LiteRtApiVersion;
+using ::LiteRtHwAcceleratorSet;
+using ::LiteRtStatus;
 
 // The API version of the dispatch ABI declared here (LITERT_API_VERSION_*).
-inline constexpr LiteRtApiVersion kLiteRtApiVersion = {0, 1, 0};
-
-enum LiteRtStatus : int {
-  kLiteRtStatusOk = 0,
-  kLiteRtStatusErrorInvalidArgument = 1,
-  kLiteRtStatusErrorMemoryAllocationFailure = 2,
-  kLiteRtStatusErrorRuntimeFailure = 3,
-  kLiteRtStatusErrorMissingInputTensor = 4,
-  kLiteRtStatusErrorUnsupported = 5,
-  kLiteRtStatusErrorNotFound = 6,
-  kLiteRtStatusErrorTimeoutExpired = 7,
-  kLiteRtStatusErrorWrongVersion = 8,
-  kLiteRtStatusErrorUnknown = 9,
-  kLiteRtStatusErrorAlreadyExists = 10,
-  kLiteRtStatusCancelled = 100,
-  kLiteRtStatusErrorFileIO = 500,
-  kLiteRtStatusErrorInvalidFlatbuffer = 501,
-  kLiteRtStatusErrorDynamicLoading = 502,
-  kLiteRtStatusErrorSerialization = 503,
-  kLiteRtStatusErrorCompilation = 504,
-  kLiteRtStatusErrorIndexOOB = 1000,
-  kLiteRtStatusErrorInvalidIrType = 1001,
-  kLiteRtStatusErrorInvalidGraphInvariant = 1002,
-  kLiteRtStatusErrorGraphModification = 1003,
-  kLiteRtStatusErrorInvalidToolConfig = 1500,
-  kLiteRtStatusLegalizeNoMatch = 2000,
-  kLiteRtStatusErrorInvalidLegalization = 2001,
-  kLiteRtStatusPatternNoMatch = 3000,
-  kLiteRtStatusInvalidTransformation = 3001,
-  kLiteRtStatusErrorUnsupportedRuntimeVersion = 4000,
-  kLiteRtStatusErrorUnsupportedCompilerVersion = 4001,
-  kLiteRtStatusErrorIncompatibleByteCodeVersion = 4002,
-  kLiteRtStatusErrorUnsupportedOpShapeInferer = 5000,
-  kLiteRtStatusErrorShapeInferenceFailed = 5001,
-};
+inline constexpr LiteRtApiVersion kLiteRtApiVersion = {
+    LITERT_HOST_API_VERSION_MAJOR, LITERT_HOST_API_VERSION_MINOR,
+    LITERT_HOST_API_VERSION_PATCH};
 
 enum LiteRtTensorBufferLockMode : int {
   kLiteRtTensorBufferLockModeRead = 0,
   kLiteRtTensorBufferLockModeWrite = 1,
   kLiteRtTensorBufferLockModeReadWrite = 2,
 };
-
-// A bit set of kLiteRtHwAccelerator* (none 0, CPU 1, GPU 2, NPU 4).
-typedef int LiteRtHwAcceleratorSet;
 
 // Opaque handles. Host-owned: the host defines these structs (in
 // litert_dispatch_library.cc); the library only passes pointers back.
@@ -133,48 +100,10 @@ typedef uint32_t LiteRtGLuint;
 
 // --- litert_model_types.h, litert_layout.h --------------------------------
 
-// TFLite's TfLiteType numbering (not the .tflite schema's TensorType).
-enum LiteRtElementType : int {
-  kLiteRtElementTypeNone = 0,
-  kLiteRtElementTypeFloat32 = 1,
-  kLiteRtElementTypeInt32 = 2,
-  kLiteRtElementTypeUInt8 = 3,
-  kLiteRtElementTypeInt64 = 4,
-  kLiteRtElementTypeTfString = 5,
-  kLiteRtElementTypeBool = 6,
-  kLiteRtElementTypeInt16 = 7,
-  kLiteRtElementTypeComplex64 = 8,
-  kLiteRtElementTypeInt8 = 9,
-  kLiteRtElementTypeFloat16 = 10,
-  kLiteRtElementTypeFloat64 = 11,
-  kLiteRtElementTypeComplex128 = 12,
-  kLiteRtElementTypeUInt64 = 13,
-  kLiteRtElementTypeTfResource = 14,
-  kLiteRtElementTypeTfVariant = 15,
-  kLiteRtElementTypeUInt32 = 16,
-  kLiteRtElementTypeUInt16 = 17,
-  kLiteRtElementTypeInt4 = 18,
-  kLiteRtElementTypeBFloat16 = 19,
-  kLiteRtElementTypeInt2 = 20,
-};
-
-inline constexpr int kLiteRtTensorMaxRank = 8;
-
-// 68 bytes since LiteRT 2.2.0 (rank and has_strides share one 32-bit
-// unit; older headers had a 32-bit rank and a strides pointer).
-struct LiteRtLayout {
-  unsigned int rank : 7;
-  unsigned int has_strides : 1;
-  // [0, rank) are the dimensions (< 0: dynamic); the rest is undefined.
-  int32_t dimensions[kLiteRtTensorMaxRank];
-  // Strides, used only when has_strides is set.
-  uint32_t strides[kLiteRtTensorMaxRank];
-};
-
-struct LiteRtRankedTensorType {
-  LiteRtElementType element_type;
-  LiteRtLayout layout;
-};
+using ::LiteRtElementType;
+using ::LiteRtLayout;
+using ::LiteRtRankedTensorType;
+inline constexpr int kLiteRtTensorMaxRank = LITERT_TENSOR_MAX_RANK;
 
 // --- litert_tensor_buffer_types.h -----------------------------------------
 

@@ -26,6 +26,20 @@
 extern "C" {
 #endif
 
+// Handles: pointers to structs the host defines
+// (plugins/litert_compiler_context.cc). LiteRT's headers spell them
+// `class LiteRtOpT*` in C++; only the pointer crosses the boundary.
+typedef struct LiteRtModelT* LiteRtModel;
+typedef struct LiteRtSubgraphT* LiteRtSubgraph;
+typedef struct LiteRtOpT* LiteRtOp;
+typedef struct LiteRtTensorT* LiteRtTensor;
+typedef struct LiteRtWeightsT* LiteRtWeights;
+typedef struct LiteRtOpListT* LiteRtOpList;
+typedef struct LiteRtOptionsT* LiteRtOptions;
+typedef struct LiteRtOpaqueOptionsT* LiteRtOpaqueOptions;
+typedef struct LiteRtEnvironmentOptionsT* LiteRtEnvironmentOptions;
+typedef struct LiteRtBuilderT* LiteRtBuilder;
+
 // Plugin-side handles.
 typedef struct LiteRtCompilerPluginT* LiteRtCompilerPlugin;
 typedef struct LiteRtCompiledResultT* LiteRtCompiledResult;
