@@ -202,6 +202,53 @@ absl::Status ResolveLiteRtBytecodeOffsets(const Model& model,
   return absl::OkStatus();
 }
 
+LiteRtElementType LiteRtElementTypeOf(tfl::TensorType t) {
+  switch (t) {
+    case tfl::TensorType_FLOAT32:
+      return kLiteRtElementTypeFloat32;
+    case tfl::TensorType_FLOAT16:
+      return kLiteRtElementTypeFloat16;
+    case tfl::TensorType_INT32:
+      return kLiteRtElementTypeInt32;
+    case tfl::TensorType_UINT8:
+      return kLiteRtElementTypeUInt8;
+    case tfl::TensorType_INT64:
+      return kLiteRtElementTypeInt64;
+    case tfl::TensorType_STRING:
+      return kLiteRtElementTypeTfString;
+    case tfl::TensorType_BOOL:
+      return kLiteRtElementTypeBool;
+    case tfl::TensorType_INT16:
+      return kLiteRtElementTypeInt16;
+    case tfl::TensorType_COMPLEX64:
+      return kLiteRtElementTypeComplex64;
+    case tfl::TensorType_INT8:
+      return kLiteRtElementTypeInt8;
+    case tfl::TensorType_FLOAT64:
+      return kLiteRtElementTypeFloat64;
+    case tfl::TensorType_COMPLEX128:
+      return kLiteRtElementTypeComplex128;
+    case tfl::TensorType_UINT64:
+      return kLiteRtElementTypeUInt64;
+    case tfl::TensorType_RESOURCE:
+      return kLiteRtElementTypeTfResource;
+    case tfl::TensorType_VARIANT:
+      return kLiteRtElementTypeTfVariant;
+    case tfl::TensorType_UINT32:
+      return kLiteRtElementTypeUInt32;
+    case tfl::TensorType_UINT16:
+      return kLiteRtElementTypeUInt16;
+    case tfl::TensorType_INT4:
+      return kLiteRtElementTypeInt4;
+    case tfl::TensorType_BFLOAT16:
+      return kLiteRtElementTypeBFloat16;
+    case tfl::TensorType_INT2:
+      return kLiteRtElementTypeInt2;
+    default:
+      return kLiteRtElementTypeNone;
+  }
+}
+
 bool IsLiteRtDispatchOp(const Model& model, const tfl::OperatorT& op) {
   if (op.opcode_index >= model.operator_codes.size()) return false;
   const tfl::OperatorCodeT& code = model.operator_codes[op.opcode_index];

@@ -30,6 +30,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "core/litert_abi.h"
 #include "core/model.h"
 
 namespace graft {
@@ -85,6 +86,11 @@ absl::Status WriteLiteRtStamp(Model& model, const LiteRtStamp& stamp);
 // or its options cannot be patched in place.
 absl::Status ResolveLiteRtBytecodeOffsets(const Model& model,
                                           uint8_t* flatbuffer);
+
+// The .tflite schema's TensorType as LiteRT's element type (TFLite's
+// TfLiteType numbering); kLiteRtElementTypeNone for a type LiteRT does not
+// number.
+LiteRtElementType LiteRtElementTypeOf(tfl::TensorType type);
 
 // True for an op whose operator code is kLiteRtDispatchCustomCode.
 bool IsLiteRtDispatchOp(const Model& model, const tfl::OperatorT& op);

@@ -37,44 +37,18 @@ std::string Normalize(absl::string_view s) {
   return out;
 }
 
-// The .tflite schema's TensorType to LiteRT's (TFLite's) element type.
+// The .tflite schema's TensorType to LiteRT's (TFLite's) element type, for
+// a tensor a dispatch library reads or writes as a flat buffer.
 absl::StatusOr<LiteRtElementType> ElementType(tfl::TensorType t) {
-  switch (t) {
-    case tfl::TensorType_FLOAT32:
-      return kLiteRtElementTypeFloat32;
-    case tfl::TensorType_FLOAT16:
-      return kLiteRtElementTypeFloat16;
-    case tfl::TensorType_BFLOAT16:
-      return kLiteRtElementTypeBFloat16;
-    case tfl::TensorType_FLOAT64:
-      return kLiteRtElementTypeFloat64;
-    case tfl::TensorType_INT32:
-      return kLiteRtElementTypeInt32;
-    case tfl::TensorType_UINT8:
-      return kLiteRtElementTypeUInt8;
-    case tfl::TensorType_INT64:
-      return kLiteRtElementTypeInt64;
-    case tfl::TensorType_BOOL:
-      return kLiteRtElementTypeBool;
-    case tfl::TensorType_INT16:
-      return kLiteRtElementTypeInt16;
-    case tfl::TensorType_INT8:
-      return kLiteRtElementTypeInt8;
-    case tfl::TensorType_UINT64:
-      return kLiteRtElementTypeUInt64;
-    case tfl::TensorType_UINT32:
-      return kLiteRtElementTypeUInt32;
-    case tfl::TensorType_UINT16:
-      return kLiteRtElementTypeUInt16;
-    case tfl::TensorType_COMPLEX64:
-      return kLiteRtElementTypeComplex64;
-    case tfl::TensorType_COMPLEX128:
-      return kLiteRtElementTypeComplex128;
-    default:
-      return absl::UnimplementedError(
-          absl::StrCat("tensor type ", tfl::EnumNameTensorType(t),
-                       " has no fixed-size LiteRT element type"));
+  const LiteRtElementType e = LiteRtElementTypeOf(t);
+  if (e == kLiteRtElementTypeNone || e == kLiteRtElementTypeTfString ||
+      e == kLiteRtElementTypeTfResource || e == kLiteRtElementTypeTfVariant ||
+      e == kLiteRtElementTypeInt4 || e == kLiteRtElementTypeInt2) {
+    return absl::UnimplementedError(
+        absl::StrCat("tensor type ", tfl::EnumNameTensorType(t),
+                     " has no fixed-size LiteRT element type"));
   }
+  return e;
 }
 
 absl::StatusOr<LiteRtRankedTensorType> RankedType(const Tensor& t) {

@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "core/litert_format.h"
 #include "core/model_io.h"
 #include "core/outline.h"
 
@@ -81,53 +82,6 @@ struct LiteRtEnvironmentOptionsT {};
 
 namespace graft {
 namespace {
-
-LiteRtElementType ToElementType(tfl::TensorType t) {
-  switch (t) {
-    case tfl::TensorType_FLOAT32:
-      return kLiteRtElementTypeFloat32;
-    case tfl::TensorType_FLOAT16:
-      return kLiteRtElementTypeFloat16;
-    case tfl::TensorType_INT32:
-      return kLiteRtElementTypeInt32;
-    case tfl::TensorType_UINT8:
-      return kLiteRtElementTypeUInt8;
-    case tfl::TensorType_INT64:
-      return kLiteRtElementTypeInt64;
-    case tfl::TensorType_STRING:
-      return kLiteRtElementTypeTfString;
-    case tfl::TensorType_BOOL:
-      return kLiteRtElementTypeBool;
-    case tfl::TensorType_INT16:
-      return kLiteRtElementTypeInt16;
-    case tfl::TensorType_COMPLEX64:
-      return kLiteRtElementTypeComplex64;
-    case tfl::TensorType_INT8:
-      return kLiteRtElementTypeInt8;
-    case tfl::TensorType_FLOAT64:
-      return kLiteRtElementTypeFloat64;
-    case tfl::TensorType_COMPLEX128:
-      return kLiteRtElementTypeComplex128;
-    case tfl::TensorType_UINT64:
-      return kLiteRtElementTypeUInt64;
-    case tfl::TensorType_RESOURCE:
-      return kLiteRtElementTypeTfResource;
-    case tfl::TensorType_VARIANT:
-      return kLiteRtElementTypeTfVariant;
-    case tfl::TensorType_UINT32:
-      return kLiteRtElementTypeUInt32;
-    case tfl::TensorType_UINT16:
-      return kLiteRtElementTypeUInt16;
-    case tfl::TensorType_INT4:
-      return kLiteRtElementTypeInt4;
-    case tfl::TensorType_BFLOAT16:
-      return kLiteRtElementTypeBFloat16;
-    case tfl::TensorType_INT2:
-      return kLiteRtElementTypeInt2;
-    default:
-      return kLiteRtElementTypeNone;
-  }
-}
 
 void BuildSubgraph(const Model& model, SubgraphId id, LiteRtSubgraphT& out) {
   const Subgraph& sg = model.subgraphs[id];
@@ -347,7 +301,7 @@ LiteRtStatus GetRankedTensorType(LiteRtTensor t, LiteRtRankedTensorType* out) {
     return kLiteRtStatusErrorUnsupported;
   LiteRtRankedTensorType r;
   std::memset(&r, 0, sizeof(r));
-  r.element_type = ToElementType(tensor.type);
+  r.element_type = LiteRtElementTypeOf(tensor.type);
   r.layout.rank = static_cast<unsigned>(dims.size());
   r.layout.has_strides = false;
   for (size_t i = 0; i < dims.size(); ++i) r.layout.dimensions[i] = dims[i];
