@@ -63,6 +63,18 @@ int32_t GraphCycles::ContractEdge(int32_t a, int32_t b) {
   return keep;
 }
 
+int32_t GraphCycles::MergeNodes(int32_t a, int32_t b) {
+  if (a == b || HasEdge(a, b) || HasEdge(b, a) || IsReachable(a, b) ||
+      IsReachable(b, a)) {
+    return -1;
+  }
+  // With no path either way, an edge in rank order keeps the order
+  // topological, and contracting it is the merge.
+  if (nodes_[a].rank > nodes_[b].rank) std::swap(a, b);
+  InsertEdge(a, b);
+  return ContractEdge(a, b);
+}
+
 void GraphCycles::InsertEdge(int32_t from, int32_t to) {
   if (!nodes_[from].out.insert(to).second) return;
   nodes_[to].in.insert(from);

@@ -34,6 +34,11 @@ class GraphCycles {
   // (a or b), or -1 when contracting would create a cycle (graph unchanged).
   int32_t ContractEdge(int32_t a, int32_t b);
 
+  // Merges live nodes a and b, which no edge joins, into one node unless a
+  // path leads from one to the other (merging would then make a cycle).
+  // Returns the surviving node, or -1 (graph unchanged).
+  int32_t MergeNodes(int32_t a, int32_t b);
+
   bool HasEdge(int32_t from, int32_t to) const {
     return nodes_[from].out.contains(to);
   }

@@ -39,7 +39,8 @@ class Groups {
 }  // namespace
 
 absl::StatusOr<std::vector<Partition>> GroupOps(
-    const Subgraph& subgraph, absl::Span<const int64_t> labels) {
+    const Subgraph& subgraph, absl::Span<const int64_t> labels,
+    absl::Span<const int64_t> merge_unconnected) {
   const int32_t num_ops = static_cast<int32_t>(subgraph.ops.size());
   if (labels.size() != subgraph.ops.size()) {
     return absl::InvalidArgumentError(
@@ -60,10 +61,10 @@ absl::StatusOr<std::vector<Partition>> GroupOps(
       OpId p = producer[t];
       if (p < 0 || p == op) continue;
       if (p > op) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "GroupOps: subgraph '", subgraph.name, "' op ", op,
-            " reads tensor ", t, " produced by later op ", p,
-            "; ops must be in execution order"));
+        return absl::FailedPreconditionError(
+            absl::StrCat("GroupOps: subgraph '", subgraph.name, "' op ", op,
+                         " reads tensor ", t, " produced by later op ", p,
+                         "; ops must be in execution order"));
       }
       graph.AddEdge(p, op);
     }
@@ -84,6 +85,32 @@ absl::StatusOr<std::vector<Partition>> GroupOps(
       int32_t kept =
           graph.ContractEdge(groups.Node(root_p), groups.Node(root_op));
       if (kept >= 0) groups.Union(root_p, root_op, kept);
+    }
+  }
+
+  if (!merge_unconnected.empty()) {
+    // Each label's groups in the order of their first op: each joins the
+    // last group of its label that it can.
+    absl::flat_hash_map<int64_t, int32_t> last_root;
+    for (OpId op = 0; op < num_ops; ++op) {
+      const int64_t label = labels[op];
+      if (label == kUnselected ||
+          std::find(merge_unconnected.begin(), merge_unconnected.end(),
+                    label) == merge_unconnected.end()) {
+        continue;
+      }
+      const int32_t root = groups.Find(op);
+      auto [it, first] = last_root.try_emplace(label, root);
+      if (first) continue;
+      const int32_t previous = groups.Find(it->second);
+      if (previous == root) continue;
+      const int32_t kept =
+          graph.MergeNodes(groups.Node(previous), groups.Node(root));
+      if (kept >= 0) {
+        groups.Union(previous, root, kept);
+      } else {
+        it->second = root;
+      }
     }
   }
 

@@ -32,12 +32,19 @@ struct Partition {
 // grouping is maximal in that no two partitions joined by a tensor could be
 // merged without creating a cycle.
 //
+// Ops of a label in `merge_unconnected` are grouped further, as LiteRT's
+// host groups a plugin's choices: in the order of their first op, each
+// group joins the previous group of its label when no path leads between
+// them (the joint group is then not weakly connected, but still leaves the
+// graph acyclic), so independent components share one partition.
+//
 // Deterministic: partitions are ordered by their first op. Runs in
 // near-linear time in the size of the graph for neural-network graphs.
 // Errors: labels.size() != number of ops, or an op reading a tensor produced
 // by a later op (the subgraph is not in execution order).
 absl::StatusOr<std::vector<Partition>> GroupOps(
-    const Subgraph& subgraph, absl::Span<const int64_t> labels);
+    const Subgraph& subgraph, absl::Span<const int64_t> labels,
+    absl::Span<const int64_t> merge_unconnected = {});
 
 }  // namespace graft
 

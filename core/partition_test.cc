@@ -42,8 +42,8 @@ class GraphSketch {
   const std::vector<int64_t>& labels() const { return labels_; }
 
   // Partitions as "{0,1} {3}" for readable expectations.
-  std::string Group() const {
-    auto parts = GroupOps(sg_, labels_);
+  std::string Group(std::vector<int64_t> merge_unconnected = {}) const {
+    auto parts = GroupOps(sg_, labels_, merge_unconnected);
     EXPECT_TRUE(parts.ok()) << parts.status();
     std::vector<std::string> out;
     for (const Partition& p : *parts) {
@@ -58,6 +58,29 @@ class GraphSketch {
 };
 
 constexpr int64_t kA = 0, kB = 1, kNo = kUnselected;
+
+// LiteRT's host puts independent components of one plugin's choices in one
+// partition; GroupOps does so for the labels it is asked to.
+TEST(GroupOpsMergeUnconnectedTest, IndependentChainsShareAPartition) {
+  GraphSketch g;
+  TensorId x = g.NewTensor(), y = g.NewTensor();
+  g.Op({g.Op({x}, kA)}, kA);  // ops 0, 1
+  g.Op({g.Op({y}, kA)}, kA);  // ops 2, 3
+  EXPECT_EQ(g.Group(), "{0,1} {2,3}");
+  EXPECT_EQ(g.Group({kA}), "{0,1,2,3}");
+  EXPECT_EQ(g.Group({kB}), "{0,1} {2,3}");  // Only the labels named.
+}
+
+TEST(GroupOpsMergeUnconnectedTest, NeverThroughAPathOutsideTheGroups) {
+  GraphSketch g;
+  TensorId x = g.NewTensor();
+  TensorId a = g.Op({x}, kA);   // 0
+  TensorId n = g.Op({a}, kNo);  // 1: CPU op between them
+  g.Op({n}, kA);                // 2: merging {0} and {2} would be a cycle
+  TensorId y = g.NewTensor();
+  g.Op({y}, kA);  // 3: independent of both; joins the last group, {2}
+  EXPECT_EQ(g.Group({kA}), "{0} {2,3}");
+}
 
 TEST(GroupOpsTest, ChainBecomesOnePartition) {
   GraphSketch g;

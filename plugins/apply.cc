@@ -87,7 +87,8 @@ void DropDeadPartitions(const Subgraph& sg, std::vector<Partition>& parts,
       OpApplyReport& r = op_reports[op];
       r.refusals.push_back({"graft", GRAFT_PARTITION_REASON_UNSPECIFIED,
                             "dead code: no result of its partition is used; "
-                            "left on CPU (taken by " + r.taken_by + ")"});
+                            "left on CPU (taken by " +
+                                r.taken_by + ")"});
       r.taken_by.clear();
     }
   }
@@ -112,10 +113,12 @@ absl::StatusOr<ApplyReport> ApplyPlugins(
             absl::StrAppend(&vendors, vendors.empty() ? "" : ", ", v.vendor);
           }
         } else if (stamp.ok()) {
-          vendors = absl::StrCat(stamp->soc_manufacturer, " ", stamp->soc_model);
+          vendors =
+              absl::StrCat(stamp->soc_manufacturer, " ", stamp->soc_model);
         }
         return absl::FailedPreconditionError(absl::StrCat(
-            "the model is already compiled (", IsDispatchOp(model, op) ? "by graft" : "in LiteRT's format",
+            "the model is already compiled (",
+            IsDispatchOp(model, op) ? "by graft" : "in LiteRT's format",
             ", for ", vendors.empty() ? "an unknown vendor" : vendors,
             "); apply plugins to the original, uncompiled model"));
       }
@@ -128,15 +131,16 @@ absl::StatusOr<ApplyReport> ApplyPlugins(
                                                 : options.soc_model;
     GRAFT_RETURN_IF_ERROR(p->CheckCompatibility(soc));
     socs.push_back(soc);
-    report.plugins.push_back({p->info().vendor, p->info().plugin_version, soc,
-                              p->info().path});
+    report.plugins.push_back(
+        {p->info().vendor, p->info().plugin_version, soc, p->info().path});
   }
   if (options.mode == ApplyMode::kNoop) {
     for (size_t s = 0; s < model.subgraphs.size(); ++s) {
       report.ops_total += model.subgraphs[s].ops.size();
     }
-    report.seconds = std::chrono::duration<double>(
-                         std::chrono::steady_clock::now() - start).count();
+    report.seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
     return report;
   }
 
@@ -145,8 +149,8 @@ absl::StatusOr<ApplyReport> ApplyPlugins(
   absl::Span<const uint8_t> original_bytes;
   bool any_wants_tflite = false;
   for (CompilerPlugin* p : plugins) {
-    any_wants_tflite |=
-        (p->info().flags & GRAFT_COMPILER_PLUGIN_FLAG_WANTS_TFLITE_BUFFERS) != 0;
+    any_wants_tflite |= (p->info().flags &
+                         GRAFT_COMPILER_PLUGIN_FLAG_WANTS_TFLITE_BUFFERS) != 0;
   }
   if (any_wants_tflite) {
     if (model.file != nullptr) {
@@ -165,7 +169,8 @@ absl::StatusOr<ApplyReport> ApplyPlugins(
     size_t report_index;
   };
   std::vector<Pending> pending;
-  const SubgraphId num_original = static_cast<SubgraphId>(model.subgraphs.size());
+  const SubgraphId num_original =
+      static_cast<SubgraphId>(model.subgraphs.size());
   Stopwatch watch;
   for (SubgraphId s = 0; s < num_original; ++s) {
     const size_t num_ops = model.subgraphs[s].ops.size();
@@ -192,8 +197,21 @@ absl::StatusOr<ApplyReport> ApplyPlugins(
       }
     }
     watch.Lap(&report.phases.partition);
-    GRAFT_ASSIGN_OR_RETURN(std::vector<Partition> parts,
-                           GroupOps(model.subgraphs[s], labels));
+    // A LiteRT plugin's choices are grouped as LiteRT's host groups them:
+    // independent components share a partition where that stays acyclic.
+    std::vector<int64_t> merge_unconnected;
+    for (int64_t label : labels) {
+      if (label != kUnselected &&
+          plugins[PluginOfLabel(label)]->info().abi ==
+              PluginInfo::Abi::kLiteRt &&
+          std::find(merge_unconnected.begin(), merge_unconnected.end(),
+                    label) == merge_unconnected.end()) {
+        merge_unconnected.push_back(label);
+      }
+    }
+    GRAFT_ASSIGN_OR_RETURN(
+        std::vector<Partition> parts,
+        GroupOps(model.subgraphs[s], labels, merge_unconnected));
     DropDeadPartitions(model.subgraphs[s], parts, op_reports);
     watch.Lap(&report.phases.group);
     const size_t first_report = report.partitions.size();
@@ -203,7 +221,8 @@ absl::StatusOr<ApplyReport> ApplyPlugins(
       pr.source_subgraph = s;
       pr.ops = parts[p].ops;
       for (OpId op : parts[p].ops) {
-        op_reports[op].partition = static_cast<int32_t>(report.partitions.size());
+        op_reports[op].partition =
+            static_cast<int32_t>(report.partitions.size());
       }
       report.partitions.push_back(std::move(pr));
     }
@@ -223,8 +242,9 @@ absl::StatusOr<ApplyReport> ApplyPlugins(
                   *plugins[PluginOfLabel(parts[index].label)];
               if (options.mode == ApplyMode::kApply &&
                   plugin.info().abi == PluginInfo::Abi::kLiteRt) {
-                call.opcode_index = GetOrAddOperatorCode(
-                    model, tfl::BuiltinOperator_CUSTOM, kLiteRtDispatchCustomCode);
+                call.opcode_index =
+                    GetOrAddOperatorCode(model, tfl::BuiltinOperator_CUSTOM,
+                                         kLiteRtDispatchCustomCode);
                 LiteRtDispatchOpOptions o;
                 o.fallback_subgraph = sub;
                 call.custom_options = EncodeLiteRtDispatchOpOptions(o);
@@ -242,7 +262,8 @@ absl::StatusOr<ApplyReport> ApplyPlugins(
             }));
     watch.Lap(&report.phases.outline);
     for (size_t p = 0; p < outlined.size(); ++p) {
-      report.partitions[first_report + p].outlined_subgraph = outlined[p].subgraph;
+      report.partitions[first_report + p].outlined_subgraph =
+          outlined[p].subgraph;
       pending.push_back({PluginOfLabel(parts[p].label), s, outlined[p].call_op,
                          first_report + p});
     }
@@ -253,7 +274,8 @@ absl::StatusOr<ApplyReport> ApplyPlugins(
     }
   }
 
-  if (options.mode == ApplyMode::kApply || options.mode == ApplyMode::kCompile) {
+  if (options.mode == ApplyMode::kApply ||
+      options.mode == ApplyMode::kCompile) {
     Manifest manifest;
     // Models compiled by a LiteRT plugin carry LiteRT's build stamp too.
     std::optional<LiteRtStamp> stamp;
@@ -277,7 +299,8 @@ absl::StatusOr<ApplyReport> ApplyPlugins(
       ManifestVendor mv;
       mv.vendor = plugins[k]->info().vendor;
       if (plugins[k]->info().abi == PluginInfo::Abi::kLiteRt) mv.abi = "litert";
-      mv.plugin_name = std::filesystem::path(plugins[k]->info().path).filename().string();
+      mv.plugin_name =
+          std::filesystem::path(plugins[k]->info().path).filename().string();
       mv.plugin_version = plugins[k]->info().plugin_version;
       mv.soc_model = socs[k];
       mv.compiler_abi_version = compiled.stamp_abi_version;
@@ -290,8 +313,8 @@ absl::StatusOr<ApplyReport> ApplyPlugins(
         if (options.mode == ApplyMode::kApply) {
           m.buffer = AddBuffer(model, m.bytes);
           model.buffers[m.buffer].external = true;
-          mv.modules.push_back({m.buffer, m.bytes.size(),
-                                Fingerprint64(m.bytes.span())});
+          mv.modules.push_back(
+              {m.buffer, m.bytes.size(), Fingerprint64(m.bytes.span())});
         }
         report.bytecode_bytes += m.bytes.size();
         module_ids.push_back(static_cast<int32_t>(report.modules.size()));
@@ -303,7 +326,8 @@ absl::StatusOr<ApplyReport> ApplyPlugins(
         pr.entry_point = call.entry_point;
         pr.module = module_ids[call.module_index];
         if (options.mode != ApplyMode::kApply) continue;
-        tfl::OperatorT& op = model.subgraphs[mine[i]->source].ops[mine[i]->call_op];
+        tfl::OperatorT& op =
+            model.subgraphs[mine[i]->source].ops[mine[i]->call_op];
         const CompiledModule& module = report.modules[pr.module];
         if (litert) {
           // LiteRT's format: the serializer fills in the file offset.
@@ -326,8 +350,9 @@ absl::StatusOr<ApplyReport> ApplyPlugins(
         if (stamp.has_value()) {
           return absl::FailedPreconditionError(absl::StrCat(
               "LiteRT's compiled-model format records one SoC manufacturer "
-              "per model, and both ", stamp->soc_manufacturer, " and ",
-              mv.vendor, " took ops; apply one LiteRT plugin at a time "
+              "per model, and both ",
+              stamp->soc_manufacturer, " and ", mv.vendor,
+              " took ops; apply one LiteRT plugin at a time "
               "(--vendor)"));
         }
         stamp = LiteRtStamp{mv.vendor, mv.soc_model};
@@ -342,8 +367,9 @@ absl::StatusOr<ApplyReport> ApplyPlugins(
     }
     watch.Lap(&report.phases.embed);
   }
-  report.seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - start).count();
+  report.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   return report;
 }
 
@@ -361,17 +387,18 @@ std::string ApplyReport::Summary() const {
   absl::StrAppendFormat(&out,
                         "; %.1f ms (partition %.1f, group %.1f, outline %.1f, "
                         "compile %.1f, embed %.1f)\n",
-                        seconds * 1e3, phases.partition * 1e3, phases.group * 1e3,
-                        phases.outline * 1e3, phases.compile * 1e3,
-                        phases.embed * 1e3);
+                        seconds * 1e3, phases.partition * 1e3,
+                        phases.group * 1e3, phases.outline * 1e3,
+                        phases.compile * 1e3, phases.embed * 1e3);
   // Ops nobody took, grouped by (op name, reason) so a large model's report
   // stays short.
   std::map<std::pair<std::string, std::string>, std::vector<std::string>> why;
   for (const OpApplyReport& r : ops) {
     if (!r.taken_by.empty()) continue;
     for (const OpApplyReport::Refusal& f : r.refusals) {
-      why[{r.name, absl::StrCat(f.vendor, ": ", PartitionReasonName(f.reason_code),
-                                f.reason.empty() ? "" : ": ", f.reason)}]
+      why[{r.name,
+           absl::StrCat(f.vendor, ": ", PartitionReasonName(f.reason_code),
+                        f.reason.empty() ? "" : ": ", f.reason)}]
           .push_back(absl::StrCat(r.subgraph, ":", r.op));
     }
   }

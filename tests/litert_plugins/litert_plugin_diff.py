@@ -87,12 +87,6 @@ _COMPOSITE = (
     "calling subgraph when the plugin selects its ops, and compiles it there "
     "in place of the composite; Graft partitions the decomposition subgraph "
     "where it is and leaves the composite op on CPU")
-_DISCONNECTED = (
-    "more_partitions",
-    "the selected ops form independent components; LiteRT 2.3.0 groups "
-    "consecutive selected ops in execution order (GroupPartitionsV2) into one "
-    "partition, Graft's grouping (core/partition) keeps components apart: the "
-    "same ops, more partitions")
 _DYNAMIC_ADD = (
     "different_bytecode",
     "NOT YET UNDERSTOOD: int8 ADD of two ?x128x128x1 inputs. With the "
@@ -110,9 +104,6 @@ EXCEPTIONS = {
     "LiteRT/litert/test/testdata/group_norm_2_groups_op.tflite": _COMPOSITE,
     "LiteRT/litert/test/testdata/l2_norm_composite.tflite": _COMPOSITE,
     "LiteRT/litert/test/testdata/simple_group_norm_op.tflite": _COMPOSITE,
-    "LiteRT/litert/test/testdata/reverse_signature_model.tflite": _DISCONNECTED,
-    "LiteRT/litert/test/testdata/sqrt_mean_mul_multiple.tflite": _DISCONNECTED,
-    "LiteRT/litert/test/testdata/topo_sort_interleaved.tflite": _DISCONNECTED,
     "LiteRT/litert/test/testdata/"
     "shared_input_cpu_npu_google_tensor_precompiled.tflite": (
         "litert_only",
