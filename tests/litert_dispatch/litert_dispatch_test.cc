@@ -170,6 +170,7 @@ class LiteRtDifferential : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(LiteRtDifferential, MatchesLiteRtRuntimeAndReference) {
   GRAFT_SKIP_IF_NO_WHEEL();
+  GRAFT_SKIP_IF_SANITIZED("OpenVINO, under Intel's dispatch library,");
   const std::string name = GetParam();
   testing::TempDir tmp;
   GRAFT_COMPILE_OR_SKIP(compiled, name, tmp.path());

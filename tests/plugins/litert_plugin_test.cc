@@ -388,6 +388,7 @@ TEST(LiteRtRealPluginTest, IntelLoadsWithItsSocModels) {
 }
 
 TEST(LiteRtRealPluginTest, MediaTekLoadsButCannotPartitionWithoutNeuroPilot) {
+  GRAFT_SKIP_IF_SANITIZED("MediaTek's plugin (partition)");
   GRAFT_REAL_PLUGIN_OR_SKIP(path, "mediatek",
                             "libLiteRtCompilerPlugin_MediaTek.so");
   auto plugin = LoadCompilerPlugin(path);
