@@ -20,6 +20,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "core/compiled_format.h"
+#include "core/litert_format.h"
 #include "core/model_io.h"
 #include "dispatch/runtime.h"
 #include "plugins/on_device.h"
@@ -173,7 +174,8 @@ ModelResult BenchModel(const std::string& path,
     m.error = std::string(model.status().message());
     return m;
   }
-  m.compiled = ReadManifest(*model).ok();
+  // Compiled by Graft (a manifest) or by LiteRT's tools (a LiteRtStamp).
+  m.compiled = ReadManifest(*model).ok() || ReadLiteRtStamp(*model).ok();
   auto add = [&](const std::string& name, double compile_ms,
                  const std::vector<std::string>& dirs,
                  const std::function<Loader(const RuntimeOptions&)>& loader) {
