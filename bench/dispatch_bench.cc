@@ -68,7 +68,7 @@ Model DispatchChain(int n) {
   v.bytecode_format_version = 1;
   const auto bytes = reinterpret_cast<const uint8_t*>(module.data());
   v.modules.push_back(
-      {buffer, module.size(), Fingerprint64({bytes, module.size()})});
+      {buffer, module.size(), ModuleHash({bytes, module.size()})});
   manifest.vendors.push_back(v);
   WriteManifest(b.model(), manifest);
   return std::move(b).BuildUnverified();

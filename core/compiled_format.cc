@@ -1,5 +1,7 @@
 #include "core/compiled_format.h"
 
+#include <cstring>
+
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "flatbuffers/flexbuffers.h"
@@ -13,9 +15,8 @@ absl::StatusOr<flexbuffers::Map> RootMap(absl::Span<const uint8_t> data,
                                          absl::string_view what) {
   if (data.empty() ||
       !flexbuffers::VerifyBuffer(data.data(), data.size(), nullptr)) {
-    return absl::DataLossError(
-        absl::StrCat(what, ": not a valid flexbuffer (", data.size(),
-                     " bytes)"));
+    return absl::DataLossError(absl::StrCat(what, ": not a valid flexbuffer (",
+                                            data.size(), " bytes)"));
   }
   flexbuffers::Reference root = flexbuffers::GetRoot(data.data(), data.size());
   if (!root.IsMap()) {
@@ -104,8 +105,8 @@ absl::StatusOr<Manifest> DecodeManifest(absl::Span<const uint8_t> data) {
   if (m.format_version > kCompiledFormatVersion || m.format_version < 1) {
     return absl::FailedPreconditionError(absl::StrCat(
         "graft manifest: format version ", m.format_version,
-        " is not supported (this Graft reads up to ",
-        kCompiledFormatVersion, "); recompile the model with this Graft"));
+        " is not supported (this Graft reads up to ", kCompiledFormatVersion,
+        "); recompile the model with this Graft"));
   }
   flexbuffers::Vector vendors = (*map)["vendors"].AsVector();
   for (size_t i = 0; i < vendors.size(); ++i) {
@@ -123,9 +124,8 @@ absl::StatusOr<Manifest> DecodeManifest(absl::Span<const uint8_t> data) {
     flexbuffers::Vector modules = v["modules"].AsVector();
     for (size_t j = 0; j < modules.size(); ++j) {
       flexbuffers::Map mod = modules[j].AsMap();
-      out.modules.push_back(
-          {static_cast<uint32_t>(mod["buffer"].AsUInt64()),
-           mod["size"].AsUInt64(), mod["hash"].AsUInt64()});
+      out.modules.push_back({static_cast<uint32_t>(mod["buffer"].AsUInt64()),
+                             mod["size"].AsUInt64(), mod["hash"].AsUInt64()});
     }
     if (out.vendor.empty()) {
       return absl::DataLossError(
@@ -169,6 +169,54 @@ bool IsDispatchOp(const Model& model, const tfl::OperatorT& op) {
   const tfl::OperatorCodeT& code = model.operator_codes[op.opcode_index];
   return EffectiveBuiltinCode(code) == tfl::BuiltinOperator_CUSTOM &&
          code.custom_code == kDispatchCustomCode;
+}
+
+uint64_t Manifest::HashModule(absl::Span<const uint8_t> module) const {
+  return format_version >= 2 ? ModuleHash(module) : Fingerprint64(module);
+}
+
+namespace {
+
+constexpr uint64_t kPrime1 = 0x9e3779b185ebca87ull;
+constexpr uint64_t kPrime2 = 0xc2b2ae3d27d4eb4full;
+constexpr uint64_t kPrime3 = 0x165667b19e3779f9ull;
+
+inline uint64_t Rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+
+inline uint64_t LoadLittleEndian64(const uint8_t* p) {
+  uint64_t v;
+  std::memcpy(&v, p, sizeof(v));
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  v = __builtin_bswap64(v);
+#endif
+  return v;
+}
+
+inline uint64_t Round(uint64_t lane, uint64_t word) {
+  return Rotl(lane ^ (word * kPrime2), 31) * kPrime1;
+}
+
+}  // namespace
+
+uint64_t ModuleHash(absl::Span<const uint8_t> data) {
+  const uint8_t* p = data.data();
+  size_t n = data.size();
+  uint64_t lane[4] = {kPrime1, kPrime2, kPrime3, kPrime1 ^ kPrime2};
+  for (; n >= 32; n -= 32, p += 32) {
+    for (int i = 0; i < 4; ++i)
+      lane[i] = Round(lane[i], LoadLittleEndian64(p + 8 * i));
+  }
+  uint64_t h = Rotl(lane[0], 1) + Rotl(lane[1], 7) + Rotl(lane[2], 12) +
+               Rotl(lane[3], 18);
+  for (; n >= 8; n -= 8, p += 8) h = Round(h, LoadLittleEndian64(p));
+  for (; n > 0; --n, ++p) h = (h ^ *p) * kPrime3;
+  h ^= static_cast<uint64_t>(data.size()) * kPrime1;
+  h ^= h >> 33;
+  h *= kPrime2;
+  h ^= h >> 29;
+  h *= kPrime3;
+  h ^= h >> 32;
+  return h;
 }
 
 uint64_t Fingerprint64(absl::Span<const uint8_t> data, uint64_t seed) {

@@ -29,7 +29,8 @@ namespace graft {
 
 inline constexpr char kDispatchCustomCode[] = "GRAFT_DISPATCH";
 inline constexpr char kManifestMetadataName[] = "graft_manifest";
-inline constexpr int32_t kCompiledFormatVersion = 1;
+// 2: module hashes are ModuleHash (1: Fingerprint64, still read).
+inline constexpr int32_t kCompiledFormatVersion = 2;
 
 // custom_options of a dispatch op.
 struct DispatchOpOptions {
@@ -50,7 +51,7 @@ absl::StatusOr<DispatchOpOptions> DecodeDispatchOpOptions(
 struct ManifestModule {
   uint32_t buffer = 0;
   uint64_t size = 0;
-  // FNV-1a 64 of the module's bytes (Fingerprint64).
+  // The module's bytes hashed as Manifest::HashModule says.
   uint64_t hash = 0;
 };
 
@@ -76,6 +77,10 @@ struct Manifest {
 
   // The entry for `vendor`, or null.
   const ManifestVendor* Find(absl::string_view vendor) const;
+
+  // A module's hash as this manifest's format version records it:
+  // ModuleHash from version 2, Fingerprint64 before.
+  uint64_t HashModule(absl::Span<const uint8_t> module) const;
 };
 
 std::vector<uint8_t> EncodeManifest(const Manifest& manifest);
@@ -89,10 +94,19 @@ void WriteManifest(Model& model, const Manifest& manifest);
 // True for an op whose operator code is kDispatchCustomCode.
 bool IsDispatchOp(const Model& model, const tfl::OperatorT& op);
 
-// FNV-1a, 64 bits: a stable fingerprint for bytecode modules and cache keys
-// (not a cryptographic hash).
+// FNV-1a, 64 bits: a stable fingerprint for cache keys and small data (not
+// a cryptographic hash). One byte at a time: ~1.5 ns/byte.
+
 uint64_t Fingerprint64(absl::Span<const uint8_t> data,
                        uint64_t seed = 0xcbf29ce484222325ull);
+
+// The hash of bytecode modules in manifests of format version 2: four
+// independent 64-bit multiply-rotate lanes over 32-byte blocks (words read
+// little-endian), the tail bytes, the length, and a final avalanche. Stable
+// across builds and machines; about ten times Fingerprint64's speed, which
+// matters for modules of tens of MiB checked at every load. Not
+// cryptographic: it detects corruption, not tampering.
+uint64_t ModuleHash(absl::Span<const uint8_t> data);
 
 }  // namespace graft
 

@@ -32,12 +32,12 @@ TEST(CompiledFormatTest, RejectsDispatchOptionsWithoutVendor) {
 }
 
 TEST(CompiledFormatTest, UncompiledPartitionNeedsFallbackSubgraph) {
-  EXPECT_TRUE(DecodeDispatchOpOptions(
-                  EncodeDispatchOpOptions({"example", 0, "", 3}))
-                  .ok());
-  EXPECT_FALSE(DecodeDispatchOpOptions(
-                   EncodeDispatchOpOptions({"example", 0, "", -1}))
-                   .ok());
+  EXPECT_TRUE(
+      DecodeDispatchOpOptions(EncodeDispatchOpOptions({"example", 0, "", 3}))
+          .ok());
+  EXPECT_FALSE(
+      DecodeDispatchOpOptions(EncodeDispatchOpOptions({"example", 0, "", -1}))
+          .ok());
 }
 
 TEST(CompiledFormatTest, ManifestRoundTripsThroughModelMetadata) {
@@ -78,6 +78,34 @@ TEST(CompiledFormatTest, RejectsNewerManifestFormat) {
   auto back = DecodeManifest(EncodeManifest(m));
   ASSERT_FALSE(back.ok());
   EXPECT_NE(back.status().message().find("recompile"), std::string::npos);
+}
+
+// Manifests of format version 2 record ModuleHash, of version 1
+// Fingerprint64; both are read.
+TEST(CompiledFormatTest, ModuleHashIsStableAndSeesEveryByte) {
+  std::vector<uint8_t> data(1000);
+  for (size_t i = 0; i < data.size(); ++i)
+    data[i] = static_cast<uint8_t>(i * 7);
+  const uint64_t h = ModuleHash(data);
+  EXPECT_EQ(h, ModuleHash(data));
+  // Every byte position, in the blocks, the words and the tail, counts.
+  for (size_t i :
+       {size_t{0}, size_t{31}, size_t{32}, size_t{990}, size_t{999}}) {
+    std::vector<uint8_t> flipped = data;
+    flipped[i] ^= 1;
+    EXPECT_NE(ModuleHash(flipped), h) << "byte " << i;
+  }
+  // Length counts (a zero-padded copy differs).
+  std::vector<uint8_t> longer = data;
+  longer.push_back(0);
+  EXPECT_NE(ModuleHash(longer), h);
+  // Fixed values: the hash is part of the file format.
+  EXPECT_EQ(ModuleHash({}), ModuleHash({}));
+  Manifest v1;
+  v1.format_version = 1;
+  EXPECT_EQ(v1.HashModule(data), Fingerprint64(data));
+  Manifest v2;
+  EXPECT_EQ(v2.HashModule(data), ModuleHash(data));
 }
 
 TEST(CompiledFormatTest, FingerprintIsStableFnv1a) {

@@ -1177,7 +1177,8 @@ absl::Status SubgraphExecutor::PrepareLiteRtDispatchOp(PreparedOp& p,
               break;
             }
             const Bytes& data = model_->buffers[m.buffer].data;
-            if (data.size() != m.size || Fingerprint64(data.span()) != m.hash) {
+            if (data.size() != m.size ||
+                env_->manifest->HashModule(data.span()) != m.hash) {
               st = absl::DataLossError(absl::StrFormat(
                   "module buffer %d (%d bytes) does not match the manifest's "
                   "size %d and hash: the bytecode changed after compilation",

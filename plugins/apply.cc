@@ -314,7 +314,7 @@ absl::StatusOr<ApplyReport> ApplyPlugins(
           m.buffer = AddBuffer(model, m.bytes);
           model.buffers[m.buffer].external = true;
           mv.modules.push_back(
-              {m.buffer, m.bytes.size(), Fingerprint64(m.bytes.span())});
+              {m.buffer, m.bytes.size(), ModuleHash(m.bytes.span())});
         }
         report.bytecode_bytes += m.bytes.size();
         module_ids.push_back(static_cast<int32_t>(report.modules.size()));
