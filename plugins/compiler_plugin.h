@@ -23,6 +23,8 @@ struct PluginInfo {
   std::string plugin_version;
   std::string description;
   std::vector<std::string> soc_models;
+  // The ABI version it reports, packed as GRAFT_ABI_VERSION_PACK(major,
+  // minor): Graft's ABI for Graft plugins, LiteRT's API (0.1) for LiteRT's.
   uint32_t abi_version = 0;
   uint32_t flags = 0;
   uint32_t hardware_kinds = 0;
