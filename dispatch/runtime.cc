@@ -7,17 +7,17 @@
 #include <set>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
 #include "core/litert_format.h"
 #include "core/model_io.h"
 #include "core/status.h"
 #include "dispatch/litert_backend.h"
 #include "dispatch/subgraph_executor.h"
-#include "dispatch/vendor_backend.h"
 #include "dispatch/thread_pool.h"
+#include "dispatch/vendor_backend.h"
 
 namespace graft {
 
@@ -117,8 +117,9 @@ absl::Status Runtime::Init(const RuntimeOptions& options) {
     if (wanted.ok()) {
       // LiteRT vendors are found through the model's LiteRtStamp, below.
       wanted->vendors.erase(
-          std::remove_if(wanted->vendors.begin(), wanted->vendors.end(),
-                         [](const ManifestVendor& v) { return v.abi == "litert"; }),
+          std::remove_if(
+              wanted->vendors.begin(), wanted->vendors.end(),
+              [](const ManifestVendor& v) { return v.abi == "litert"; }),
           wanted->vendors.end());
       for (const auto& given : options.dispatch_backends) {
         if (given == nullptr) continue;
@@ -141,25 +142,25 @@ absl::Status Runtime::Init(const RuntimeOptions& options) {
   // A model compiled by LiteRT's tools: the vendor is the stamp's SoC
   // manufacturer, served by a LiteRT dispatch library (litert_backend.h)
   // unless the caller passed a backend for it.
-  const bool has_litert_ops = std::any_of(
-      model.operator_codes.begin(), model.operator_codes.end(),
-      [](const tfl::OperatorCodeT& c) {
-        return c.custom_code == kLiteRtDispatchCustomCode;
-      });
+  const bool has_litert_ops =
+      std::any_of(model.operator_codes.begin(), model.operator_codes.end(),
+                  [](const tfl::OperatorCodeT& c) {
+                    return c.custom_code == kLiteRtDispatchCustomCode;
+                  });
   if (has_litert_ops) {
     absl::StatusOr<LiteRtStamp> stamp = ReadLiteRtStamp(model);
     if (absl::IsUnimplemented(stamp.status())) return stamp.status();
     if (!stamp.ok() && !absl::IsNotFound(stamp.status())) {
-      return absl::DataLossError(absl::StrCat(
-          "the model's LiteRtStamp metadata is unreadable: ",
-          stamp.status().message()));
+      return absl::DataLossError(
+          absl::StrCat("the model's LiteRtStamp metadata is unreadable: ",
+                       stamp.status().message()));
     }
     if (stamp.ok()) {
       env_->has_litert_stamp = true;
       env_->litert_vendor = stamp->soc_manufacturer;
       env_->litert_soc_model = stamp->soc_model;
-      const bool given = std::any_of(
-          backends_.begin(), backends_.end(), [&](const auto& b) {
+      const bool given =
+          std::any_of(backends_.begin(), backends_.end(), [&](const auto& b) {
             return b != nullptr &&
                    SameLiteRtVendor(b->vendor(), stamp->soc_manufacturer);
           });
@@ -206,11 +207,10 @@ absl::Status Runtime::Init(const RuntimeOptions& options) {
   }
   std::vector<SubgraphExecutor*> by_subgraph(model.subgraphs.size(), nullptr);
   for (SubgraphId id : entries) {
-    GRAFT_ASSIGN_OR_RETURN(
-        std::unique_ptr<SubgraphExecutor> e,
-        SubgraphExecutor::Create(env_.get(), id, nullptr,
-                                 /*external_io=*/false,
-                                 /*count_cpu_ops=*/true));
+    GRAFT_ASSIGN_OR_RETURN(std::unique_ptr<SubgraphExecutor> e,
+                           SubgraphExecutor::Create(env_.get(), id, nullptr,
+                                                    /*external_io=*/false,
+                                                    /*count_cpu_ops=*/true));
     if (id >= 0 && id < static_cast<SubgraphId>(by_subgraph.size())) {
       by_subgraph[id] = e.get();
     }
@@ -229,6 +229,28 @@ absl::Status Runtime::Init(const RuntimeOptions& options) {
         "policy kRequireAccelerator: %d ops would run on CPU:\n  %s",
         env_->cpu_ops.size(), absl::StrJoin(env_->cpu_ops, "\n  ")));
   }
+
+  // No silent fallback: every dispatch op that runs its fallback subgraph on
+  // CPU instead of on the vendor it was compiled for is said so, on stderr
+  // and in the report, with why and what to do.
+  std::function<void(const SubgraphReport&)> warn_fallbacks =
+      [&](const SubgraphReport& r) {
+        for (const OpReport& o : r.ops) {
+          if (o.where == OpReport::Where::kFallback) {
+            std::string w = absl::StrFormat(
+                "subgraph %d op %d (%s) was compiled for a vendor but runs on "
+                "the CPU: %s; pass the directory of the vendor's dispatch "
+                "library (graft run --dispatch-dir, "
+                "RuntimeOptions::dispatch_dirs), or require it "
+                "(AcceleratorPolicy::kRequireAccelerator) to fail instead",
+                r.subgraph, o.op_index, o.op_name, o.detail);
+            std::fprintf(stderr, "graft: warning: %s\n", w.c_str());
+            warnings_.push_back(std::move(w));
+          }
+          for (const SubgraphReport& c : o.callee) warn_fallbacks(c);
+        }
+      };
+  for (const auto& e : executors_) warn_fallbacks(e->Report());
 
   // A LiteRT vendor that may compute below the model's precision is said
   // so, on stderr and in the report, when any op runs on it.
@@ -284,9 +306,9 @@ absl::Status Runtime::Init(const RuntimeOptions& options) {
 absl::Status Runtime::Resize(Signature& sig, const std::vector<Shape>& shapes) {
   const SubgraphId id = sig.executor_->id();
   const Subgraph& sg = model_->subgraphs[id];
-  const std::string where =
-      sig.key_.empty() ? std::string("subgraph 0")
-                       : absl::StrCat("signature '", sig.key_, "'");
+  const std::string where = sig.key_.empty()
+                                ? std::string("subgraph 0")
+                                : absl::StrCat("signature '", sig.key_, "'");
   if (shapes.size() != sig.inputs_.size()) {
     return absl::InvalidArgumentError(
         absl::StrFormat("%s has %d inputs, %d shapes given", where,
@@ -311,8 +333,8 @@ absl::Status Runtime::Resize(Signature& sig, const std::vector<Shape>& shapes) {
     }
     for (size_t d = 0; d < want.size(); ++d) {
       if (want[d] < 0) {
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "%s: dimension %d is %d", label, d, want[d]));
+        return absl::InvalidArgumentError(
+            absl::StrFormat("%s: dimension %d is %d", label, d, want[d]));
       }
       const bool fixed = d < declared.shape_signature.size() &&
                          declared.shape_signature[d] >= 0;
@@ -338,9 +360,8 @@ absl::Status Runtime::Resize(Signature& sig, const std::vector<Shape>& shapes) {
       SubgraphExecutor::Create(env_.get(), id, &inputs, /*external_io=*/false,
                                /*count_cpu_ops=*/true));
   if (!env_->missing.empty()) {
-    return absl::UnimplementedError(
-        absl::StrCat(where, " at the new shapes: ",
-                     absl::StrJoin(env_->missing, "; ")));
+    return absl::UnimplementedError(absl::StrCat(
+        where, " at the new shapes: ", absl::StrJoin(env_->missing, "; ")));
   }
   if (policy_ == AcceleratorPolicy::kRequireAccelerator &&
       !env_->cpu_ops.empty()) {

@@ -507,6 +507,13 @@ TEST(DispatchTest, FallsBackToCpuWithoutABackend) {
   EXPECT_EQ(report.CountOps(OpReport::Where::kFallback), 1);
   EXPECT_THAT(report.ToString(),
               HasSubstr("no dispatch backend for vendor 'acme'"));
+  // Never silent: a warning names the op, why and what to do (also printed
+  // on stderr).
+  ASSERT_EQ(report.warnings.size(), 1u);
+  EXPECT_THAT(report.warnings[0], HasSubstr("runs on the CPU"));
+  EXPECT_THAT(report.warnings[0],
+              HasSubstr("no dispatch backend for vendor 'acme'"));
+  EXPECT_THAT(report.warnings[0], HasSubstr("--dispatch-dir"));
 }
 
 TEST(DispatchTest, FallsBackWhenTheBackendRefusesTheOp) {

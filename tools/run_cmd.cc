@@ -52,19 +52,24 @@ void FillRandom(Tensor* t, std::mt19937& rng) {
       for (int64_t i = 0; i < n; ++i) t->data<float>()[i] = unit(rng);
       break;
     case tfl::TensorType_INT8:
-      for (int64_t i = 0; i < n; ++i) t->data<int8_t>()[i] = static_cast<int8_t>(rng() % 256 - 128);
+      for (int64_t i = 0; i < n; ++i)
+        t->data<int8_t>()[i] = static_cast<int8_t>(rng() % 256 - 128);
       break;
     case tfl::TensorType_UINT8:
-      for (int64_t i = 0; i < n; ++i) t->data<uint8_t>()[i] = static_cast<uint8_t>(rng() % 256);
+      for (int64_t i = 0; i < n; ++i)
+        t->data<uint8_t>()[i] = static_cast<uint8_t>(rng() % 256);
       break;
     case tfl::TensorType_INT16:
-      for (int64_t i = 0; i < n; ++i) t->data<int16_t>()[i] = static_cast<int16_t>(rng() % 2001 - 1000);
+      for (int64_t i = 0; i < n; ++i)
+        t->data<int16_t>()[i] = static_cast<int16_t>(rng() % 2001 - 1000);
       break;
     case tfl::TensorType_INT32:
-      for (int64_t i = 0; i < n; ++i) t->data<int32_t>()[i] = static_cast<int32_t>(rng() % 10);
+      for (int64_t i = 0; i < n; ++i)
+        t->data<int32_t>()[i] = static_cast<int32_t>(rng() % 10);
       break;
     case tfl::TensorType_INT64:
-      for (int64_t i = 0; i < n; ++i) t->data<int64_t>()[i] = static_cast<int64_t>(rng() % 10);
+      for (int64_t i = 0; i < n; ++i)
+        t->data<int64_t>()[i] = static_cast<int64_t>(rng() % 10);
       break;
     case tfl::TensorType_BOOL:
       for (int64_t i = 0; i < n; ++i) t->data<uint8_t>()[i] = rng() % 2;
@@ -79,30 +84,41 @@ namespace {
 // "1x16 FLOAT32  min -0.41 max 0.93 mean 0.06  [0.12, -0.41, ...]"
 std::string Summarize(const Tensor& t) {
   std::string shape;
-  for (int i = 0; i < t.rank(); ++i) absl::StrAppend(&shape, i ? "x" : "", t.dim(i));
+  for (int i = 0; i < t.rank(); ++i)
+    absl::StrAppend(&shape, i ? "x" : "", t.dim(i));
   if (shape.empty()) shape = "scalar";
   std::string out = absl::StrCat(shape, " ", TensorTypeName(t.type));
   const int64_t n = t.num_elements();
   if (t.type == tfl::TensorType_STRING) {
     auto strings = UnpackStrings(absl::MakeConstSpan(t.raw_data, t.bytes));
-    if (!strings.ok()) return absl::StrCat(out, "  (", strings.status().message(), ")");
+    if (!strings.ok())
+      return absl::StrCat(out, "  (", strings.status().message(), ")");
     absl::StrAppend(&out, "  [");
     for (size_t i = 0; i < std::min<size_t>(strings->size(), 6); ++i) {
-      absl::StrAppend(&out, i ? ", " : "", "\"", absl::CEscape((*strings)[i]), "\"");
+      absl::StrAppend(&out, i ? ", " : "", "\"", absl::CEscape((*strings)[i]),
+                      "\"");
     }
     absl::StrAppend(&out, strings->size() > 6 ? ", ...]" : "]");
     return out;
   }
   auto value = [&](int64_t i) -> double {
     switch (t.type) {
-      case tfl::TensorType_FLOAT32: return t.data<float>()[i];
-      case tfl::TensorType_INT8: return t.data<int8_t>()[i];
-      case tfl::TensorType_UINT8: return t.data<uint8_t>()[i];
-      case tfl::TensorType_INT16: return t.data<int16_t>()[i];
-      case tfl::TensorType_INT32: return t.data<int32_t>()[i];
-      case tfl::TensorType_INT64: return static_cast<double>(t.data<int64_t>()[i]);
-      case tfl::TensorType_BOOL: return t.data<uint8_t>()[i];
-      default: return NAN;
+      case tfl::TensorType_FLOAT32:
+        return t.data<float>()[i];
+      case tfl::TensorType_INT8:
+        return t.data<int8_t>()[i];
+      case tfl::TensorType_UINT8:
+        return t.data<uint8_t>()[i];
+      case tfl::TensorType_INT16:
+        return t.data<int16_t>()[i];
+      case tfl::TensorType_INT32:
+        return t.data<int32_t>()[i];
+      case tfl::TensorType_INT64:
+        return static_cast<double>(t.data<int64_t>()[i]);
+      case tfl::TensorType_BOOL:
+        return t.data<uint8_t>()[i];
+      default:
+        return NAN;
     }
   };
   if (n <= 0 || std::isnan(value(0))) return out;
@@ -113,7 +129,8 @@ std::string Summarize(const Tensor& t) {
     hi = std::max(hi, v);
     sum += v;
   }
-  absl::StrAppendFormat(&out, "  min %.6g max %.6g mean %.6g  [", lo, hi, sum / n);
+  absl::StrAppendFormat(&out, "  min %.6g max %.6g mean %.6g  [", lo, hi,
+                        sum / n);
   for (int64_t i = 0; i < std::min<int64_t>(n, 6); ++i) {
     absl::StrAppendFormat(&out, "%s%.6g", i ? ", " : "", value(i));
   }
@@ -140,7 +157,7 @@ LatencyStats SummarizeLatency(std::vector<double> ms) {
 int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
                   std::ostream& err) {
   std::string inputs_flag, output_dir, dispatch_dir = DefaultPluginDir(),
-      plugin_dir, cache_dir, signature_key;
+                                       plugin_dir, cache_dir, signature_key;
   std::string shapes_flag, soc_model;
   std::vector<std::string> plugin_options;
   int64_t seed = 1, iterations = 1, threads = 1;
@@ -153,12 +170,15 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
                   "model leaves dynamic (-1); an .npy input of another shape "
                   "resizes its input too");
   flags.AddInt("seed", &seed, "seed of the random inputs");
-  flags.AddString("output-dir", &output_dir, "write each output as NAME.npy here (output_<i>.npy if unnamed)");
+  flags.AddString(
+      "output-dir", &output_dir,
+      "write each output as NAME.npy here (output_<i>.npy if unnamed)");
   flags.AddInt("iterations", &iterations, "timed runs (after one warm-up run)");
   flags.AddInt("threads", &threads, "CPU kernel threads");
-  flags.AddString("dispatch-dir", &dispatch_dir,
-                  "directory of libgraft_dispatch_<vendor>.so (Graft vendors) and "
-                  "libLiteRtDispatch_<Vendor>.so (LiteRT vendors)");
+  flags.AddString(
+      "dispatch-dir", &dispatch_dir,
+      "directory of libgraft_dispatch_<vendor>.so (Graft vendors) and "
+      "libLiteRtDispatch_<Vendor>.so (LiteRT vendors)");
   flags.AddString("plugin-dir", &plugin_dir,
                   "compile on the device with the compiler plugins here");
   flags.AddString("cache-dir", &cache_dir, "on-device compile cache");
@@ -169,7 +189,8 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
   flags.AddString("soc-model", &soc_model,
                   "SoC model the on-device compile targets (default: each "
                   "plugin's first)");
-  flags.AddString("signature", &signature_key, "signature to run (default: subgraph 0)");
+  flags.AddString("signature", &signature_key,
+                  "signature to run (default: subgraph 0)");
   flags.AddBool("require-accelerator", &require_accelerator,
                 "fail, listing them, if any op would run on CPU");
   flags.AddBool(
@@ -187,7 +208,8 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
   if (!positional.ok()) return fail(positional.status(), 2);
   if (positional->size() != 1 || iterations < 1 || threads < 1) {
     err << "graft run: error: expected one MODEL, --iterations >= 1 and "
-           "--threads >= 1\n\n" << flags.Help();
+           "--threads >= 1\n\n"
+        << flags.Help();
     return 2;
   }
   const std::string& path = positional->front();
@@ -197,6 +219,18 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
   options.profiling = profile;
   options.policy = require_accelerator ? AcceleratorPolicy::kRequireAccelerator
                                        : AcceleratorPolicy::kAllowCpuFallback;
+  // A directory the user named that does not exist is a mistake to say,
+  // not a reason to run everything on the CPU.
+  std::error_code dir_error;
+  if (!dispatch_dir.empty() && dispatch_dir != DefaultPluginDir() &&
+      !std::filesystem::is_directory(dispatch_dir, dir_error)) {
+    return fail(absl::NotFoundError(absl::StrCat(
+                    "--dispatch-dir ", dispatch_dir,
+                    ": no such directory (it should hold the vendors' "
+                    "dispatch libraries, libgraft_dispatch_<vendor>.so or "
+                    "libLiteRtDispatch_<Vendor>.so)")),
+                2);
+  }
   if (!dispatch_dir.empty()) options.dispatch_dirs.push_back(dispatch_dir);
   auto load_start = std::chrono::steady_clock::now();
   absl::StatusOr<std::unique_ptr<Runtime>> runtime;
@@ -219,7 +253,8 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
     for (const std::string& s : compiled->skipped) {
       err << "graft run: warning: plugin skipped: " << s << "\n";
     }
-    out << (compiled->cache_hit ? "on-device compile: cache hit " : "on-device compile: ")
+    out << (compiled->cache_hit ? "on-device compile: cache hit "
+                                : "on-device compile: ")
         << compiled->cache_path << "\n";
     if (!compiled->summary.empty()) out << "  " << compiled->summary;
     runtime = Runtime::LoadModel(std::move(compiled->model), options);
@@ -228,7 +263,8 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
   }
   if (!runtime.ok()) return fail(runtime.status(), 1);
   double load_ms = std::chrono::duration<double, std::milli>(
-                       std::chrono::steady_clock::now() - load_start).count();
+                       std::chrono::steady_clock::now() - load_start)
+                       .count();
   Signature* sig = (*runtime)->main();
   if (!signature_key.empty()) {
     auto s = (*runtime)->signature(signature_key);
@@ -241,12 +277,14 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
   auto per_input = [&](const std::string& flag, const std::string& text,
                        std::vector<std::string>* values) -> absl::Status {
     values->assign(sig->num_inputs(), "");
-    for (absl::string_view item : absl::StrSplit(text, ',', absl::SkipEmpty())) {
+    for (absl::string_view item :
+         absl::StrSplit(text, ',', absl::SkipEmpty())) {
       std::pair<std::string, std::string> kv =
           absl::StrSplit(item, absl::MaxSplits('=', 1));
       size_t index = sig->num_inputs();
       for (size_t i = 0; i < sig->num_inputs(); ++i) {
-        if (sig->input_name(i) == kv.first || std::to_string(i) == kv.first) index = i;
+        if (sig->input_name(i) == kv.first || std::to_string(i) == kv.first)
+          index = i;
       }
       if (index == sig->num_inputs()) {
         return absl::InvalidArgumentError(absl::StrCat(
@@ -260,7 +298,8 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
   if (absl::Status st = per_input("input", inputs_flag, &given); !st.ok()) {
     return fail(st, 2);
   }
-  if (absl::Status st = per_input("input-shape", shapes_flag, &shape_text); !st.ok()) {
+  if (absl::Status st = per_input("input-shape", shapes_flag, &shape_text);
+      !st.ok()) {
     return fail(st, 2);
   }
   std::vector<NpyArray> npys(sig->num_inputs());
@@ -273,9 +312,10 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
       for (absl::string_view d : absl::StrSplit(shape_text[i], 'x')) {
         int32_t v = 0;
         if (!absl::SimpleAtoi(d, &v) || v < 0) {
-          return fail(absl::InvalidArgumentError(absl::StrCat(
-                          "--input-shape: '", shape_text[i],
-                          "' is not a shape like 1x224x224x3")), 2);
+          return fail(absl::InvalidArgumentError(
+                          absl::StrCat("--input-shape: '", shape_text[i],
+                                       "' is not a shape like 1x224x224x3")),
+                      2);
         }
         wanted.push_back(v);
       }
@@ -284,13 +324,15 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
     if (!given[i].empty()) {
       auto npy = ReadNpy(given[i]);
       if (!npy.ok()) return fail(npy.status(), 1);
-      if (shape_text[i].empty()) shapes[i].assign(npy->shape.begin(), npy->shape.end());
+      if (shape_text[i].empty())
+        shapes[i].assign(npy->shape.begin(), npy->shape.end());
       npys[i] = *std::move(npy);
     }
     resize |= shapes[i] != sig->input(i)->shape;
   }
   if (resize) {
-    if (absl::Status st = sig->ResizeInputs(shapes); !st.ok()) return fail(st, 1);
+    if (absl::Status st = sig->ResizeInputs(shapes); !st.ok())
+      return fail(st, 1);
   }
   for (size_t i = 0; i < sig->num_inputs(); ++i) {
     Tensor* t = sig->input(i);
@@ -301,7 +343,8 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
         w.resize(rng() % 9);
         for (char& c : w) c = static_cast<char>('a' + rng() % 26);
       }
-      absl::Status s = sig->SetInputData(i, PackStrings(absl::MakeConstSpan(words)));
+      absl::Status s =
+          sig->SetInputData(i, PackStrings(absl::MakeConstSpan(words)));
       if (!s.ok()) return fail(s, 1);
       continue;
     }
@@ -312,14 +355,16 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
     const NpyArray* npy = &npys[i];
     if (npy->type != t->type ||
         (t->type != tfl::TensorType_STRING && npy->data.size() != t->bytes)) {
-      return fail(absl::InvalidArgumentError(absl::StrCat(
-                      given[i], ": ", TensorTypeName(npy->type), " with ",
-                      npy->data.size(), " bytes, but input '", sig->input_name(i),
-                      "' is ", TensorTypeName(t->type), " with ", t->bytes,
-                      " bytes")), 1);
+      return fail(
+          absl::InvalidArgumentError(absl::StrCat(
+              given[i], ": ", TensorTypeName(npy->type), " with ",
+              npy->data.size(), " bytes, but input '", sig->input_name(i),
+              "' is ", TensorTypeName(t->type), " with ", t->bytes, " bytes")),
+          1);
     }
     if (absl::Status s = sig->SetInputData(i, npy->data); !s.ok()) {
-      return fail(absl::Status(s.code(), absl::StrCat(given[i], ": ", s.message())), 1);
+      return fail(
+          absl::Status(s.code(), absl::StrCat(given[i], ": ", s.message())), 1);
     }
   }
 
@@ -334,7 +379,8 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
     absl::Status s = sig->Invoke();
     if (!s.ok()) return fail(s, 1);
     double elapsed = std::chrono::duration<double, std::milli>(
-                         std::chrono::steady_clock::now() - start).count();
+                         std::chrono::steady_clock::now() - start)
+                         .count();
     if (it == 0) {
       (*runtime)->ResetProfile();  // The first run is a warm-up.
       for (size_t i = 0; i < outputs.size(); ++i) {
@@ -348,10 +394,11 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
     }
   }
 
-  out << "model: " << path << "  (loaded in " << absl::StrFormat("%.2f", load_ms)
-      << " ms)\n";
+  out << "model: " << path << "  (loaded in "
+      << absl::StrFormat("%.2f", load_ms) << " ms)\n";
   for (size_t i = 0; i < sig->num_inputs(); ++i) {
-    out << "  input  " << sig->input_name(i) << ": " << Summarize(*sig->input(i))
+    out << "  input  " << sig->input_name(i) << ": "
+        << Summarize(*sig->input(i))
         << (given[i].empty() ? absl::StrCat("  (random, seed ", seed, ")")
                              : absl::StrCat("  (", given[i], ")"))
         << "\n";
@@ -365,10 +412,12 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
       std::string name = sig->output_name(i);
       if (name.empty()) name = absl::StrCat("output_", i);  // unnamed tensor
       std::replace(name.begin(), name.end(), '/', '_');
-      std::string file = (std::filesystem::path(output_dir) / (name + ".npy")).string();
+      std::string file =
+          (std::filesystem::path(output_dir) / (name + ".npy")).string();
       std::vector<int64_t> shape(t->shape.begin(), t->shape.end());
-      absl::Status s = WriteNpy(file, t->type, shape,
-                                absl::Span<const uint8_t>(t->raw_data, t->bytes));
+      absl::Status s =
+          WriteNpy(file, t->type, shape,
+                   absl::Span<const uint8_t>(t->raw_data, t->bytes));
       if (!s.ok()) return fail(s, 1);
     }
   }

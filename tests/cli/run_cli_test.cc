@@ -1,0 +1,59 @@
+// `graft run` as a user would: what it says when a compiled op cannot run
+// where it was compiled for, and when a directory it was given is wrong.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/test_support.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/cli/cli_test_util.h"
+
+namespace graft {
+namespace {
+
+using ::graft::testing::BinaryDir;
+using ::graft::testing::Result;
+using ::graft::testing::RunGraft;
+using ::graft::testing::SourceDir;
+using ::testing::HasSubstr;
+
+// residual_mlp compiled with the example vendor, in `dir`.
+std::string CompiledModel(const testing::TempDir& dir) {
+  const std::string plugins = dir.Join("plugins");
+  std::filesystem::create_directory(plugins);
+  std::filesystem::create_symlink(
+      BinaryDir() + "/vendor_libs/libgraft_compiler_plugin_example.so",
+      plugins + "/libgraft_compiler_plugin_example.so");
+  const std::string out = dir.Join("compiled.tflite");
+  Result apply =
+      RunGraft({"apply", SourceDir() + "/test_models/residual_mlp.tflite", "-o",
+                out, "--plugin-dir=" + plugins});
+  EXPECT_EQ(apply.exit_code, 0) << apply.err;
+  return out;
+}
+
+TEST(RunCli, AFallbackToTheCpuIsAWarningNamingTheVendor) {
+  testing::TempDir dir;
+  const std::string model = CompiledModel(dir);
+  const std::string empty = dir.Join("no_dispatch_libraries");
+  std::filesystem::create_directory(empty);
+  Result r = RunGraft({"run", model, "--dispatch-dir=" + empty});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("graft: warning: subgraph 0 op"));
+  EXPECT_THAT(r.err, HasSubstr("runs on the CPU"));
+  EXPECT_THAT(r.err, HasSubstr("vendor 'example'"));
+  EXPECT_THAT(r.out, HasSubstr("warning: "));  // And in the report.
+}
+
+TEST(RunCli, ADispatchDirThatDoesNotExistIsAnError) {
+  testing::TempDir dir;
+  const std::string model = CompiledModel(dir);
+  Result r = RunGraft({"run", model, "--dispatch-dir=/nonexistent/graft"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--dispatch-dir /nonexistent/graft: no such "
+                               "directory"));
+}
+
+}  // namespace
+}  // namespace graft
