@@ -309,7 +309,12 @@ absl::StatusOr<ApplyReport> ApplyPlugins(
       for (absl::Span<const uint8_t> bytes : compiled.modules) {
         CompiledModule m;
         m.vendor = mv.vendor;
-        m.bytes = Bytes::Copy(bytes);
+        // In place when the modules are Graft's own memory (a LiteRT
+        // plugin's, mapped from its compile child); else a copy, since the
+        // plugin frees its result.
+        m.bytes = compiled.owner_is_plain_memory
+                      ? Bytes::View(bytes, compiled.owner)
+                      : Bytes::Copy(bytes);
         if (options.mode == ApplyMode::kApply) {
           m.buffer = AddBuffer(model, m.bytes);
           model.buffers[m.buffer].external = true;

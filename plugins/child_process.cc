@@ -5,6 +5,8 @@
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,6 +14,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 
 #include "absl/strings/str_cat.h"
 
@@ -24,18 +27,6 @@ struct Header {
   int32_t code;
   uint64_t size;
 };
-
-bool WriteAll(int fd, const void* data, size_t size) {
-  const char* p = static_cast<const char*>(data);
-  while (size > 0) {
-    ssize_t n = ::write(fd, p, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    p += n;
-    size -= static_cast<size_t>(n);
-  }
-  return true;
-}
 
 [[noreturn]] void Answer(int fd, const absl::StatusOr<std::string>& result) {
   const std::string payload =
@@ -58,6 +49,60 @@ std::string SignalName(int sig) {
 }
 
 }  // namespace
+
+bool WriteAll(int fd, const void* data, size_t size) {
+  const char* p = static_cast<const char*>(data);
+  while (size > 0) {
+    ssize_t n = ::write(fd, p, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+absl::StatusOr<Bytes> RunInChildProcessMapped(
+    absl::FunctionRef<absl::Status(int fd)> work, absl::Duration timeout,
+    absl::string_view label) {
+  const int fd = ::memfd_create("graft-child-answer", MFD_CLOEXEC);
+  if (fd < 0) {
+    return absl::InternalError(
+        absl::StrCat(label, ": memfd_create failed: ", ::strerror(errno)));
+  }
+  absl::StatusOr<std::string> done = RunInChildProcess(
+      [&]() -> absl::StatusOr<std::string> {
+        absl::Status s = work(fd);
+        if (!s.ok()) return s;
+        return std::string();
+      },
+      timeout, label);
+  if (!done.ok()) {
+    ::close(fd);
+    return done.status();
+  }
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    ::close(fd);
+    return absl::InternalError(
+        absl::StrCat(label, ": fstat failed: ", ::strerror(errno)));
+  }
+  const size_t size = static_cast<size_t>(st.st_size);
+  if (size == 0) {
+    ::close(fd);
+    return Bytes();
+  }
+  void* data = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);  // The mapping keeps the memory file alive.
+  if (data == MAP_FAILED) {
+    return absl::InternalError(
+        absl::StrCat(label, ": mmap failed: ", ::strerror(errno)));
+  }
+  std::shared_ptr<const void> owner(
+      data, [size](const void* p) { ::munmap(const_cast<void*>(p), size); });
+  return Bytes::View({static_cast<const uint8_t*>(data), size},
+                     std::move(owner));
+}
 
 absl::StatusOr<std::string> RunInChildProcess(
     absl::FunctionRef<absl::StatusOr<std::string>()> work,

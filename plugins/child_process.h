@@ -20,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "core/bytes.h"
 
 namespace graft {
 
@@ -31,6 +32,16 @@ namespace graft {
 absl::StatusOr<std::string> RunInChildProcess(
     absl::FunctionRef<absl::StatusOr<std::string>()> work,
     absl::Duration timeout, absl::string_view label);
+
+// As RunInChildProcess, for a large answer: `work` writes it to `fd`, a
+// memory file, and returns OK; the caller gets the bytes mapped read-only
+// (no copy through a pipe), kept alive by the returned Bytes.
+absl::StatusOr<Bytes> RunInChildProcessMapped(
+    absl::FunctionRef<absl::Status(int fd)> work, absl::Duration timeout,
+    absl::string_view label);
+
+// Writes all of `data` to `fd`, retrying short writes; false on error.
+bool WriteAll(int fd, const void* data, size_t size);
 
 }  // namespace graft
 

@@ -22,6 +22,38 @@ TEST(ChildProcessTest, ReturnsWhatTheChildReturns) {
   EXPECT_EQ(*r, big);
 }
 
+TEST(ChildProcessTest, MappedAnswerIsWhatTheChildWrote) {
+  const std::string big(5 << 20, 'y');
+  auto r = RunInChildProcessMapped(
+      [&](int fd) -> absl::Status {
+        if (!WriteAll(fd, big.data(), big.size())) {
+          return absl::InternalError("write failed");
+        }
+        return absl::OkStatus();
+      },
+      absl::Seconds(60), "test");
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->size(), big.size());
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(r->data()), r->size()),
+            big);
+}
+
+TEST(ChildProcessTest, MappedAnswerCarriesTheChildsErrorAndCrash) {
+  auto error = RunInChildProcessMapped(
+      [](int) -> absl::Status { return absl::UnavailableError("no NPU"); },
+      absl::Seconds(60), "test");
+  EXPECT_EQ(error.status().code(), absl::StatusCode::kUnavailable);
+  auto crash = RunInChildProcessMapped(
+      [](int) -> absl::Status {
+        ::raise(SIGSEGV);
+        return absl::OkStatus();
+      },
+      absl::Seconds(60), "test");
+  EXPECT_NE(crash.status().message().find("crashed with SIG"),
+            std::string::npos)
+      << crash.status();
+}
+
 TEST(ChildProcessTest, PassesTheChildsErrorThrough) {
   auto r = RunInChildProcess(
       []() -> absl::StatusOr<std::string> {

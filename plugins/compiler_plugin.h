@@ -72,6 +72,9 @@ struct CompiledPartitions {
   uint32_t bytecode_format_version = 0;
   // Keeps the plugin's result alive; releasing it frees the modules.
   std::shared_ptr<const void> owner;
+  // True when `owner` is memory of Graft's own (not a result the plugin
+  // frees), so the modules may be used in place after the plugin is gone.
+  bool owner_is_plain_memory = false;
 };
 
 // The printable name of a GRAFT_PARTITION_REASON_* code ("UNSUPPORTED_OP").

@@ -35,29 +35,29 @@ uint32_t HardwareKinds(LiteRtHwAcceleratorSet hw) {
 
 // A compiled result as bytes, to cross from the child process: the module
 // count, each module's size and bytes, the call count, each call's module
-// index, entry-point size and entry point (all sizes 64-bit).
-void PutU64(std::string& out, uint64_t v) {
-  out.append(reinterpret_cast<const char*>(&v), sizeof(v));
-}
-
-std::string EncodeCompiled(const CompiledPartitions& c) {
-  std::string out;
-  PutU64(out, c.modules.size());
+// index, entry-point size and entry point (all sizes 64-bit). Written
+// straight to the child's answer file, so modules are copied once.
+absl::Status WriteCompiled(int fd, const CompiledPartitions& c) {
+  bool ok = true;
+  auto u64 = [&](uint64_t v) { ok = ok && WriteAll(fd, &v, sizeof(v)); };
+  u64(c.modules.size());
   for (absl::Span<const uint8_t> m : c.modules) {
-    PutU64(out, m.size());
-    out.append(reinterpret_cast<const char*>(m.data()), m.size());
+    u64(m.size());
+    ok = ok && WriteAll(fd, m.data(), m.size());
   }
-  PutU64(out, c.calls.size());
+  u64(c.calls.size());
   for (const CompiledPartitions::Call& call : c.calls) {
-    PutU64(out, call.module_index);
-    PutU64(out, call.entry_point.size());
-    out.append(call.entry_point);
+    u64(call.module_index);
+    u64(call.entry_point.size());
+    ok = ok && WriteAll(fd, call.entry_point.data(), call.entry_point.size());
   }
-  return out;
+  return ok ? absl::OkStatus()
+            : absl::InternalError("writing the compiled result failed");
 }
 
 // Modules are views into `bytes`, which must outlive the result.
-absl::StatusOr<CompiledPartitions> DecodeCompiled(const std::string& bytes) {
+absl::StatusOr<CompiledPartitions> ReadCompiled(
+    absl::Span<const uint8_t> bytes) {
   size_t at = 0;
   auto u64 = [&](uint64_t* v) {
     if (bytes.size() - at < sizeof(*v)) return false;
@@ -65,7 +65,7 @@ absl::StatusOr<CompiledPartitions> DecodeCompiled(const std::string& bytes) {
     at += sizeof(*v);
     return true;
   };
-  auto span = [&](uint64_t size, const char** data) {
+  auto span = [&](uint64_t size, const uint8_t** data) {
     if (bytes.size() - at < size) return false;
     *data = bytes.data() + at;
     at += size;
@@ -76,17 +76,19 @@ absl::StatusOr<CompiledPartitions> DecodeCompiled(const std::string& bytes) {
   bool ok = u64(&n);
   for (uint64_t i = 0; ok && i < n; ++i) {
     uint64_t size = 0;
-    const char* data = nullptr;
+    const uint8_t* data = nullptr;
     ok = u64(&size) && span(size, &data);
-    if (ok)
-      out.modules.emplace_back(reinterpret_cast<const uint8_t*>(data), size);
+    if (ok) out.modules.emplace_back(data, size);
   }
   ok = ok && u64(&n);
   for (uint64_t i = 0; ok && i < n; ++i) {
     uint64_t module = 0, size = 0;
-    const char* data = nullptr;
+    const uint8_t* data = nullptr;
     ok = u64(&module) && u64(&size) && span(size, &data);
-    if (ok) out.calls.push_back({std::string(data, size), module});
+    if (ok) {
+      out.calls.push_back(
+          {std::string(reinterpret_cast<const char*>(data), size), module});
+    }
   }
   if (!ok || at != bytes.size()) {
     return absl::InternalError("the compile child's answer is malformed");
@@ -411,20 +413,20 @@ absl::StatusOr<CompiledPartitions> LiteRtPluginAdapter::Compile(
   // weights, in LiteRT's own host too). The child sends back the modules
   // and calls; the parent keeps them.
   GRAFT_ASSIGN_OR_RETURN(
-      std::string encoded,
-      RunInChildProcess(
-          [&]() -> absl::StatusOr<std::string> {
+      Bytes answer,
+      RunInChildProcessMapped(
+          [&](int fd) -> absl::Status {
             GRAFT_ASSIGN_OR_RETURN(
                 CompiledPartitions compiled,
                 CompileInThisProcess(model, partitions, soc_model));
-            return EncodeCompiled(compiled);
+            return WriteCompiled(fd, compiled);
           },
           kCompileTimeout,
           absl::StrCat(label_, ": compile of ", partitions.size(),
                        " partition(s)")));
-  auto owner = std::make_shared<const std::string>(std::move(encoded));
-  GRAFT_ASSIGN_OR_RETURN(CompiledPartitions out, DecodeCompiled(*owner));
-  out.owner = owner;
+  GRAFT_ASSIGN_OR_RETURN(CompiledPartitions out, ReadCompiled(answer.span()));
+  out.owner = std::make_shared<const Bytes>(std::move(answer));
+  out.owner_is_plain_memory = true;
   out.stamp_vendor = info_.vendor;
   out.stamp_plugin_version = info_.plugin_version;
   out.stamp_soc_model = soc_model;
