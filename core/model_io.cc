@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "core/file_util.h"
+#include "core/flatbuffer_util.h"
 #include "core/litert_format.h"
 #include "core/mapped_file.h"
 #include "core/status.h"
@@ -377,27 +378,11 @@ absl::Span<const uint8_t> AsSpan(const std::vector<uint8_t>& v) {
 // vector, so a record with some to keep is packed into a scratch builder and
 // copied into the real one, adding them on the way.
 
+// A scalar's size; 0 for strings, tables and vectors.
 size_t ScalarSize(flatbuffers::ElementaryType type) {
-  switch (type) {
-    case flatbuffers::ET_UTYPE:
-    case flatbuffers::ET_BOOL:
-    case flatbuffers::ET_CHAR:
-    case flatbuffers::ET_UCHAR:
-      return 1;
-    case flatbuffers::ET_SHORT:
-    case flatbuffers::ET_USHORT:
-      return 2;
-    case flatbuffers::ET_INT:
-    case flatbuffers::ET_UINT:
-    case flatbuffers::ET_FLOAT:
-      return 4;
-    case flatbuffers::ET_LONG:
-    case flatbuffers::ET_ULONG:
-    case flatbuffers::ET_DOUBLE:
-      return 8;
-    default:  // ET_STRING, ET_SEQUENCE.
-      return 0;
-  }
+  return type == flatbuffers::ET_STRING || type == flatbuffers::ET_SEQUENCE
+             ? 0
+             : FlatbufferInlineSize(type);
 }
 
 flatbuffers::uoffset_t CreateEmptyVector(flatbuffers::FlatBufferBuilder& fbb) {

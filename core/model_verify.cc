@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "core/flatbuffer_util.h"
 #include "core/model.h"
 #include "core/model_io.h"
 #include "core/status.h"
@@ -48,31 +49,6 @@ size_t VerifiableSize(size_t size) {
 }
 
 std::string Hex(size_t offset) { return absl::StrFormat("0x%x", offset); }
-
-size_t ScalarSize(flatbuffers::ElementaryType type) {
-  switch (type) {
-    case flatbuffers::ET_UTYPE:
-    case flatbuffers::ET_BOOL:
-    case flatbuffers::ET_CHAR:
-    case flatbuffers::ET_UCHAR:
-      return 1;
-    case flatbuffers::ET_SHORT:
-    case flatbuffers::ET_USHORT:
-      return 2;
-    case flatbuffers::ET_INT:
-    case flatbuffers::ET_UINT:
-    case flatbuffers::ET_FLOAT:
-      return 4;
-    case flatbuffers::ET_LONG:
-    case flatbuffers::ET_ULONG:
-    case flatbuffers::ET_DOUBLE:
-      return 8;
-    case flatbuffers::ET_STRING:
-    case flatbuffers::ET_SEQUENCE:
-      return sizeof(flatbuffers::uoffset_t);
-  }
-  return 0;
-}
 
 // Walks the flatbuffer the way the generated verifier does, to say where and
 // why it is invalid, and to check what that verifier leaves out.
@@ -263,7 +239,7 @@ class StructureWalker {
                        ref->st == flatbuffers::ST_STRUCT;
       size_t elem_size = is_struct
                              ? static_cast<size_t>(ref->values[ref->num_elems])
-                             : ScalarSize(type);
+                             : FlatbufferInlineSize(type);
 
       // The slot itself: an inline scalar or struct, or an offset.
       size_t inline_size = elem_size;
