@@ -12,6 +12,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/status.h"
 #include "dispatch/npy.h"
@@ -170,9 +171,9 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
                   "model leaves dynamic (-1); an .npy input of another shape "
                   "resizes its input too");
   flags.AddInt("seed", &seed, "seed of the random inputs");
-  flags.AddString(
-      "output-dir", &output_dir,
-      "write each output as NAME.npy here (output_<i>.npy if unnamed)");
+  flags.AddString("output-dir", &output_dir,
+                  "write each output as NAME.npy here (characters other than "
+                  "[A-Za-z0-9_.-] as '_'; output_<i>.npy if unnamed)");
   flags.AddInt("iterations", &iterations, "timed runs (after one warm-up run)");
   flags.AddInt("threads", &threads, "CPU kernel threads");
   flags.AddString(
@@ -286,9 +287,25 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
         if (sig->input_name(i) == kv.first || std::to_string(i) == kv.first)
           index = i;
       }
+      // Without --signature, a signature's input name is accepted too when
+      // that signature runs the same subgraph (the model's default one).
+      for (size_t k = 0; index == sig->num_inputs() && signature_key.empty() &&
+                         k < (*runtime)->num_signatures();
+           ++k) {
+        Signature* other = (*runtime)->signature(k);
+        const Tensor* named = other->input(kv.first);
+        for (size_t i = 0; named != nullptr && i < sig->num_inputs(); ++i) {
+          if (sig->input(i) == named) index = i;
+        }
+      }
       if (index == sig->num_inputs()) {
+        std::vector<std::string> valid;
+        for (size_t i = 0; i < sig->num_inputs(); ++i) {
+          valid.push_back(absl::StrCat(i, " '", sig->input_name(i), "'"));
+        }
         return absl::InvalidArgumentError(absl::StrCat(
-            "--", flag, ": the model has no input '", kv.first, "'"));
+            "--", flag, ": the model has no input '", kv.first,
+            "'; its inputs (by index or name): ", absl::StrJoin(valid, ", ")));
       }
       (*values)[index] = kv.second;
     }
@@ -411,7 +428,14 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
       std::filesystem::create_directories(output_dir, ec);
       std::string name = sig->output_name(i);
       if (name.empty()) name = absl::StrCat("output_", i);  // unnamed tensor
-      std::replace(name.begin(), name.end(), '/', '_');
+      // A file name safe on every filesystem: tensor names hold ':' and '/'
+      // ("StatefulPartitionedCall:0").
+      for (char& c : name) {
+        const bool safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                          (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+                          c == '.';
+        if (!safe) c = '_';
+      }
       std::string file =
           (std::filesystem::path(output_dir) / (name + ".npy")).string();
       std::vector<int64_t> shape(t->shape.begin(), t->shape.end());

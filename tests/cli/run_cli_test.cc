@@ -55,5 +55,32 @@ TEST(RunCli, ADispatchDirThatDoesNotExistIsAnError) {
                                "directory"));
 }
 
+// A converter-made model: subgraph 0's input is the tensor
+// "serving_default_image:0", its signature calls it "image".
+std::string SignedModel() {
+  return SourceDir() + "/test_models/generated/resnet_cnn_float.tflite";
+}
+
+TEST(RunCli, TakesTheDefaultSignaturesInputNamesWithoutSignature) {
+  Result r = RunGraft({"run", SignedModel(), "--input-shape=image=1x64x64x3"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+TEST(RunCli, AnUnknownInputListsTheValidOnes) {
+  Result r = RunGraft({"run", SignedModel(), "--input-shape=imag=1x64x64x3"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("the model has no input 'imag'; its inputs "
+                               "(by index or name): 0 "
+                               "'serving_default_image:0'"));
+}
+
+TEST(RunCli, OutputFileNamesAreSafeOnEveryFilesystem) {
+  testing::TempDir dir;
+  Result r = RunGraft({"run", SignedModel(), "--output-dir=" + dir.path()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(
+      std::filesystem::exists(dir.Join("StatefulPartitionedCall_0.npy")));
+}
+
 }  // namespace
 }  // namespace graft
