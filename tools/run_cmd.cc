@@ -21,6 +21,7 @@
 #include "plugins/on_device.h"
 #include "tools/apply_cmd.h"
 #include "tools/flags.h"
+#include "tools/json_writer.h"
 
 namespace graft::tools {
 namespace {
@@ -155,6 +156,64 @@ LatencyStats SummarizeLatency(std::vector<double> ms) {
   return s;
 }
 
+// The placement of every op (callees nested), as JSON.
+void OpsJson(const SubgraphReport& r, JsonWriter& j) {
+  j.BeginObject().Key("subgraph").Int(r.subgraph).Key("name").String(r.name);
+  j.Key("ops").BeginArray();
+  for (const OpReport& o : r.ops) {
+    j.BeginObject().Key("op").Int(o.op_index).Key("name").String(o.op_name);
+    j.Key("where").String(WhereName(o.where)).Key("detail").String(o.detail);
+    if (!o.callee.empty()) {
+      j.Key("callee").BeginArray();
+      for (const SubgraphReport& c : o.callee) OpsJson(c, j);
+      j.EndArray();
+    }
+    j.EndObject();
+  }
+  j.EndArray().EndObject();
+}
+
+std::string RunJson(const std::string& path, double load_ms, Signature& sig,
+                    const std::vector<std::string>& given, int64_t seed,
+                    const std::vector<Tensor>& outputs,
+                    const RuntimeReport& report, const LatencyStats& latency) {
+  JsonWriter j(2);
+  j.BeginObject().Key("model").String(path).Key("load_ms").Double(load_ms);
+  auto tensor = [&](const std::string& name, const Tensor& t) {
+    j.BeginObject().Key("name").String(name);
+    j.Key("type").String(TensorTypeName(t.type)).Key("shape").BeginArray();
+    for (int d = 0; d < t.rank(); ++d) j.Int(t.dim(d));
+    j.EndArray().Key("summary").String(Summarize(t));
+  };
+  j.Key("inputs").BeginArray();
+  for (size_t i = 0; i < sig.num_inputs(); ++i) {
+    tensor(sig.input_name(i), *sig.input(i));
+    j.Key("source").String(
+        given[i].empty() ? absl::StrCat("random, seed ", seed) : given[i]);
+    j.EndObject();
+  }
+  j.EndArray().Key("outputs").BeginArray();
+  for (size_t i = 0; i < sig.num_outputs(); ++i) {
+    tensor(sig.output_name(i), outputs[i]);
+    j.EndObject();
+  }
+  j.EndArray().Key("placement").BeginObject();
+  for (OpReport::Where w : {OpReport::Where::kCpu, OpReport::Where::kFolded,
+                            OpReport::Where::kVendor, OpReport::Where::kCall,
+                            OpReport::Where::kFallback}) {
+    j.Key(WhereName(w)).Int(report.CountOps(w));
+  }
+  j.EndObject().Key("subgraphs").BeginArray();
+  for (const SubgraphReport& r : report.subgraphs) OpsJson(r, j);
+  j.EndArray().Key("warnings").BeginArray();
+  for (const std::string& w : report.warnings) j.String(w);
+  j.EndArray().Key("latency_ms").BeginObject();
+  j.Key("runs").Int(latency.runs).Key("min").Double(latency.min_ms);
+  j.Key("median").Double(latency.median_ms).Key("p90").Double(latency.p90_ms);
+  j.EndObject().EndObject();
+  return j.output();
+}
+
 int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
                   std::ostream& err) {
   std::string inputs_flag, output_dir, dispatch_dir = DefaultPluginDir(),
@@ -162,7 +221,7 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
   std::string shapes_flag, soc_model;
   std::vector<std::string> plugin_options;
   int64_t seed = 1, iterations = 1, threads = 1;
-  bool require_accelerator = false, profile = false;
+  bool require_accelerator = false, profile = false, json = false;
   FlagParser flags(kUsage, kDescription);
   flags.AddString("input", &inputs_flag,
                   "comma-separated NAME_OR_INDEX=FILE.npy; others are random");
@@ -190,6 +249,9 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
   flags.AddString("soc-model", &soc_model,
                   "SoC model the on-device compile targets (default: each "
                   "plugin's first)");
+  flags.AddBool("json", &json,
+                "print one JSON document (inputs, outputs, placement of every "
+                "op, warnings, latency) instead of text");
   flags.AddString("signature", &signature_key,
                   "signature to run (default: subgraph 0)");
   flags.AddBool("require-accelerator", &require_accelerator,
@@ -411,6 +473,35 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
     }
   }
 
+  // Output files first: they are written whatever the report's form.
+  for (size_t i = 0; i < sig->num_outputs() && !output_dir.empty(); ++i) {
+    const Tensor* t = &outputs[i];
+    std::error_code ec;
+    std::filesystem::create_directories(output_dir, ec);
+    std::string name = sig->output_name(i);
+    if (name.empty()) name = absl::StrCat("output_", i);  // unnamed tensor
+    // A file name safe on every filesystem: tensor names hold ':' and '/'
+    // ("StatefulPartitionedCall:0").
+    for (char& c : name) {
+      const bool safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                        (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+                        c == '.';
+      if (!safe) c = '_';
+    }
+    std::string file =
+        (std::filesystem::path(output_dir) / (name + ".npy")).string();
+    std::vector<int64_t> shape(t->shape.begin(), t->shape.end());
+    absl::Status s = WriteNpy(file, t->type, shape,
+                              absl::Span<const uint8_t>(t->raw_data, t->bytes));
+    if (!s.ok()) return fail(s, 1);
+  }
+  const LatencyStats latency = SummarizeLatency(ms);
+  const RuntimeReport report = (*runtime)->Report();
+  if (json) {
+    out << RunJson(path, load_ms, *sig, given, seed, outputs, report, latency)
+        << "\n";
+    return 0;
+  }
   out << "model: " << path << "  (loaded in "
       << absl::StrFormat("%.2f", load_ms) << " ms)\n";
   for (size_t i = 0; i < sig->num_inputs(); ++i) {
@@ -421,32 +512,10 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
         << "\n";
   }
   for (size_t i = 0; i < sig->num_outputs(); ++i) {
-    const Tensor* t = &outputs[i];
-    out << "  output " << sig->output_name(i) << ": " << Summarize(*t) << "\n";
-    if (!output_dir.empty()) {
-      std::error_code ec;
-      std::filesystem::create_directories(output_dir, ec);
-      std::string name = sig->output_name(i);
-      if (name.empty()) name = absl::StrCat("output_", i);  // unnamed tensor
-      // A file name safe on every filesystem: tensor names hold ':' and '/'
-      // ("StatefulPartitionedCall:0").
-      for (char& c : name) {
-        const bool safe = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                          (c >= '0' && c <= '9') || c == '_' || c == '-' ||
-                          c == '.';
-        if (!safe) c = '_';
-      }
-      std::string file =
-          (std::filesystem::path(output_dir) / (name + ".npy")).string();
-      std::vector<int64_t> shape(t->shape.begin(), t->shape.end());
-      absl::Status s =
-          WriteNpy(file, t->type, shape,
-                   absl::Span<const uint8_t>(t->raw_data, t->bytes));
-      if (!s.ok()) return fail(s, 1);
-    }
+    out << "  output " << sig->output_name(i) << ": " << Summarize(outputs[i])
+        << "\n";
   }
-  out << (*runtime)->Report().ToString();
-  const LatencyStats latency = SummarizeLatency(ms);
+  out << report.ToString();
   out << absl::StrFormat(
       "latency over %d run%s%s: min %.3f ms, median %.3f ms, p90 %.3f ms\n",
       latency.runs, latency.runs == 1 ? "" : "s",

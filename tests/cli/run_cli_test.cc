@@ -13,6 +13,8 @@ namespace graft {
 namespace {
 
 using ::graft::testing::BinaryDir;
+using ::graft::testing::HavePython;
+using ::graft::testing::JsonSatisfies;
 using ::graft::testing::Result;
 using ::graft::testing::RunGraft;
 using ::graft::testing::SourceDir;
@@ -80,6 +82,30 @@ TEST(RunCli, OutputFileNamesAreSafeOnEveryFilesystem) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(
       std::filesystem::exists(dir.Join("StatefulPartitionedCall_0.npy")));
+}
+
+// --json: where every op ran (a compiled op falling back says so), the
+// warnings, the outputs and the latency, for machines.
+TEST(RunCli, JsonHasPlacementWarningsOutputsAndLatency) {
+  testing::TempDir dir;
+  const std::string model = CompiledModel(dir);
+  const std::string empty = dir.Join("no_dispatch_libraries");
+  std::filesystem::create_directory(empty);
+  Result r = RunGraft(
+      {"run", model, "--dispatch-dir=" + empty, "--json", "--iterations=3"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  if (!HavePython()) GTEST_SKIP() << "python3 is needed to read the JSON";
+  EXPECT_TRUE(JsonSatisfies(r.out, R"(
+      d['load_ms'] > 0 and len(d['inputs']) == 1 and
+      d['inputs'][0]['source'] == 'random, seed 1' and
+      len(d['outputs']) == 1 and d['outputs'][0]['type'] == 'FLOAT32' and
+      d['placement']['cpu fallback'] == 1 and
+      any(o['where'] == 'cpu fallback' and 'example' in o['detail']
+          for o in d['subgraphs'][0]['ops']) and
+      len(d['warnings']) == 1 and 'runs on the CPU' in d['warnings'][0] and
+      d['latency_ms']['runs'] >= 2 and
+      0 < d['latency_ms']['min'] <= d['latency_ms']['median'])"))
+      << r.out;
 }
 
 }  // namespace
