@@ -94,6 +94,25 @@ absl::StatusOr<std::unique_ptr<Runtime>> Runtime::LoadModel(
   return rt;
 }
 
+namespace {
+
+// "subgraph S op N (NAME) was compiled for a vendor but runs on the CPU:
+// WHY" for every dispatch op of `r` (callees included) that runs its
+// fallback subgraph.
+void CollectFallbacks(const SubgraphReport& r, std::vector<std::string>* out) {
+  for (const OpReport& o : r.ops) {
+    if (o.where == OpReport::Where::kFallback) {
+      out->push_back(absl::StrFormat(
+          "subgraph %d op %d (%s) was compiled for a vendor but runs on the "
+          "CPU: %s",
+          r.subgraph, o.op_index, o.op_name, o.detail));
+    }
+    for (const SubgraphReport& c : o.callee) CollectFallbacks(c, out);
+  }
+}
+
+}  // namespace
+
 absl::Status Runtime::Init(const RuntimeOptions& options) {
   const Model& model = *model_;
   if (model.subgraphs.empty()) {
@@ -232,25 +251,26 @@ absl::Status Runtime::Init(const RuntimeOptions& options) {
 
   // No silent fallback: every dispatch op that runs its fallback subgraph on
   // CPU instead of on the vendor it was compiled for is said so, on stderr
-  // and in the report, with why and what to do.
-  std::function<void(const SubgraphReport&)> warn_fallbacks =
-      [&](const SubgraphReport& r) {
-        for (const OpReport& o : r.ops) {
-          if (o.where == OpReport::Where::kFallback) {
-            std::string w = absl::StrFormat(
-                "subgraph %d op %d (%s) was compiled for a vendor but runs on "
-                "the CPU: %s; pass the directory of the vendor's dispatch "
-                "library (graft run --dispatch-dir, "
-                "RuntimeOptions::dispatch_dirs), or require it "
-                "(AcceleratorPolicy::kRequireAccelerator) to fail instead",
-                r.subgraph, o.op_index, o.op_name, o.detail);
-            std::fprintf(stderr, "graft: warning: %s\n", w.c_str());
-            warnings_.push_back(std::move(w));
-          }
-          for (const SubgraphReport& c : o.callee) warn_fallbacks(c);
-        }
-      };
-  for (const auto& e : executors_) warn_fallbacks(e->Report());
+  // and in the report, with why and what to do; under kRequireVendorOps the
+  // load fails instead.
+  std::vector<std::string> fallbacks;
+  for (const auto& e : executors_) CollectFallbacks(e->Report(), &fallbacks);
+  if (options.policy == AcceleratorPolicy::kRequireVendorOps &&
+      !fallbacks.empty()) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "policy kRequireVendorOps: %d dispatch op(s) would run on the CPU "
+        "instead of the vendor they were compiled for:\n  %s",
+        fallbacks.size(), absl::StrJoin(fallbacks, "\n  ")));
+  }
+  for (const std::string& f : fallbacks) {
+    std::string w = absl::StrCat(
+        f,
+        "; pass the directory of the vendor's dispatch library (graft run "
+        "--dispatch-dir, RuntimeOptions::dispatch_dirs), or require it "
+        "(AcceleratorPolicy::kRequireVendorOps) to fail instead");
+    std::fprintf(stderr, "graft: warning: %s\n", w.c_str());
+    warnings_.push_back(std::move(w));
+  }
 
   // A LiteRT vendor that may compute below the model's precision is said
   // so, on stderr and in the report, when any op runs on it.
@@ -369,6 +389,15 @@ absl::Status Runtime::Resize(Signature& sig, const std::vector<Shape>& shapes) {
         "policy kRequireAccelerator: at the new shapes %d ops of %s would "
         "run on CPU:\n  %s",
         env_->cpu_ops.size(), where, absl::StrJoin(env_->cpu_ops, "\n  ")));
+  }
+  if (policy_ == AcceleratorPolicy::kRequireVendorOps) {
+    std::vector<std::string> fallbacks;
+    CollectFallbacks(fresh->Report(), &fallbacks);
+    if (!fallbacks.empty()) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "policy kRequireVendorOps: at the new shapes of %s:\n  %s", where,
+          absl::StrJoin(fallbacks, "\n  ")));
+    }
   }
   SubgraphExecutor* old = sig.executor_;
   for (auto& e : executors_) {

@@ -75,6 +75,9 @@ enum class AcceleratorPolicy {
   // Load fails unless every op runs on a vendor backend (ops computed once
   // at load from constants do not count).
   kRequireAccelerator,
+  // Load fails if a dispatch op (compiled for a vendor) would run its
+  // fallback on the CPU; ops no vendor took run on the CPU as usual.
+  kRequireVendorOps,
 };
 
 struct RuntimeOptions {

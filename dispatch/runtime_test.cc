@@ -516,6 +516,18 @@ TEST(DispatchTest, FallsBackToCpuWithoutABackend) {
   EXPECT_THAT(report.warnings[0], HasSubstr("--dispatch-dir"));
 }
 
+// kRequireVendorOps: a dispatch op that would fall back fails the load,
+// naming it; ops no vendor took may still run on the CPU.
+TEST(DispatchTest, RequireVendorOpsRefusesAFallback) {
+  RuntimeOptions options;
+  options.policy = AcceleratorPolicy::kRequireVendorOps;
+  auto rt = Runtime::LoadModel(CompiledModel(true), options);
+  ASSERT_FALSE(rt.ok());
+  EXPECT_THAT(rt.status().message(), HasSubstr("policy kRequireVendorOps"));
+  EXPECT_THAT(rt.status().message(),
+              HasSubstr("no dispatch backend for vendor 'acme'"));
+}
+
 TEST(DispatchTest, FallsBackWhenTheBackendRefusesTheOp) {
   auto backend = std::make_shared<AddingBackend>("acme", /*accept=*/false);
   RuntimeOptions options;

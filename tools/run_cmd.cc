@@ -31,7 +31,9 @@ constexpr char kUsage[] =
     "          [--input-shape=NAME_OR_INDEX=DxDx...,...]\n"
     "          [--output-dir=DIR] [--iterations=N] [--threads=N]\n"
     "          [--dispatch-dir=DIR] [--plugin-dir=DIR [--cache-dir=DIR]]\n"
-    "          [--require-accelerator] [--signature=KEY] [--profile]";
+    "          [--require-accelerator | --require-vendor-ops] "
+    "[--signature=KEY]\n"
+    "          [--profile] [--json]";
 
 constexpr char kDescription[] =
     "Loads MODEL in Graft's dispatch runtime: dispatch ops run on the "
@@ -221,7 +223,8 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
   std::string shapes_flag, soc_model;
   std::vector<std::string> plugin_options;
   int64_t seed = 1, iterations = 1, threads = 1;
-  bool require_accelerator = false, profile = false, json = false;
+  bool require_accelerator = false, require_vendor_ops = false, profile = false,
+       json = false;
   FlagParser flags(kUsage, kDescription);
   flags.AddString("input", &inputs_flag,
                   "comma-separated NAME_OR_INDEX=FILE.npy; others are random");
@@ -256,6 +259,9 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
                   "signature to run (default: subgraph 0)");
   flags.AddBool("require-accelerator", &require_accelerator,
                 "fail, listing them, if any op would run on CPU");
+  flags.AddBool("require-vendor-ops", &require_vendor_ops,
+                "fail, listing them, if an op compiled for a vendor would run "
+                "on CPU (ops no vendor took still run there)");
   flags.AddBool(
       "profile", &profile,
       "time every op of the timed runs and print where the time went");
@@ -280,8 +286,9 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
   RuntimeOptions options;
   options.num_threads = static_cast<int>(threads);
   options.profiling = profile;
-  options.policy = require_accelerator ? AcceleratorPolicy::kRequireAccelerator
-                                       : AcceleratorPolicy::kAllowCpuFallback;
+  options.policy = require_accelerator  ? AcceleratorPolicy::kRequireAccelerator
+                   : require_vendor_ops ? AcceleratorPolicy::kRequireVendorOps
+                                        : AcceleratorPolicy::kAllowCpuFallback;
   // A directory the user named that does not exist is a mistake to say,
   // not a reason to run everything on the CPU.
   std::error_code dir_error;

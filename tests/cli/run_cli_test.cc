@@ -48,6 +48,18 @@ TEST(RunCli, AFallbackToTheCpuIsAWarningNamingTheVendor) {
   EXPECT_THAT(r.out, HasSubstr("warning: "));  // And in the report.
 }
 
+TEST(RunCli, RequireVendorOpsFailsInsteadOfFallingBack) {
+  testing::TempDir dir;
+  const std::string model = CompiledModel(dir);
+  const std::string empty = dir.Join("no_dispatch_libraries");
+  std::filesystem::create_directory(empty);
+  Result r = RunGraft(
+      {"run", model, "--dispatch-dir=" + empty, "--require-vendor-ops"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_THAT(r.err, HasSubstr("policy kRequireVendorOps: 1 dispatch op(s)"));
+  EXPECT_THAT(r.err, HasSubstr("vendor 'example'"));
+}
+
 TEST(RunCli, ADispatchDirThatDoesNotExistIsAnError) {
   testing::TempDir dir;
   const std::string model = CompiledModel(dir);
