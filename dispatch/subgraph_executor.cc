@@ -1046,46 +1046,21 @@ absl::Status SubgraphExecutor::PrepareDispatchOp(PreparedOp& p,
           absl::StrFormat("%s: module buffer %d out of range", OpLabel(p.index),
                           options->module_buffer));
     } else {
-      for (TensorId in : op.inputs) {
-        p.in_ptrs.push_back(in >= 0 ? &tensors_[in] : nullptr);
-      }
-      for (TensorId out : op.outputs) p.out_ptrs.push_back(&tensors_[out]);
-      DispatchOpInfo info;
-      info.subgraph = id_;
-      info.op_index = p.index;
-      info.options = &*options;
-      info.module = model_->buffers[options->module_buffer].data;
-      info.manifest = entry;
-      info.inputs = p.in_ptrs;
-      info.outputs = absl::MakeConstSpan(p.out_ptrs.data(), p.out_ptrs.size());
-      info.model = model_;
-      info.load_id = env_->load_id;
-      info.profiling = env_->profiling;
-      absl::StatusOr<std::unique_ptr<DispatchExecutable>> exec =
-          backend->Prepare(info);
-      if (exec.ok() && *exec != nullptr) {
-        p.kind = PreparedOp::Kind::kDispatch;
-        p.executable = std::move(*exec);
+      absl::Status st =
+          PrepareOnBackend(p, *backend, *options,
+                           model_->buffers[options->module_buffer].data, entry);
+      if (st.ok()) {
         p.detail = vendor;
         p.profile_name = absl::StrCat(vendor, ":", options->entry_point);
         return absl::OkStatus();
       }
-      reason =
-          absl::StrCat("vendor '", vendor, "' could not prepare it: ",
-                       exec.ok() ? "no executable" : exec.status().message());
-      p.in_ptrs.clear();
-      p.out_ptrs.clear();
+      reason = absl::StrCat("vendor '", vendor,
+                            "' could not prepare it: ", st.message());
     }
   }
-  if (options->fallback_subgraph < 0) {
-    p.kind = PreparedOp::Kind::kMissing;
-    p.detail = absl::StrCat(reason, ", and the op has no fallback subgraph");
-    return absl::OkStatus();
-  }
-  p.fallback = true;
-  p.detail = absl::StrFormat("fallback subgraph %d (%s)",
-                             options->fallback_subgraph, reason);
-  return PrepareCallOp(p, options->fallback_subgraph, count_cpu_ops, "");
+  return PrepareFallback(p, options->fallback_subgraph, reason,
+                         ", and the op has no fallback subgraph",
+                         count_cpu_ops);
 }
 
 absl::Status SubgraphExecutor::PrepareLiteRtDispatchOp(PreparedOp& p,
@@ -1103,11 +1078,11 @@ absl::Status SubgraphExecutor::PrepareLiteRtDispatchOp(PreparedOp& p,
   // The module is a byte range of the model file; a model Graft compiled
   // names it as a buffer too, which is all a model compiled in memory (on
   // the device, not yet saved) has.
-  absl::Span<const uint8_t> module;
+  Bytes module;
   if (options->module_buffer != 0 &&
       options->module_buffer < model_->buffers.size() &&
       !model_->buffers[options->module_buffer].data.empty()) {
-    module = model_->buffers[options->module_buffer].data.span();
+    module = model_->buffers[options->module_buffer].data;
   } else if (model_->file == nullptr) {
     return absl::FailedPreconditionError(absl::StrCat(
         OpLabel(p.index),
@@ -1124,7 +1099,9 @@ absl::Status SubgraphExecutor::PrepareLiteRtDispatchOp(PreparedOp& p,
           OpLabel(p.index), options->bytecode_offset,
           options->bytecode_offset + options->bytecode_size, file.size()));
     }
-    module = file.subspan(options->bytecode_offset, options->bytecode_size);
+    module = Bytes::View(
+        file.subspan(options->bytecode_offset, options->bytecode_size),
+        model_->file);
   }
   // Outputs keep their declared (static) shapes, as for Graft's format.
   UseDeclaredOutputShapes(op);
@@ -1207,27 +1184,9 @@ absl::Status SubgraphExecutor::PrepareLiteRtDispatchOp(PreparedOp& p,
                               "model's graft_manifest lists for ",
                               entry->vendor);
       } else {
-        for (TensorId in : op.inputs) {
-          p.in_ptrs.push_back(in >= 0 ? &tensors_[in] : nullptr);
-        }
-        for (TensorId out : op.outputs) p.out_ptrs.push_back(&tensors_[out]);
-        DispatchOpInfo info;
-        info.subgraph = id_;
-        info.op_index = p.index;
-        info.options = &graft_options;
-        info.module = Bytes::View(module, model_->file);
-        info.manifest = entry;
-        info.inputs = p.in_ptrs;
-        info.outputs =
-            absl::MakeConstSpan(p.out_ptrs.data(), p.out_ptrs.size());
-        info.model = model_;
-        info.load_id = env_->load_id;
-        info.profiling = env_->profiling;
-        absl::StatusOr<std::unique_ptr<DispatchExecutable>> exec =
-            backend->Prepare(info);
-        if (exec.ok() && *exec != nullptr) {
-          p.kind = PreparedOp::Kind::kDispatch;
-          p.executable = std::move(*exec);
+        absl::Status st =
+            PrepareOnBackend(p, *backend, graft_options, module, entry);
+        if (st.ok()) {
           const auto* litert = dynamic_cast<const LiteRtBackend*>(backend);
           p.detail = litert != nullptr
                          ? absl::StrCat("LiteRT vendor ", vendor, " ",
@@ -1237,21 +1196,11 @@ absl::Status SubgraphExecutor::PrepareLiteRtDispatchOp(PreparedOp& p,
           p.profile_name = absl::StrCat(vendor, ":", options->name);
           return absl::OkStatus();
         }
-        reason = absl::StrCat(
-            prefix, "vendor '", vendor, "' could not prepare entry point '",
-            options->name,
-            "': ", exec.ok() ? "no executable" : exec.status().message());
-        p.in_ptrs.clear();
-        p.out_ptrs.clear();
+        reason = absl::StrCat(prefix, "vendor '", vendor,
+                              "' could not prepare entry point '",
+                              options->name, "': ", st.message());
       }
     }
-  }
-  if (options->fallback_subgraph < 0) {
-    p.kind = PreparedOp::Kind::kMissing;
-    p.detail = absl::StrCat(
-        reason,
-        "; the op has no CPU fallback (LiteRT's tools keep no original ops)");
-    return absl::OkStatus();
   }
   if (options->fallback_subgraph >=
       static_cast<int32_t>(model_->subgraphs.size())) {
@@ -1260,10 +1209,57 @@ absl::Status SubgraphExecutor::PrepareLiteRtDispatchOp(PreparedOp& p,
         OpLabel(p.index), options->fallback_subgraph,
         model_->subgraphs.size()));
   }
+  return PrepareFallback(
+      p, options->fallback_subgraph, reason,
+      "; the op has no CPU fallback (LiteRT's tools keep no original ops)",
+      count_cpu_ops);
+}
+
+absl::Status SubgraphExecutor::PrepareOnBackend(
+    PreparedOp& p, DispatchBackend& backend, const DispatchOpOptions& options,
+    Bytes module, const ManifestVendor* entry) {
+  const tfl::OperatorT& op = *p.op;
+  for (TensorId in : op.inputs) {
+    p.in_ptrs.push_back(in >= 0 ? &tensors_[in] : nullptr);
+  }
+  for (TensorId out : op.outputs) p.out_ptrs.push_back(&tensors_[out]);
+  DispatchOpInfo info;
+  info.subgraph = id_;
+  info.op_index = p.index;
+  info.options = &options;
+  info.module = std::move(module);
+  info.manifest = entry;
+  info.inputs = p.in_ptrs;
+  info.outputs = absl::MakeConstSpan(p.out_ptrs.data(), p.out_ptrs.size());
+  info.model = model_;
+  info.load_id = env_->load_id;
+  info.profiling = env_->profiling;
+  absl::StatusOr<std::unique_ptr<DispatchExecutable>> exec =
+      backend.Prepare(info);
+  if (exec.ok() && *exec != nullptr) {
+    p.kind = PreparedOp::Kind::kDispatch;
+    p.executable = std::move(*exec);
+    return absl::OkStatus();
+  }
+  p.in_ptrs.clear();
+  p.out_ptrs.clear();
+  return exec.ok() ? absl::InternalError("no executable") : exec.status();
+}
+
+absl::Status SubgraphExecutor::PrepareFallback(PreparedOp& p,
+                                               int32_t fallback_subgraph,
+                                               const std::string& reason,
+                                               absl::string_view no_fallback,
+                                               bool count_cpu_ops) {
+  if (fallback_subgraph < 0) {
+    p.kind = PreparedOp::Kind::kMissing;
+    p.detail = absl::StrCat(reason, no_fallback);
+    return absl::OkStatus();
+  }
   p.fallback = true;
-  p.detail = absl::StrFormat("fallback subgraph %d (%s)",
-                             options->fallback_subgraph, reason);
-  return PrepareCallOp(p, options->fallback_subgraph, count_cpu_ops, "");
+  p.detail =
+      absl::StrFormat("fallback subgraph %d (%s)", fallback_subgraph, reason);
+  return PrepareCallOp(p, fallback_subgraph, count_cpu_ops, "");
 }
 
 absl::Status SubgraphExecutor::PlanMemory() {

@@ -206,6 +206,18 @@ class SubgraphExecutor {
   absl::Status PrepareDispatchOp(PreparedOp& p, bool count_cpu_ops);
   // A DISPATCH_OP of a model compiled by LiteRT's tools (core/litert_format.h).
   absl::Status PrepareLiteRtDispatchOp(PreparedOp& p, bool count_cpu_ops);
+  // Binds `p`'s tensors and has `backend` prepare it from `module`; on
+  // success `p` is a kDispatch op (its detail still to set), otherwise it is
+  // as it was and the error is the backend's account.
+  absl::Status PrepareOnBackend(PreparedOp& p, DispatchBackend& backend,
+                                const DispatchOpOptions& options, Bytes module,
+                                const ManifestVendor* entry);
+  // A dispatch op no backend runs: its fallback subgraph on the CPU, or
+  // kMissing (`reason` + `no_fallback`) when it has none (-1).
+  absl::Status PrepareFallback(PreparedOp& p, int32_t fallback_subgraph,
+                               const std::string& reason,
+                               absl::string_view no_fallback,
+                               bool count_cpu_ops);
   // A callee executor for op `p` running subgraph `callee` on the caller
   // tensors `inputs`; `role` names it in messages ("body"). `dynamic`, when
   // given, says per input whether its shape is known only at invoke
