@@ -253,8 +253,11 @@ absl::Status Runtime::Init(const RuntimeOptions& options) {
   // CPU instead of on the vendor it was compiled for is said so, on stderr
   // and in the report, with why and what to do; under kRequireVendorOps the
   // load fails instead.
+  // The executors' reports, built once for the checks below.
+  std::vector<SubgraphReport> reports;
+  for (const auto& e : executors_) reports.push_back(e->Report());
   std::vector<std::string> fallbacks;
-  for (const auto& e : executors_) CollectFallbacks(e->Report(), &fallbacks);
+  for (const SubgraphReport& r : reports) CollectFallbacks(r, &fallbacks);
   if (options.policy == AcceleratorPolicy::kRequireVendorOps &&
       !fallbacks.empty()) {
     return absl::FailedPreconditionError(absl::StrFormat(
@@ -286,7 +289,7 @@ absl::Status Runtime::Init(const RuntimeOptions& options) {
             for (const SubgraphReport& c : o.callee) visit(c);
           }
         };
-    for (const auto& e : executors_) visit(e->Report());
+    for (const SubgraphReport& r : reports) visit(r);
     if (used) {
       warnings_.push_back(litert->precision_warning());
       std::fprintf(stderr, "graft: warning: %s\n",

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/litert_format.h"
 #include "core/status.h"
 #include "plugins/child_process.h"
 #include "plugins/litert_plugin_options.h"
@@ -14,13 +15,15 @@
 namespace graft {
 namespace {
 
-// LiteRT stamps hold names of at most 124 bytes; anything longer or with
-// control characters is a misbehaving plugin.
+// A name that fits a LiteRtStamp field (core/litert_format.h); anything
+// longer or with control characters is a misbehaving plugin.
 bool IsPrintableName(const char* s) {
   if (s == nullptr || *s == '\0') return false;
   size_t n = 0;
   for (; s[n] != '\0'; ++n) {
-    if (n >= 124 || s[n] < 0x20 || s[n] >= 0x7f) return false;
+    if (n >= kLiteRtStampFieldSize - 1 || s[n] < 0x20 || s[n] >= 0x7f) {
+      return false;
+    }
   }
   return true;
 }
