@@ -156,6 +156,59 @@ std::vector<std::string> OpPresentEmptyVectors(const Subgraph& subgraph,
 std::vector<std::string> SignaturePresentEmptyVectors(const Model& model,
                                                       size_t signature);
 
+// Calls fn(field, index) for each subgraph index an op's options refer to
+// (control flow, StableHLO regions, composites), with the option's name.
+// `index` is an int32_t& into the options when `op` is mutable, so a pass
+// can renumber subgraphs.
+template <typename Op, typename Fn>
+void ForEachCalledSubgraph(Op& op, Fn fn) {
+  if (auto* o = op.builtin_options.AsIfOptions()) {
+    fn("then_subgraph_index", o->then_subgraph_index);
+    fn("else_subgraph_index", o->else_subgraph_index);
+  } else if (auto* o = op.builtin_options.AsWhileOptions()) {
+    fn("cond_subgraph_index", o->cond_subgraph_index);
+    fn("body_subgraph_index", o->body_subgraph_index);
+  } else if (auto* o = op.builtin_options.AsCallOnceOptions()) {
+    fn("init_subgraph_index", o->init_subgraph_index);
+  } else if (auto* o = op.builtin_options.AsCallOptions()) {
+    fn("subgraph", o->subgraph);
+  }
+  auto& o2 = op.builtin_options_2;
+  if (auto* o = o2.AsStableHLOCompositeOptions()) {
+    fn("decomposition_subgraph_index", o->decomposition_subgraph_index);
+  } else if (auto* o = o2.AsStablehloWhileOptions()) {
+    fn("cond_subgraph_index", o->cond_subgraph_index);
+    fn("body_subgraph_index", o->body_subgraph_index);
+  } else if (auto* o = o2.AsStablehloReduceOptions()) {
+    fn("body_subgraph_index", o->body_subgraph_index);
+  } else if (auto* o = o2.AsStablehloReduceWindowOptions()) {
+    fn("body_subgraph_index", o->body_subgraph_index);
+  } else if (auto* o = o2.AsStablehloSortOptions()) {
+    fn("comparator_subgraph_index", o->comparator_subgraph_index);
+  } else if (auto* o = o2.AsStablehloScatterOptions()) {
+    fn("update_computation_subgraph_index",
+       o->update_computation_subgraph_index);
+  } else if (auto* o = o2.AsStablehloCustomCallOptions()) {
+    for (auto& s : o->called_computations) fn("called_computations", s);
+  } else if (auto* o = o2.AsStablehloCaseOptions()) {
+    for (auto& s : o->branch_subgraph_indices) {
+      fn("branch_subgraph_indices", s);
+    }
+  }
+}
+
+// Calls fn(ref) for each tensor id a tensor refers to through its
+// quantization (block-wise scales and zero points live in other tensors of
+// the subgraph).
+template <typename Fn>
+void ForEachQuantizationRef(tfl::TensorT& t, Fn fn) {
+  if (t.quantization == nullptr) return;
+  if (auto* b = t.quantization->details.AsBlockwiseQuantization()) {
+    fn(b->scales);
+    fn(b->zero_points);
+  }
+}
+
 // Appends a buffer holding `data`; returns its id.
 BufferId AddBuffer(Model& model, Bytes data);
 

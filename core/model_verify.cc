@@ -399,50 +399,6 @@ bool TensorInRange(const Subgraph& sg, int64_t t) {
   return t >= 0 && static_cast<size_t>(t) < sg.tensors.size();
 }
 
-// The subgraph indices an op's options refer to (control flow, StableHLO
-// regions, composites), each with the option's name.
-std::vector<std::pair<const char*, int64_t>> CalledSubgraphs(
-    const tfl::OperatorT& op) {
-  std::vector<std::pair<const char*, int64_t>> out;
-  if (const auto* o = op.builtin_options.AsIfOptions()) {
-    out.push_back({"then_subgraph_index", o->then_subgraph_index});
-    out.push_back({"else_subgraph_index", o->else_subgraph_index});
-  } else if (const auto* o = op.builtin_options.AsWhileOptions()) {
-    out.push_back({"cond_subgraph_index", o->cond_subgraph_index});
-    out.push_back({"body_subgraph_index", o->body_subgraph_index});
-  } else if (const auto* o = op.builtin_options.AsCallOnceOptions()) {
-    out.push_back({"init_subgraph_index", o->init_subgraph_index});
-  } else if (const auto* o = op.builtin_options.AsCallOptions()) {
-    out.push_back({"subgraph", o->subgraph});
-  }
-  const auto& o2 = op.builtin_options_2;
-  if (const auto* o = o2.AsStableHLOCompositeOptions()) {
-    out.push_back(
-        {"decomposition_subgraph_index", o->decomposition_subgraph_index});
-  } else if (const auto* o = o2.AsStablehloWhileOptions()) {
-    out.push_back({"cond_subgraph_index", o->cond_subgraph_index});
-    out.push_back({"body_subgraph_index", o->body_subgraph_index});
-  } else if (const auto* o = o2.AsStablehloReduceOptions()) {
-    out.push_back({"body_subgraph_index", o->body_subgraph_index});
-  } else if (const auto* o = o2.AsStablehloReduceWindowOptions()) {
-    out.push_back({"body_subgraph_index", o->body_subgraph_index});
-  } else if (const auto* o = o2.AsStablehloSortOptions()) {
-    out.push_back({"comparator_subgraph_index", o->comparator_subgraph_index});
-  } else if (const auto* o = o2.AsStablehloScatterOptions()) {
-    out.push_back({"update_computation_subgraph_index",
-                   o->update_computation_subgraph_index});
-  } else if (const auto* o = o2.AsStablehloCustomCallOptions()) {
-    for (int32_t s : o->called_computations) {
-      out.push_back({"called_computations", s});
-    }
-  } else if (const auto* o = o2.AsStablehloCaseOptions()) {
-    for (int32_t s : o->branch_subgraph_indices) {
-      out.push_back({"branch_subgraph_indices", s});
-    }
-  }
-  return out;
-}
-
 absl::Status CheckTensor(const Model& model, size_t s, size_t t) {
   const Subgraph& sg = model.subgraphs[s];
   const tfl::TensorT& tensor = sg.tensors[t];
@@ -686,15 +642,17 @@ absl::Status CheckOp(const Model& model, size_t s, size_t k) {
         ": mutating_variable_inputs has ", op.mutating_variable_inputs.size(),
         " entries for ", op.inputs.size(), " inputs"));
   }
-  for (const auto& [field, index] : CalledSubgraphs(op)) {
-    if (index < 0 || static_cast<size_t>(index) >= model.subgraphs.size()) {
-      return absl::InvalidArgumentError(
+  absl::Status status;
+  ForEachCalledSubgraph(op, [&](const char* field, int64_t index) {
+    if (status.ok() &&
+        (index < 0 || static_cast<size_t>(index) >= model.subgraphs.size())) {
+      status = absl::InvalidArgumentError(
           absl::StrCat(SubgraphLabel(model, s), ", ", OpLabel(model, sg, k),
                        ": ", field, " ", index, " out of range (model has ",
                        model.subgraphs.size(), " subgraphs)"));
     }
-  }
-  return absl::OkStatus();
+  });
+  return status;
 }
 
 absl::Status CheckSubgraph(const Model& model, size_t s) {

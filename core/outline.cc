@@ -12,17 +12,6 @@
 namespace graft {
 namespace {
 
-// Tensor ids a tensor refers to through its quantization (blockwise scales
-// and zero points live in other tensors of the subgraph).
-template <typename Fn>
-void ForEachQuantizationRef(tfl::TensorT& t, Fn fn) {
-  if (t.quantization == nullptr) return;
-  if (auto* b = t.quantization->details.AsBlockwiseQuantization()) {
-    fn(b->scales);
-    fn(b->zero_points);
-  }
-}
-
 // Per-tensor facts shared by all partitions of one source subgraph.
 struct TensorFacts {
   // Partition of the op producing the tensor, or -1 (a kept op, or none).
