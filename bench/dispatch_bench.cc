@@ -123,9 +123,9 @@ std::string g_compiled_path;  // residual_mlp compiled for the example vendor
 
 void BM_LoadToFirstInference(benchmark::State& state, Config config) {
   RuntimeOptions options;
-  options.dispatch_dirs = {GRAFT_VENDOR_LIBS};
+  options.dispatch_dirs = {GRAFT_EXAMPLE_VENDOR_DIR};
   OnDeviceOptions od;
-  od.plugin_dir = GRAFT_VENDOR_LIBS;
+  od.plugin_dir = GRAFT_EXAMPLE_VENDOR_DIR;
   const std::string cache = g_dir + "/cache";
   int vendor_ops = 0;
   for (auto _ : state) {
@@ -212,7 +212,7 @@ int Main(int argc, char** argv) {
   g_dir = tmpl;
   {
     OnDeviceOptions od;
-    od.plugin_dir = GRAFT_VENDOR_LIBS;
+    od.plugin_dir = GRAFT_EXAMPLE_VENDOR_DIR;
     od.cache_dir = g_dir + "/compiled";
     auto compiled = CompileOnDevice(GRAFT_RESIDUAL_MLP, od);
     if (!compiled.ok()) {

@@ -27,6 +27,12 @@ inline std::string SourceDir() { return GRAFT_SOURCE_DIR; }
 // The build directory (built tools and vendor libraries).
 inline std::string BinaryDir() { return GRAFT_BINARY_DIR; }
 
+// Where the build puts the example (teaching) vendor's two libraries: its
+// own directory, outside the default vendor_libs/ (it is opt-in).
+inline std::string ExampleVendorDir() {
+  return BinaryDir() + "/vendors/example";
+}
+
 // A fresh directory under the test temp dir, removed at destruction.
 class TempDir {
  public:

@@ -99,6 +99,11 @@ namespace {
 // "subgraph S op N (NAME) was compiled for a vendor but runs on the CPU:
 // WHY" for every dispatch op of `r` (callees included) that runs its
 // fallback subgraph.
+bool VendorListed(const std::vector<std::string>& list,
+                  const std::string& vendor) {
+  return std::find(list.begin(), list.end(), vendor) != list.end();
+}
+
 void CollectFallbacks(const SubgraphReport& r, std::vector<std::string>* out) {
   for (const OpReport& o : r.ops) {
     if (o.where == OpReport::Where::kFallback) {
@@ -128,6 +133,7 @@ absl::Status Runtime::Init(const RuntimeOptions& options) {
   env_->load_id = next_load_id.fetch_add(1, std::memory_order_relaxed);
   env_->call_once_done.assign(model.subgraphs.size(), false);
   backends_ = options.dispatch_backends;
+  std::vector<std::string> unlisted_vendors;
   // Vendor dispatch libraries for the vendors the manifest names, unless the
   // caller passed a backend for that vendor. A vendor with no library falls
   // back to CPU (or fails under kRequireAccelerator, listing the ops).
@@ -140,6 +146,21 @@ absl::Status Runtime::Init(const RuntimeOptions& options) {
               wanted->vendors.begin(), wanted->vendors.end(),
               [](const ManifestVendor& v) { return v.abi == "litert"; }),
           wanted->vendors.end());
+      // Vendors the caller's priority list leaves out get no library.
+      if (!options.vendor_priority.empty()) {
+        auto& vs = wanted->vendors;
+        for (const ManifestVendor& v : vs) {
+          if (!VendorListed(options.vendor_priority, v.vendor)) {
+            unlisted_vendors.push_back(v.vendor);
+          }
+        }
+        vs.erase(std::remove_if(vs.begin(), vs.end(),
+                                [&](const ManifestVendor& v) {
+                                  return !VendorListed(options.vendor_priority,
+                                                       v.vendor);
+                                }),
+                 vs.end());
+      }
       for (const auto& given : options.dispatch_backends) {
         if (given == nullptr) continue;
         auto& vs = wanted->vendors;
@@ -183,7 +204,14 @@ absl::Status Runtime::Init(const RuntimeOptions& options) {
             return b != nullptr &&
                    SameLiteRtVendor(b->vendor(), stamp->soc_manufacturer);
           });
-      if (!given) {
+      const bool listed =
+          options.vendor_priority.empty() ||
+          std::any_of(options.vendor_priority.begin(),
+                      options.vendor_priority.end(), [&](const std::string& v) {
+                        return SameLiteRtVendor(v, stamp->soc_manufacturer);
+                      });
+      if (!listed) unlisted_vendors.push_back(stamp->soc_manufacturer);
+      if (!given && listed) {
         absl::StatusOr<std::shared_ptr<LiteRtBackend>> litert =
             LoadLiteRtBackend(options.dispatch_dirs, options.dispatch_paths,
                               *stamp);
@@ -271,6 +299,17 @@ absl::Status Runtime::Init(const RuntimeOptions& options) {
         "; pass the directory of the vendor's dispatch library (graft run "
         "--dispatch-dir, RuntimeOptions::dispatch_dirs), or require it "
         "(AcceleratorPolicy::kRequireVendorOps) to fail instead");
+    std::fprintf(stderr, "graft: warning: %s\n", w.c_str());
+    warnings_.push_back(std::move(w));
+  }
+
+  for (const std::string& v : unlisted_vendors) {
+    std::string w = absl::StrCat(
+        "the model has ops compiled for vendor '", v,
+        "', which is not in the vendor priority list (",
+        absl::StrJoin(options.vendor_priority, ", "),
+        "; RuntimeOptions::vendor_priority, graft run --vendor): its "
+        "dispatch library is not used");
     std::fprintf(stderr, "graft: warning: %s\n", w.c_str());
     warnings_.push_back(std::move(w));
   }

@@ -94,6 +94,19 @@ struct RuntimeOptions {
   // files.
   std::vector<std::string> dispatch_dirs;
   std::vector<std::string> dispatch_paths;
+  // The vendor priority list, highest first ("qualcomm", "xnnpack"; names as
+  // the vendors' plugins and dispatch libraries report them). One list for
+  // the whole app: on-device compile takes it as OnDeviceOptions::vendors
+  // (plugins/on_device.h), where an op several plugins take goes to the
+  // vendor named first and vendors not named are not used; here, dispatch
+  // libraries of vendors not named are not loaded from dispatch_dirs or
+  // dispatch_paths, so a model's dispatch ops compiled for them run their
+  // fallback on the CPU (one warning per such vendor, and the per-op
+  // fallback warnings; kRequireVendorOps fails the load instead). Backends
+  // given in dispatch_backends are used whatever the list says. Names no
+  // library or model has are ignored, so one list can serve many devices.
+  // Empty (the default): every vendor the model names whose library is found.
+  std::vector<std::string> vendor_priority;
   // Device-context options for the libraries found there, by vendor. A
   // library whose info lists a "num_threads" option also gets num_threads
   // set to `num_threads` above unless given here.

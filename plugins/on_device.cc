@@ -14,6 +14,7 @@
 #include "core/status.h"
 #include "plugins/apply.h"
 #include "plugins/compiler_plugin.h"
+#include "plugins/vendor_priority.h"
 
 namespace graft {
 namespace {
@@ -57,14 +58,16 @@ absl::StatusOr<OnDeviceResult> CompileOnDevice(const std::string& model_path,
       result.skipped.push_back(std::string(loaded.status().message()));
       continue;
     }
-    std::unique_ptr<CompilerPlugin> plugin = *std::move(loaded);
-    const std::string& vendor = plugin->info().vendor;
-    if (!options.vendors.empty() &&
-        std::find(options.vendors.begin(), options.vendors.end(), vendor) ==
-            options.vendors.end()) {
-      continue;
-    }
-    plugins.push_back(std::move(plugin));
+    plugins.push_back(*std::move(loaded));
+  }
+  std::vector<std::string> unmatched;
+  plugins = OrderByVendorPriority(std::move(plugins), options.vendors,
+                                  &unmatched);
+  for (const std::string& v : unmatched) {
+    result.skipped.push_back(absl::StrCat("vendor '", v,
+                                          "' of the priority list: no "
+                                          "compiler plugin in ",
+                                          options.plugin_dir));
   }
   if (plugins.empty()) {
     std::string why;
@@ -125,6 +128,7 @@ absl::StatusOr<OnDeviceResult> CompileOnDevice(const std::string& model_path,
                                      report.status().message()));
   }
   result.summary = report->Summary();
+  result.priority = DescribePriority(plugins);
   if (cache_path.empty()) {
     result.model = std::move(model);
     return result;

@@ -24,10 +24,15 @@ namespace graft {
 
 struct OnDeviceOptions {
   // Where libgraft_compiler_plugin_*.so and libLiteRtCompilerPlugin_*.so
-  // live; every plugin found that loads is used, in
-  // file-name order.
+  // live.
   std::string plugin_dir;
-  // Only these vendors (empty: all found).
+  // The vendor priority list, highest first: only these vendors' plugins
+  // are used, and an op several of them take goes to the one named first
+  // (plugins/vendor_priority.h). Names with no plugin in plugin_dir are
+  // listed in OnDeviceResult::skipped (one list can serve many devices).
+  // Empty: every plugin that loads, in the default order (dedicated
+  // accelerators, NPU then GPU then DSP, before CPU backends; then by
+  // vendor name). The order is part of the cache key.
   std::vector<std::string> vendors;
   // Options passed to every plugin's create.
   std::vector<std::pair<std::string, std::string>> plugin_options;
@@ -47,8 +52,12 @@ struct OnDeviceResult {
   std::string cache_path;
   // The apply summary (empty on a cache hit).
   std::string summary;
+  // The plugins used, highest priority first ("xnnpack > example"; empty on
+  // a cache hit).
+  std::string priority;
   // Plugin files in the directory that could not be loaded, with why (a
-  // missing vendor library or symbol); the others compiled.
+  // missing vendor library or symbol), and vendors of `vendors` with no
+  // plugin; the others compiled.
   std::vector<std::string> skipped;
 };
 

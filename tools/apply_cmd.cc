@@ -15,6 +15,7 @@
 #include "core/status.h"
 #include "plugins/apply.h"
 #include "plugins/litert_plugin_options.h"
+#include "plugins/vendor_priority.h"
 #include "tools/flags.h"
 #include "tools/json_writer.h"
 
@@ -38,6 +39,14 @@ constexpr char kDescription[] =
     "compiling (default OUT: .partitioned.tflite); compile writes each "
     "bytecode module to the directory OUT (default: MODEL.modules/); noop "
     "loads and saves; info lists the plugins found.\n\n"
+    "Vendor priority: when several plugins take an op, the one first in "
+    "the priority gets it. --vendor=a,b uses only those vendors, a first; "
+    "--plugin=LIB,LIB keeps the order given; otherwise every plugin found "
+    "is used, dedicated accelerators first (hardware NPU, then GPU, then "
+    "DSP, then CPU backends such as xnnpack), ties by vendor name. The "
+    "default plugin directory is vendor_libs/ beside the graft binary (or "
+    "$GRAFT_PLUGIN_DIR); the teaching vendor 'example' is not in it "
+    "(--plugin-dir=build/vendors/example).\n\n"
     "Outputs are written atomically: on any error nothing is written.";
 
 const char* AbiName(const PluginInfo& info) {
@@ -285,10 +294,13 @@ absl::StatusOr<LoadedPlugins> LoadPlugins(const PluginSelection& sel) {
         absl::StrJoin(loaded.skipped, "; "),
         loaded.skipped.empty() ? "" : ")"));
   }
-  for (const std::string& v : wanted_vendors) {
-    bool found = false;
-    for (const auto& p : loaded.plugins) found |= p->info().vendor == v;
-    if (!found) {
+  // The priority: --vendor's order; else --plugin's order; else the
+  // default order (plugins/vendor_priority.h).
+  if (!explicit_files || !wanted_vendors.empty()) {
+    std::vector<std::string> unmatched;
+    loaded.plugins = OrderByVendorPriority(std::move(loaded.plugins),
+                                           wanted_vendors, &unmatched);
+    for (const std::string& v : unmatched) {
       return absl::NotFoundError(absl::StrCat(
           "no compiler plugin for vendor '", v, "' in ",
           explicit_files ? sel.plugin_paths : sel.plugin_dir,
@@ -312,7 +324,8 @@ int RunApplyCommand(absl::Span<const std::string> args, std::ostream& out,
                   "directory searched for libgraft_compiler_plugin_*.so");
   flags.AddString("plugin", &sel.plugin_paths,
                   "comma-separated plugin files (instead of --plugin-dir)");
-  flags.AddString("vendor", &sel.vendors, "comma-separated vendors to use");
+  flags.AddString("vendor", &sel.vendors,
+                  "comma-separated vendors to use, highest priority first");
   flags.AddString("soc-model", &soc_model,
                   "SoC model to compile for (default: each plugin's first)");
   flags.AddRepeated("plugin-option", &sel.plugin_options,
@@ -420,3 +433,7 @@ int RunApplyCommand(absl::Span<const std::string> args, std::ostream& out,
 }
 
 }  // namespace graft::tools
+    if (loaded.plugins.size() > 1) {
+      out << "  vendor priority: " << DescribePriority(loaded.plugins)
+          << "\n";
+    }

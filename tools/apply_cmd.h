@@ -25,7 +25,9 @@ struct PluginSelection {
   std::string plugin_dir;
   // Comma-separated plugin files; when set, plugin_dir is not searched.
   std::string plugin_paths;
-  // Comma-separated vendor names to keep; empty keeps all.
+  // Comma-separated vendor names to use, highest priority first (the
+  // order LoadPlugins returns them in); empty uses all found, in the
+  // default order (plugins/vendor_priority.h).
   std::string vendors;
   // Comma-separated "key=value" (every plugin) or "vendor:key=value".
   // --plugin-option occurrences: [VENDOR:]KEY=VALUE[,KEY=VALUE...], or one

@@ -35,7 +35,7 @@ namespace {
 constexpr char kUsage[] =
     "graft bench MODEL... [--plugin-dir=DIR,...] [--dispatch-dir=DIR,...]\n"
     "            [--threads=N,...] [--warmup=N] [--iterations=N] [--seed=N]\n"
-    "            [--json]";
+    "            [--vendor=V[,V]] [--json]";
 
 constexpr char kDescription[] =
     "Times each MODEL in Graft's runtime, loaded and run as an app would. An "
@@ -48,7 +48,10 @@ constexpr char kDescription[] =
     "count: load, one first run (load-to-first-inference), --warmup untimed "
     "runs, --iterations timed runs; it prints median, min and p90 and the "
     "ratio of the median to the first configuration's. Inputs are seeded "
-    "random values. Exit status 1 if any model or configuration failed.";
+    "random values. --vendor=a,b: only those vendors' plugins and dispatch "
+    "libraries, a first when several plugins take an op (default: every "
+    "plugin, dedicated accelerators first, then by vendor name). Exit status "
+    "1 if any model or configuration failed.";
 
 double MsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(
@@ -61,6 +64,8 @@ struct Settings {
   int64_t warmup = 2;
   int64_t iterations = 20;
   int64_t seed = 1;
+  // The vendor priority list (--vendor); empty: the default order.
+  std::vector<std::string> vendors;
 };
 
 // One configuration at one thread count.
@@ -187,6 +192,7 @@ ModelResult BenchModel(const std::string& path,
       RuntimeOptions options;
       options.num_threads = threads;
       options.dispatch_dirs = dirs;
+      options.vendor_priority = settings.vendors;
       Measure(loader(options), settings, &r);
       m.configs.push_back(std::move(r));
     }
@@ -209,6 +215,7 @@ ModelResult BenchModel(const std::string& path,
     OnDeviceOptions od;
     od.plugin_dir = dir;
     od.cache_dir = cache_dir;
+    od.vendors = settings.vendors;
     auto start = std::chrono::steady_clock::now();
     absl::StatusOr<OnDeviceResult> compiled = CompileOnDevice(path, od);
     const double compile_ms = MsSince(start);
@@ -374,7 +381,7 @@ std::string MachineDescription() {
 
 int RunBenchCommand(absl::Span<const std::string> args, std::ostream& out,
                     std::ostream& err) {
-  std::string plugin_dirs, dispatch_dirs, threads = "1";
+  std::string plugin_dirs, dispatch_dirs, threads = "1", vendors;
   Settings settings;
   bool json = false;
   FlagParser flags(kUsage, kDescription);
@@ -389,6 +396,8 @@ int RunBenchCommand(absl::Span<const std::string> args, std::ostream& out,
   flags.AddInt("warmup", &settings.warmup, "untimed runs after the first");
   flags.AddInt("iterations", &settings.iterations, "timed runs");
   flags.AddInt("seed", &settings.seed, "seed of the random inputs");
+  flags.AddString("vendor", &vendors,
+                  "comma-separated vendors to use, highest priority first");
   flags.AddBool("json", &json, "print one JSON document");
   auto positional = flags.Parse(args);
   if (flags.help_requested()) {
@@ -416,6 +425,7 @@ int RunBenchCommand(absl::Span<const std::string> args, std::ostream& out,
     settings.threads.push_back(n);
   }
 
+  settings.vendors = SplitList(vendors);
   std::vector<ModelResult> models;
   bool failed = false;
   ScratchDir cache;

@@ -31,6 +31,7 @@ constexpr char kUsage[] =
     "          [--input-shape=NAME_OR_INDEX=DxDx...,...]\n"
     "          [--output-dir=DIR] [--iterations=N] [--threads=N]\n"
     "          [--dispatch-dir=DIR] [--plugin-dir=DIR [--cache-dir=DIR]]\n"
+    "          [--vendor=V[,V]]\n"
     "          [--require-accelerator | --require-vendor-ops] "
     "[--signature=KEY]\n"
     "          [--profile] [--json]";
@@ -40,7 +41,14 @@ constexpr char kDescription[] =
     "dispatch library of the vendor the model's manifest names (found in "
     "--dispatch-dir), every other op on Graft's CPU kernels. With "
     "--plugin-dir an uncompiled model is first compiled on the device by the "
-    "plugins there (cached in --cache-dir). Inputs are .npy files or seeded "
+    "plugins there (cached in --cache-dir); when several plugins take an "
+    "op, the vendor first in --vendor=a,b gets it (without --vendor: every "
+    "plugin there, dedicated accelerators first, NPU then GPU then DSP, "
+    "then CPU backends such as xnnpack; ties by vendor name). --vendor also "
+    "limits the dispatch libraries used to those vendors. The default "
+    "plugin and dispatch directory is vendor_libs/ beside the graft binary, "
+    "which holds the real vendors, not the teaching vendor 'example' "
+    "(build/vendors/example). Inputs are .npy files or seeded "
     "random values; outputs are summarized or written as .npy files. "
     "--iterations N times N runs and prints min, median and p90 latency; "
     "--profile adds a table of where those runs spent their time, op by op "
@@ -219,7 +227,8 @@ std::string RunJson(const std::string& path, double load_ms, Signature& sig,
 int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
                   std::ostream& err) {
   std::string inputs_flag, output_dir, dispatch_dir = DefaultPluginDir(),
-                                       plugin_dir, cache_dir, signature_key;
+                                       plugin_dir, cache_dir, signature_key,
+                                       vendors;
   std::string shapes_flag, soc_model;
   std::vector<std::string> plugin_options;
   int64_t seed = 1, iterations = 1, threads = 1;
@@ -245,6 +254,9 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
   flags.AddString("plugin-dir", &plugin_dir,
                   "compile on the device with the compiler plugins here");
   flags.AddString("cache-dir", &cache_dir, "on-device compile cache");
+  flags.AddString("vendor", &vendors,
+                  "comma-separated vendors to use, highest priority first "
+                  "(on-device compile and dispatch libraries)");
   flags.AddRepeated("plugin-option", &plugin_options,
                     "KEY=VALUE for the on-device compile's plugins (LiteRT "
                     "plugins: apply_plugin's flag names, e.g. "
@@ -302,6 +314,9 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
                 2);
   }
   if (!dispatch_dir.empty()) options.dispatch_dirs.push_back(dispatch_dir);
+  for (absl::string_view v : absl::StrSplit(vendors, ',', absl::SkipEmpty())) {
+    options.vendor_priority.emplace_back(v);
+  }
   auto load_start = std::chrono::steady_clock::now();
   absl::StatusOr<std::unique_ptr<Runtime>> runtime;
   if (!plugin_dir.empty()) {
@@ -309,6 +324,7 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
     od.plugin_dir = plugin_dir;
     od.cache_dir = cache_dir;
     od.soc_model = soc_model;
+    od.vendors = options.vendor_priority;
     for (const std::string& kv : plugin_options) {
       const size_t eq = kv.find('=');
       if (eq == std::string::npos || eq == 0) {
@@ -326,6 +342,9 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
     out << (compiled->cache_hit ? "on-device compile: cache hit "
                                 : "on-device compile: ")
         << compiled->cache_path << "\n";
+    if (compiled->priority.find('>') != std::string::npos) {
+      out << "  vendor priority: " << compiled->priority << "\n";
+    }
     if (!compiled->summary.empty()) out << "  " << compiled->summary;
     runtime = Runtime::LoadModel(std::move(compiled->model), options);
   } else {

@@ -36,7 +36,7 @@ std::string VendorLibs() {
     std::filesystem::create_directory(path);
     for (const char* name : {"libgraft_compiler_plugin_example.so",
                              "libgraft_dispatch_example.so"}) {
-      std::filesystem::create_symlink(BinaryDir() + "/vendor_libs/" + name,
+      std::filesystem::create_symlink(testing::ExampleVendorDir() + "/" + name,
                                       path + "/" + name);
     }
     return path;

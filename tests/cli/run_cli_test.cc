@@ -19,13 +19,14 @@ using ::graft::testing::Result;
 using ::graft::testing::RunGraft;
 using ::graft::testing::SourceDir;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // residual_mlp compiled with the example vendor, in `dir`.
 std::string CompiledModel(const testing::TempDir& dir) {
   const std::string plugins = dir.Join("plugins");
   std::filesystem::create_directory(plugins);
   std::filesystem::create_symlink(
-      BinaryDir() + "/vendor_libs/libgraft_compiler_plugin_example.so",
+      testing::ExampleVendorDir() + "/libgraft_compiler_plugin_example.so",
       plugins + "/libgraft_compiler_plugin_example.so");
   const std::string out = dir.Join("compiled.tflite");
   Result apply =
@@ -57,6 +58,39 @@ TEST(RunCli, RequireVendorOpsFailsInsteadOfFallingBack) {
       {"run", model, "--dispatch-dir=" + empty, "--require-vendor-ops"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_THAT(r.err, HasSubstr("policy kRequireVendorOps: 1 dispatch op(s)"));
+  EXPECT_THAT(r.err, HasSubstr("vendor 'example'"));
+}
+
+// --vendor (RuntimeOptions::vendor_priority) limits the dispatch libraries
+// used: a vendor left out is said so, and its op runs its fallback.
+TEST(RunCli, VendorListLeavesOtherVendorsDispatchLibrariesUnused) {
+  testing::TempDir dir;
+  const std::string model = CompiledModel(dir);
+  const std::string libs = testing::ExampleVendorDir();
+  Result listed =
+      RunGraft({"run", model, "--dispatch-dir=" + libs, "--vendor=example"});
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_THAT(listed.out, HasSubstr("vendor (example)"));
+  EXPECT_THAT(listed.err, Not(HasSubstr("warning")));
+  Result left_out =
+      RunGraft({"run", model, "--dispatch-dir=" + libs, "--vendor=xnnpack"});
+  ASSERT_EQ(left_out.exit_code, 0) << left_out.err;
+  EXPECT_THAT(left_out.err,
+              HasSubstr("vendor 'example', which is not in the vendor "
+                        "priority list (xnnpack"));
+  EXPECT_THAT(left_out.out, HasSubstr("cpu fallback"));
+}
+
+// The teaching vendor is opt-in: the default directory does not hold it.
+TEST(RunCli, TheDefaultDirectoryDoesNotHoldTheExampleVendor) {
+  EXPECT_FALSE(std::filesystem::exists(
+      BinaryDir() + "/vendor_libs/libgraft_compiler_plugin_example.so"));
+  EXPECT_FALSE(std::filesystem::exists(BinaryDir() +
+                                       "/vendor_libs/libgraft_dispatch_example.so"));
+  testing::TempDir dir;
+  const std::string model = CompiledModel(dir);
+  Result r = RunGraft({"run", model});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.err, HasSubstr("vendor 'example'"));
 }
 

@@ -182,7 +182,7 @@ TEST_P(GeneratedModelTest, MatchesReference) {
 
 TEST_P(GeneratedModelTest, CompilesWithExampleVendor) {
   const std::string& name = GetParam();
-  const std::string vendor_libs = testing::BinaryDir() + "/vendor_libs";
+  const std::string vendor_libs = testing::ExampleVendorDir();
   auto plugin = LoadCompilerPlugin(vendor_libs +
                                      "/libgraft_compiler_plugin_example.so");
   ASSERT_TRUE(plugin.ok()) << plugin.status();

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <cstdio>
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -31,7 +32,7 @@ using testing::BinaryDir;
 using testing::SourceDir;
 
 std::string ExamplePlugin() {
-  return BinaryDir() + "/vendor_libs/libgraft_compiler_plugin_example.so";
+  return testing::ExampleVendorDir() + "/libgraft_compiler_plugin_example.so";
 }
 std::string Misbehaving(const std::string& variant) {
   return BinaryDir() + "/tests/plugins/misbehaving/" + variant +
@@ -439,6 +440,49 @@ TEST(ApplyCliTest, MissingVendorSaysWhatToDo) {
       << text;
 }
 
+// The order of --vendor is the priority: example and acme (with_mul) both
+// take residual_mlp's ADD and MUL, and the vendor named first gets them.
+// Without --vendor, acme (an NPU) comes before example (a CPU backend).
+TEST(ApplyCliTest, VendorOrderIsThePriority) {
+  testing::TempDir dir;
+  const std::string plugins = dir.Join("plugins");
+  std::filesystem::create_directory(plugins);
+  std::filesystem::create_symlink(
+      ExamplePlugin(), plugins + "/libgraft_compiler_plugin_example.so");
+  std::filesystem::create_symlink(
+      BinaryDir() +
+          "/tests/plugins/acme/with_mul/libgraft_compiler_plugin_acme.so",
+      plugins + "/libgraft_compiler_plugin_acme.so");
+  const std::string model = SourceDir() + "/test_models/residual_mlp.tflite";
+  auto taken_by = [&](const std::string& vendor_flag) {
+    std::string text;
+    const std::string out = dir.Join("out.tflite");
+    EXPECT_EQ(RunGraft(absl::StrCat("apply ", model, " -o ", out,
+                                    " --plugin-dir=", plugins, vendor_flag),
+                       &text),
+              0)
+        << text;
+    return text;
+  };
+  std::string text = taken_by(" --vendor=acme,example");
+  EXPECT_NE(text.find("vendor priority: acme > example"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("in 2 partitions"), std::string::npos) << text;
+  text = taken_by(" --vendor=example,acme");
+  EXPECT_NE(text.find("vendor priority: example > acme"), std::string::npos)
+      << text;
+  // example takes all five of its ops; acme gets nothing left.
+  EXPECT_NE(text.find("5/6 ops taken (83%) in 1 partition"),
+            std::string::npos)
+      << text;
+  text = taken_by("");
+  EXPECT_NE(text.find("vendor priority: acme > example"), std::string::npos)
+      << text;
+  // Only the vendor named, however many the directory holds.
+  text = taken_by(" --vendor=example");
+  EXPECT_EQ(text.find("plugin acme"), std::string::npos) << text;
+}
+
 // docs/vendor_guide.md's claims about its acme plugin.
 TEST(VendorGuideTest, AcmePluginReportsAndAddingMulJoinsThePartition) {
   const std::string model = SourceDir() + "/test_models/residual_mlp.tflite";
@@ -542,6 +586,50 @@ TEST(OnDeviceTest, SkipsAPluginThatCannotLoadAndSaysWhich) {
       << r->skipped[0];
 }
 
+// OnDeviceOptions::vendors is a priority list: the vendor named first gets
+// the ops both take, and a name no plugin has is listed, not fatal.
+TEST(OnDeviceTest, VendorsAreAPriorityList) {
+  testing::TempDir dir;
+  const std::string plugin_dir = dir.Join("plugins");
+  std::filesystem::create_directory(plugin_dir);
+  std::filesystem::create_symlink(
+      ExamplePlugin(), plugin_dir + "/libgraft_compiler_plugin_example.so");
+  std::filesystem::create_symlink(
+      BinaryDir() +
+          "/tests/plugins/acme/with_mul/libgraft_compiler_plugin_acme.so",
+      plugin_dir + "/libgraft_compiler_plugin_acme.so");
+  auto vendors_of_dispatch_ops = [](const Model& m) {
+    std::vector<std::string> vendors;
+    for (const tfl::OperatorT& op : m.subgraphs[0].ops) {
+      if (!IsDispatchOp(m, op)) continue;
+      auto options = DecodeDispatchOpOptions(op.custom_options);
+      if (options.ok()) vendors.push_back(options->vendor);
+    }
+    return vendors;
+  };
+  OnDeviceOptions options;
+  options.plugin_dir = plugin_dir;
+  options.vendors = {"qualcomm", "example", "acme"};
+  auto r = CompileOnDevice(SourceDir() + "/test_models/residual_mlp.tflite",
+                           options);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->priority, "example > acme");
+  EXPECT_EQ(vendors_of_dispatch_ops(r->model),
+            std::vector<std::string>{"example"});
+  ASSERT_EQ(r->skipped.size(), 1u);
+  EXPECT_NE(r->skipped[0].find("vendor 'qualcomm'"), std::string::npos)
+      << r->skipped[0];
+
+  options.vendors = {"acme", "example"};
+  r = CompileOnDevice(SourceDir() + "/test_models/residual_mlp.tflite",
+                      options);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->priority, "acme > example");
+  std::vector<std::string> vendors = vendors_of_dispatch_ops(r->model);
+  EXPECT_NE(std::find(vendors.begin(), vendors.end(), "acme"), vendors.end())
+      << absl::StrJoin(vendors, ",");
+}
+
 TEST(OnDeviceTest, MissingPluginDirSaysSo) {
   OnDeviceOptions options;
   options.plugin_dir = "/nonexistent/graft/plugins";
@@ -586,7 +674,7 @@ TEST_P(EndToEndTest, CompiledModelRunsOnExampleDispatchWithCpuOutputs) {
   auto cpu = Runtime::Load(model);
   ASSERT_TRUE(cpu.ok()) << cpu.status();
   RuntimeOptions options;
-  options.dispatch_dirs = {BinaryDir() + "/vendor_libs"};
+  options.dispatch_dirs = {testing::ExampleVendorDir()};
   options.policy = AcceleratorPolicy::kAllowCpuFallback;
   auto npu = Runtime::Load(compiled, options);
   ASSERT_TRUE(npu.ok()) << npu.status();

@@ -14,7 +14,7 @@ mkdir -p "$build/demo"
 
 echo "== graft apply: the example vendor's plugin on $(basename "$model")"
 "$graft" apply "$model" -o "$out" \
-  --plugin "$build/vendor_libs/libgraft_compiler_plugin_example.so"
+  --plugin "$build/vendors/example/libgraft_compiler_plugin_example.so"
 echo
 echo "== graft inspect: the compiled model"
 "$graft" inspect "$out" | sed -n '/^subgraph 0/,/^$/p'
@@ -22,4 +22,4 @@ echo "== graft run: the original, on Graft's CPU kernels"
 "$graft" run "$model" --seed 1 --iterations 20
 echo
 echo "== graft run: the compiled model, through the example dispatch library"
-"$graft" run "$out" --seed 1 --iterations 20 --dispatch-dir "$build/vendor_libs"
+"$graft" run "$out" --seed 1 --iterations 20 --dispatch-dir "$build/vendors/example"
