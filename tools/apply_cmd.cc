@@ -244,6 +244,14 @@ std::string DefaultPluginDir() {
   std::error_code ec;
   auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (ec) return "vendor_libs";
+  // An installed graft (cmake --install) is P/bin/graft with the vendors in
+  // P/lib/graft/vendors; a build tree has them in vendor_libs/ beside it.
+  const std::filesystem::path installed =
+      exe.parent_path().parent_path() / "lib" / "graft" / "vendors";
+  if (exe.parent_path().filename() == "bin" &&
+      std::filesystem::is_directory(installed, ec)) {
+    return installed.string();
+  }
   return (exe.parent_path() / "vendor_libs").string();
 }
 

@@ -17,8 +17,9 @@
 
 namespace graft::tools {
 
-// The default plugin directory: $GRAFT_PLUGIN_DIR, else vendor_libs/ beside
-// the running graft executable (where the build puts vendor libraries).
+// The default plugin directory: $GRAFT_PLUGIN_DIR, else, for an installed
+// P/bin/graft, P/lib/graft/vendors, else vendor_libs/ beside the running
+// graft executable (where the build puts vendor libraries).
 std::string DefaultPluginDir();
 
 struct PluginSelection {
