@@ -66,10 +66,33 @@ const ManifestVendor* Manifest::Find(absl::string_view vendor) const {
   return nullptr;
 }
 
+const ManifestOpOrigins* Manifest::FindOpOrigins(int32_t subgraph) const {
+  for (const ManifestOpOrigins& o : op_origins) {
+    if (o.subgraph == subgraph) return &o;
+  }
+  return nullptr;
+}
+
 std::vector<uint8_t> EncodeManifest(const Manifest& m) {
   flexbuffers::Builder fbb;
   fbb.Map([&] {
     fbb.Int("format_version", m.format_version);
+    if (!m.op_origins.empty()) {
+      fbb.Vector("op_origins", [&] {
+        for (const ManifestOpOrigins& o : m.op_origins) {
+          fbb.Map([&] {
+            fbb.Vector("ops", [&] {
+              for (const std::vector<int32_t>& from : o.ops) {
+                fbb.Vector([&] {
+                  for (int32_t op : from) fbb.Int(op);
+                });
+              }
+            });
+            fbb.Int("subgraph", o.subgraph);
+          });
+        }
+      });
+    }
     fbb.Vector("vendors", [&] {
       for (const ManifestVendor& v : m.vendors) {
         fbb.Map([&] {
@@ -132,6 +155,22 @@ absl::StatusOr<Manifest> DecodeManifest(absl::Span<const uint8_t> data) {
           absl::StrCat("graft manifest: vendors[", i, "] has no vendor name"));
     }
     m.vendors.push_back(std::move(out));
+  }
+  flexbuffers::Vector origins = (*map)["op_origins"].AsVector();
+  for (size_t i = 0; i < origins.size(); ++i) {
+    flexbuffers::Map o = origins[i].AsMap();
+    ManifestOpOrigins out;
+    out.subgraph = static_cast<int32_t>(o["subgraph"].AsInt64());
+    flexbuffers::Vector ops = o["ops"].AsVector();
+    for (size_t j = 0; j < ops.size(); ++j) {
+      flexbuffers::Vector from = ops[j].AsVector();
+      std::vector<int32_t> ids;
+      for (size_t k = 0; k < from.size(); ++k) {
+        ids.push_back(static_cast<int32_t>(from[k].AsInt64()));
+      }
+      out.ops.push_back(std::move(ids));
+    }
+    m.op_origins.push_back(std::move(out));
   }
   return m;
 }

@@ -71,12 +71,28 @@ struct ManifestVendor {
   std::vector<ManifestModule> modules;
 };
 
+// Where the ops of one subgraph came from: op i of subgraph `subgraph` in
+// the compiled model stands for ops `ops[i]` of the same subgraph in the
+// model apply was given (after composites were inlined): several for a
+// dispatch op (ascending, the order of its fallback subgraph's ops), one
+// for an op no vendor took. Lets tools map a dispatch op's time back to the
+// model's ops (graft run --profile's placement map).
+struct ManifestOpOrigins {
+  int32_t subgraph = 0;
+  std::vector<std::vector<int32_t>> ops;
+};
+
 struct Manifest {
   int32_t format_version = kCompiledFormatVersion;
   std::vector<ManifestVendor> vendors;
+  // One entry per subgraph apply outlined; empty in models compiled before
+  // Graft recorded it (older readers ignore the key).
+  std::vector<ManifestOpOrigins> op_origins;
 
   // The entry for `vendor`, or null.
   const ManifestVendor* Find(absl::string_view vendor) const;
+  // The origins of `subgraph`'s ops, or null when not recorded.
+  const ManifestOpOrigins* FindOpOrigins(int32_t subgraph) const;
 
   // A module's hash as this manifest's format version records it:
   // ModuleHash from version 2, Fingerprint64 before.

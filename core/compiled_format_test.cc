@@ -67,6 +67,30 @@ TEST(CompiledFormatTest, ManifestRoundTripsThroughModelMetadata) {
   EXPECT_EQ(bv.modules[0].size, 128u);
 }
 
+TEST(CompiledFormatTest, OpOriginsRoundTripAndAreOptional) {
+  Manifest m;
+  m.vendors.push_back({});
+  m.vendors.back().vendor = "example";
+  auto without = DecodeManifest(EncodeManifest(m));
+  ASSERT_TRUE(without.ok()) << without.status();
+  EXPECT_TRUE(without->op_origins.empty());
+  EXPECT_EQ(without->FindOpOrigins(0), nullptr);
+
+  m.op_origins.push_back({0, {{0}, {1, 2, 4}, {3}}});
+  m.op_origins.push_back({2, {{5}}});
+  auto back = DecodeManifest(EncodeManifest(m));
+  ASSERT_TRUE(back.ok()) << back.status();
+  ASSERT_EQ(back->op_origins.size(), 2u);
+  ASSERT_NE(back->FindOpOrigins(0), nullptr);
+  EXPECT_EQ(back->FindOpOrigins(0)->ops,
+            (std::vector<std::vector<int32_t>>{{0}, {1, 2, 4}, {3}}));
+  ASSERT_NE(back->FindOpOrigins(2), nullptr);
+  EXPECT_EQ(back->FindOpOrigins(2)->ops,
+            (std::vector<std::vector<int32_t>>{{5}}));
+  EXPECT_EQ(back->FindOpOrigins(1), nullptr);
+  EXPECT_EQ(back->Find("example")->vendor, "example");
+}
+
 TEST(CompiledFormatTest, ModelWithoutManifestIsNotFound) {
   Model model;
   EXPECT_EQ(ReadManifest(model).status().code(), absl::StatusCode::kNotFound);

@@ -101,7 +101,7 @@ Subgraph BuildOutlined(const Model& model, const Subgraph& src,
 
 absl::StatusOr<std::vector<OutlinedPartition>> OutlinePartitions(
     Model& model, SubgraphId source, absl::Span<const Partition> partitions,
-    MakeCallOp make_call) {
+    MakeCallOp make_call, std::vector<OpId>* kept_ops) {
   if (source < 0 || static_cast<size_t>(source) >= model.subgraphs.size()) {
     return absl::InvalidArgumentError(
         absl::StrCat("OutlinePartitions: no subgraph ", source));
@@ -258,6 +258,10 @@ absl::StatusOr<std::vector<OutlinedPartition>> OutlinePartitions(
     }
   }
   dst.ops = std::move(new_ops);
+  if (kept_ops != nullptr) {
+    kept_ops->clear();
+    for (int32_t i : order) kept_ops->push_back(std::max(items[i].kept_op, -1));
+  }
   dst.op_empty_vectors = std::move(new_op_empty_vectors);
 
   // Drop tensors nothing in `source` refers to any more; renumber the rest.

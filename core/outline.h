@@ -48,10 +48,15 @@ using MakeCallOp = absl::FunctionRef<absl::Status(
 // other tensor ids renumbered (signatures follow). Other subgraphs' ids do
 // not change.
 //
+// The outlined subgraph's ops are the partition's, in the partition's
+// (ascending) order. Kept ops may change order (the sort above), so when
+// `kept_ops` is not null it receives, for each op of `source` after
+// outlining, its index before outlining, or -1 for a call op.
+//
 // On error the model is unchanged.
 absl::StatusOr<std::vector<OutlinedPartition>> OutlinePartitions(
     Model& model, SubgraphId source, absl::Span<const Partition> partitions,
-    MakeCallOp make_call);
+    MakeCallOp make_call, std::vector<OpId>* kept_ops = nullptr);
 
 // A standalone model holding copies of `model.subgraphs[subgraphs[i]]` as
 // its subgraphs, in order, with the operator codes and buffers they use

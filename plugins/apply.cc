@@ -169,6 +169,7 @@ absl::StatusOr<ApplyReport> ApplyPlugins(
     size_t report_index;
   };
   std::vector<Pending> pending;
+  std::vector<ManifestOpOrigins> op_origins;
   const SubgraphId num_original =
       static_cast<SubgraphId>(model.subgraphs.size());
   Stopwatch watch;
@@ -182,6 +183,11 @@ absl::StatusOr<ApplyReport> ApplyPlugins(
       op_reports[i].name = OpName(model, model.subgraphs[s].ops[i]);
     }
     for (size_t k = 0; k < plugins.size(); ++k) {
+      if (options.progress) {
+        options.progress(absl::StrFormat(
+            "%s: partitioning subgraph %d (%d ops)", plugins[k]->info().vendor,
+            s, num_ops));
+      }
       GRAFT_ASSIGN_OR_RETURN(
           std::vector<OpDecision> decisions,
           plugins[k]->Partition(model, s, socs[k], original_bytes));
@@ -231,6 +237,7 @@ absl::StatusOr<ApplyReport> ApplyPlugins(
       for (OpApplyReport& r : op_reports) report.ops.push_back(std::move(r));
       continue;  // Nothing taken: leave the subgraph exactly as it was.
     }
+    std::vector<OpId> kept_ops;
     GRAFT_ASSIGN_OR_RETURN(
         std::vector<OutlinedPartition> outlined,
         OutlinePartitions(
@@ -259,7 +266,19 @@ absl::StatusOr<ApplyReport> ApplyPlugins(
               o.fallback_subgraph = sub;
               call.custom_options = EncodeDispatchOpOptions(o);
               return absl::OkStatus();
-            }));
+            },
+            &kept_ops));
+    // Which ops each op of `s` now stands for (the manifest's op_origins).
+    ManifestOpOrigins origins;
+    origins.subgraph = s;
+    for (OpId from : kept_ops) {
+      origins.ops.push_back(from >= 0 ? std::vector<int32_t>{from}
+                                      : std::vector<int32_t>{});
+    }
+    for (size_t p = 0; p < outlined.size(); ++p) {
+      origins.ops[outlined[p].call_op] = parts[p].ops;
+    }
+    op_origins.push_back(std::move(origins));
     watch.Lap(&report.phases.outline);
     for (size_t p = 0; p < outlined.size(); ++p) {
       report.partitions[first_report + p].outlined_subgraph =
@@ -292,6 +311,16 @@ absl::StatusOr<ApplyReport> ApplyPlugins(
                               absl::StrCat("partition_", p->report_index)});
       }
       watch.Lap(&report.phases.embed);
+      if (options.progress) {
+        size_t ops = 0;
+        for (const PartitionToCompile& p : to_compile) {
+          ops += p.original_ops.size();
+        }
+        // One Compile call per vendor takes all its partitions.
+        options.progress(absl::StrFormat(
+            "%s: compiling %d partition%s (%d ops)", plugins[k]->info().vendor,
+            to_compile.size(), to_compile.size() == 1 ? "" : "s", ops));
+      }
       GRAFT_ASSIGN_OR_RETURN(CompiledPartitions compiled,
                              plugins[k]->Compile(model, to_compile, socs[k]));
       const bool litert = plugins[k]->info().abi == PluginInfo::Abi::kLiteRt;
@@ -365,6 +394,7 @@ absl::StatusOr<ApplyReport> ApplyPlugins(
       manifest.vendors.push_back(std::move(mv));
     }
     if (options.mode == ApplyMode::kApply && !manifest.vendors.empty()) {
+      manifest.op_origins = std::move(op_origins);
       WriteManifest(model, manifest);
     }
     if (options.mode == ApplyMode::kApply && stamp.has_value()) {

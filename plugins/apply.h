@@ -6,6 +6,7 @@
 #define GRAFT_PLUGINS_APPLY_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,12 @@ struct ApplyOptions {
   ApplyMode mode = ApplyMode::kApply;
   // The SoC model to compile for; empty: each plugin's first SoC model.
   std::string soc_model;
+  // If set, called on the applying thread before each step that may take
+  // long, with one line for a progress display: "xnnpack: partitioning
+  // subgraph 0 (64 ops)", "IntelOpenVINO: compiling 7 partitions (290
+  // ops)" (a vendor compiles all its partitions in one call, so there is no
+  // finer step to report).
+  std::function<void(const std::string&)> progress;
 };
 
 // What happened to one op of the input model.

@@ -121,6 +121,7 @@ absl::StatusOr<OnDeviceResult> CompileOnDevice(const std::string& model_path,
   for (auto& p : plugins) raw.push_back(p.get());
   ApplyOptions apply;
   apply.soc_model = options.soc_model;
+  apply.progress = options.progress;
   auto report = ApplyPlugins(model, raw, apply);
   if (!report.ok()) {
     return absl::Status(report.status().code(),

@@ -13,6 +13,7 @@
 #ifndef GRAFT_PLUGINS_ON_DEVICE_H_
 #define GRAFT_PLUGINS_ON_DEVICE_H_
 
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -41,6 +42,8 @@ struct OnDeviceOptions {
   // Compiled models are cached here (created if missing); empty disables
   // the cache.
   std::string cache_dir;
+  // Progress lines of the compile (ApplyOptions::progress); may be empty.
+  std::function<void(const std::string&)> progress;
 };
 
 struct OnDeviceResult {

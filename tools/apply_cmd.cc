@@ -2,12 +2,14 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <set>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "core/file_util.h"
@@ -18,6 +20,7 @@
 #include "plugins/vendor_priority.h"
 #include "tools/flags.h"
 #include "tools/json_writer.h"
+#include "tools/progress.h"
 
 namespace graft::tools {
 namespace {
@@ -128,6 +131,7 @@ std::string DefaultOutput(const std::string& model, ApplyMode mode) {
   }
 }
 
+// Opens the report's object and writes its keys, leaving it open.
 void WriteReportJson(const ApplyReport& r, const std::string& mode,
                      const std::string& output, JsonWriter& j) {
   j.BeginObject();
@@ -176,7 +180,7 @@ void WriteReportJson(const ApplyReport& r, const std::string& mode,
     j.EndArray().EndObject();
   }
   j.EndArray();
-  j.EndObject();
+  // The caller adds its keys and closes the object.
 }
 
 void PrintInfo(const LoadedPlugins& loaded, const std::string& where,
@@ -383,8 +387,18 @@ int RunApplyCommand(absl::Span<const std::string> args, std::ostream& out,
   const ApplyMode mode = mode_it->second;
   if (output.empty()) output = DefaultOutput(model_path, mode);
 
+  // The whole job is timed, load and save included (the report's phases
+  // are ApplyPlugins' alone).
+  const auto job_start = std::chrono::steady_clock::now();
+  auto seconds_since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t)
+        .count();
+  };
+  ProgressLine progress(STDERR_FILENO, "graft apply: ");
+  progress.Update(absl::StrCat("loading ", model_path));
   auto model = LoadModel(model_path);
   if (!model.ok()) return fail(model.status(), 1);
+  const double load_seconds = seconds_since(job_start);
   LoadedPlugins loaded;
   if (mode != ApplyMode::kNoop) {
     auto l = LoadPlugins(sel);
@@ -404,12 +418,18 @@ int RunApplyCommand(absl::Span<const std::string> args, std::ostream& out,
   ApplyOptions options;
   options.mode = mode;
   options.soc_model = soc_model;
+  options.progress = [&progress](const std::string& step) {
+    progress.Update(step);
+  };
   auto report = ApplyPlugins(*model, raw, options);
   if (!report.ok()) {
+    progress.Clear();
     return fail(absl::Status(report.status().code(),
                              absl::StrCat(model_path, ": ", report.status().message())),
                 1);
   }
+  progress.Update(absl::StrCat("writing ", output));
+  const auto save_start = std::chrono::steady_clock::now();
   absl::Status written;
   if (mode == ApplyMode::kCompile) {
     std::error_code ec;
@@ -423,10 +443,18 @@ int RunApplyCommand(absl::Span<const std::string> args, std::ostream& out,
   } else {
     written = SaveModel(*model, output);
   }
+  progress.Clear();
   if (!written.ok()) return fail(written, 1);
+  const double save_seconds = seconds_since(save_start);
+  const double total_seconds = seconds_since(job_start);
   if (json) {
     JsonWriter j(2);
     WriteReportJson(*report, mode_name, output, j);
+    // The job as a whole: {"load": s, "apply": s, "save": s, "total": s}.
+    j.Key("job_seconds").BeginObject();
+    j.Key("load").Double(load_seconds).Key("apply").Double(report->seconds);
+    j.Key("save").Double(save_seconds).Key("total").Double(total_seconds);
+    j.EndObject().EndObject();
     out << j.output() << "\n";
   } else {
     out << "graft apply (" << mode_name << "): " << model_path << " -> "
@@ -435,13 +463,17 @@ int RunApplyCommand(absl::Span<const std::string> args, std::ostream& out,
       out << "  plugin " << p.vendor << " " << p.plugin_version << " for "
           << p.soc_model << "\n";
     }
+    if (loaded.plugins.size() > 1) {
+      out << "  vendor priority: " << DescribePriority(loaded.plugins)
+          << "\n";
+    }
     out << "  " << report->Summary();
+    out << absl::StrFormat(
+        "  total %.1f ms: load %.1f, apply %.1f (above), save %.1f\n",
+        total_seconds * 1e3, load_seconds * 1e3, report->seconds * 1e3,
+        save_seconds * 1e3);
   }
   return 0;
 }
 
 }  // namespace graft::tools
-    if (loaded.plugins.size() > 1) {
-      out << "  vendor priority: " << DescribePriority(loaded.plugins)
-          << "\n";
-    }

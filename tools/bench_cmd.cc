@@ -27,6 +27,7 @@
 #include "tools/apply_cmd.h"
 #include "tools/flags.h"
 #include "tools/json_writer.h"
+#include "tools/progress.h"
 #include "tools/run_cmd.h"
 
 namespace graft::tools {
@@ -66,6 +67,8 @@ struct Settings {
   int64_t seed = 1;
   // The vendor priority list (--vendor); empty: the default order.
   std::vector<std::string> vendors;
+  // The progress display (on a terminal); null for none.
+  ProgressLine* progress = nullptr;
 };
 
 // One configuration at one thread count.
@@ -118,7 +121,15 @@ void CountPlacement(const std::vector<SubgraphReport>& subgraphs,
 using Loader = std::function<absl::StatusOr<std::unique_ptr<Runtime>>()>;
 
 // Loads with `load` and times the first run, warm-up and timed runs.
-void Measure(const Loader& load, const Settings& settings, ConfigResult* r) {
+void Measure(const std::string& model, const Loader& load,
+             const Settings& settings, ConfigResult* r) {
+  const std::string what =
+      absl::StrFormat("%s (%s, %d thread%s)",
+                      std::filesystem::path(model).filename().string(), r->name,
+                      r->threads, r->threads == 1 ? "" : "s");
+  if (settings.progress != nullptr) {
+    settings.progress->Update(absl::StrCat(what, ": loading"));
+  }
   auto start = std::chrono::steady_clock::now();
   absl::StatusOr<std::unique_ptr<Runtime>> rt = load();
   if (!rt.ok()) {
@@ -134,6 +145,13 @@ void Measure(const Loader& load, const Settings& settings, ConfigResult* r) {
   }
   std::vector<double> ms;
   for (int64_t it = -1 - settings.warmup; it < settings.iterations; ++it) {
+    if (settings.progress != nullptr) {
+      settings.progress->Update(
+          it < 0 ? absl::StrCat(what, ": warm-up")
+                 : absl::StrFormat("%s: run %d/%d", what, it + 1,
+                                   settings.iterations),
+          /*force=*/it <= 0);
+    }
     start = std::chrono::steady_clock::now();
     absl::Status st = runtime.Invoke();
     const double elapsed = MsSince(start);
@@ -193,7 +211,7 @@ ModelResult BenchModel(const std::string& path,
       options.num_threads = threads;
       options.dispatch_dirs = dirs;
       options.vendor_priority = settings.vendors;
-      Measure(loader(options), settings, &r);
+      Measure(path, loader(options), settings, &r);
       m.configs.push_back(std::move(r));
     }
   };
@@ -216,6 +234,14 @@ ModelResult BenchModel(const std::string& path,
     od.plugin_dir = dir;
     od.cache_dir = cache_dir;
     od.vendors = settings.vendors;
+    if (settings.progress != nullptr) {
+      const std::string what = absl::StrFormat(
+          "%s (%s): on-device compile: ",
+          std::filesystem::path(path).filename().string(), name);
+      od.progress = [&settings, what](const std::string& step) {
+        settings.progress->Update(what + step);
+      };
+    }
     auto start = std::chrono::steady_clock::now();
     absl::StatusOr<OnDeviceResult> compiled = CompileOnDevice(path, od);
     const double compile_ms = MsSince(start);
@@ -426,6 +452,8 @@ int RunBenchCommand(absl::Span<const std::string> args, std::ostream& out,
   }
 
   settings.vendors = SplitList(vendors);
+  ProgressLine progress(STDERR_FILENO, "graft bench: ");
+  settings.progress = &progress;
   std::vector<ModelResult> models;
   bool failed = false;
   ScratchDir cache;
@@ -434,6 +462,7 @@ int RunBenchCommand(absl::Span<const std::string> args, std::ostream& out,
         BenchModel(path, SplitList(plugin_dirs), SplitList(dispatch_dirs),
                    cache.path(), settings);
     ComputeRatios(&m);
+    progress.Clear();
     if (!m.error.empty()) {
       err << "graft bench: error: " << m.error << "\n";
       failed = true;
@@ -447,6 +476,7 @@ int RunBenchCommand(absl::Span<const std::string> args, std::ostream& out,
     }
     models.push_back(std::move(m));
   }
+  progress.Clear();
   if (json) {
     PrintJson(models, settings, out);
   } else {

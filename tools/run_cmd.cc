@@ -1,5 +1,7 @@
 #include "tools/run_cmd.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -21,7 +23,10 @@
 #include "plugins/on_device.h"
 #include "tools/apply_cmd.h"
 #include "tools/flags.h"
+#include "core/file_util.h"
 #include "tools/json_writer.h"
+#include "tools/placement_map.h"
+#include "tools/progress.h"
 
 namespace graft::tools {
 namespace {
@@ -34,7 +39,7 @@ constexpr char kUsage[] =
     "          [--vendor=V[,V]]\n"
     "          [--require-accelerator | --require-vendor-ops] "
     "[--signature=KEY]\n"
-    "          [--profile] [--json]";
+    "          [--profile] [--json] [--report-html=FILE]";
 
 constexpr char kDescription[] =
     "Loads MODEL in Graft's dispatch runtime: dispatch ops run on the "
@@ -52,7 +57,12 @@ constexpr char kDescription[] =
     "random values; outputs are summarized or written as .npy files. "
     "--iterations N times N runs and prints min, median and p90 latency; "
     "--profile adds a table of where those runs spent their time, op by op "
-    "(sorted by time) and per op type.";
+    "(sorted by time) and per op type, then the placement map: every op of "
+    "the model as graft apply was given it, where it ran (vendor, cpu, cpu "
+    "fallback), which op of the compiled model ran it, and its time; a "
+    "vendor's time for a dispatch op is split evenly among the ops it "
+    "replaced (marked '~', attributed, not measured). --json includes the "
+    "map; --report-html=FILE writes it as one self-contained HTML page.";
 
 }  // namespace
 
@@ -186,7 +196,8 @@ void OpsJson(const SubgraphReport& r, JsonWriter& j) {
 std::string RunJson(const std::string& path, double load_ms, Signature& sig,
                     const std::vector<std::string>& given, int64_t seed,
                     const std::vector<Tensor>& outputs,
-                    const RuntimeReport& report, const LatencyStats& latency) {
+                    const RuntimeReport& report, const LatencyStats& latency,
+                    const absl::StatusOr<PlacementMap>& map) {
   JsonWriter j(2);
   j.BeginObject().Key("model").String(path).Key("load_ms").Double(load_ms);
   auto tensor = [&](const std::string& name, const Tensor& t) {
@@ -220,7 +231,13 @@ std::string RunJson(const std::string& path, double load_ms, Signature& sig,
   j.EndArray().Key("latency_ms").BeginObject();
   j.Key("runs").Int(latency.runs).Key("min").Double(latency.min_ms);
   j.Key("median").Double(latency.median_ms).Key("p90").Double(latency.p90_ms);
-  j.EndObject().EndObject();
+  j.EndObject().Key("placement_map");
+  if (map.ok()) {
+    PlacementMapJson(*map, j);
+  } else {
+    j.Null().Key("placement_map_error").String(map.status().message());
+  }
+  j.EndObject();
   return j.output();
 }
 
@@ -228,7 +245,7 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
                   std::ostream& err) {
   std::string inputs_flag, output_dir, dispatch_dir = DefaultPluginDir(),
                                        plugin_dir, cache_dir, signature_key,
-                                       vendors;
+                                       vendors, report_html;
   std::string shapes_flag, soc_model;
   std::vector<std::string> plugin_options;
   int64_t seed = 1, iterations = 1, threads = 1;
@@ -274,6 +291,9 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
   flags.AddBool("require-vendor-ops", &require_vendor_ops,
                 "fail, listing them, if an op compiled for a vendor would run "
                 "on CPU (ops no vendor took still run there)");
+  flags.AddString("report-html", &report_html,
+                  "write the placement map (with --profile: and times) as a "
+                  "self-contained HTML page to FILE");
   flags.AddBool(
       "profile", &profile,
       "time every op of the timed runs and print where the time went");
@@ -334,7 +354,12 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
       }
       od.plugin_options.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
     }
+    ProgressLine progress(STDERR_FILENO, "graft run: on-device compile: ");
+    od.progress = [&progress](const std::string& step) {
+      progress.Update(step);
+    };
     auto compiled = CompileOnDevice(path, od);
+    progress.Clear();
     if (!compiled.ok()) return fail(compiled.status(), 1);
     for (const std::string& s : compiled->skipped) {
       err << "graft run: warning: plugin skipped: " << s << "\n";
@@ -523,8 +548,30 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
   }
   const LatencyStats latency = SummarizeLatency(ms);
   const RuntimeReport report = (*runtime)->Report();
+  // The placement map of the subgraph that ran.
+  int32_t run_subgraph = 0;
+  for (const tfl::SignatureDefT& def : (*runtime)->model().signature_defs) {
+    if (!signature_key.empty() && def.signature_key == signature_key) {
+      run_subgraph = static_cast<int32_t>(def.subgraph_index);
+    }
+  }
+  const RuntimeProfile run_profile =
+      profile ? (*runtime)->Profile() : RuntimeProfile{};
+  const absl::StatusOr<PlacementMap> map =
+      BuildPlacementMap((*runtime)->model(), report,
+                        profile ? &run_profile : nullptr, run_subgraph);
+  if (!report_html.empty()) {
+    if (!map.ok()) return fail(map.status(), 1);
+    const std::string page = PlacementMapHtml(*map, path);
+    absl::Status written = WriteFileAtomically(
+        report_html, {absl::Span<const uint8_t>(
+                         reinterpret_cast<const uint8_t*>(page.data()),
+                         page.size())});
+    if (!written.ok()) return fail(written, 1);
+  }
   if (json) {
-    out << RunJson(path, load_ms, *sig, given, seed, outputs, report, latency)
+    out << RunJson(path, load_ms, *sig, given, seed, outputs, report, latency,
+                   map)
         << "\n";
     return 0;
   }
@@ -547,7 +594,15 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
       latency.runs, latency.runs == 1 ? "" : "s",
       profile ? " (profiling on)" : "", latency.min_ms, latency.median_ms,
       latency.p90_ms);
-  if (profile) out << (*runtime)->Profile().ToString();
+  if (profile) {
+    out << run_profile.ToString();
+    if (map.ok()) {
+      out << PlacementMapText(*map);
+    } else {
+      out << "placement map: " << map.status().message() << "\n";
+    }
+  }
+  if (!report_html.empty()) out << "placement map written to " << report_html << "\n";
   return 0;
 }
 

@@ -18,6 +18,7 @@ using ::graft::testing::JsonSatisfies;
 using ::graft::testing::Result;
 using ::graft::testing::RunGraft;
 using ::graft::testing::SourceDir;
+using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -152,6 +153,98 @@ TEST(RunCli, JsonHasPlacementWarningsOutputsAndLatency) {
       d['latency_ms']['runs'] >= 2 and
       0 < d['latency_ms']['min'] <= d['latency_ms']['median'])"))
       << r.out;
+}
+
+// --profile's placement map: each of residual_mlp's six original ops, by
+// its index in the model apply was given, with where it ran and its time.
+// On the vendor, the dispatch op's time is split evenly among its five ops
+// (attributed); run as a fallback, each op has its own measured time.
+TEST(RunCli, ProfileMapsADispatchOpsTimeBackToTheOriginalOps) {
+  testing::TempDir dir;
+  const std::string model = CompiledModel(dir);
+  Result r = RunGraft({"run", model, "--dispatch-dir=" + testing::ExampleVendorDir(),
+                       "--iterations=3", "--profile"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("placement map of subgraph 0 'main': 6 original "
+                              "ops"));
+  EXPECT_THAT(r.out, ContainsRegex("\n +0  FULLY_CONNECTED +fc1 +example +op "
+                                   "0 example:partition_0 \\(5 ops\\) +~"));
+  EXPECT_THAT(r.out, ContainsRegex("\n +5  SOFTMAX +y +cpu +op 1 SOFTMAX "));
+  EXPECT_THAT(r.out, HasSubstr("by place:  example 5 ops"));
+
+  if (!HavePython()) GTEST_SKIP() << "python3 is needed to read the JSON";
+  Result j = RunGraft({"run", model, "--dispatch-dir=" + testing::ExampleVendorDir(),
+                       "--iterations=3", "--profile", "--json"});
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  EXPECT_TRUE(JsonSatisfies(j.out, R"(
+      d['placement_map']['origins'] == 'manifest' and d['placement_map']['time_attribution'] == 'even' and
+      d['placement_map']['runs'] == 3 and
+      [o['op'] for o in d['placement_map']['ops']] == list(range(6)) and
+      [o['name'] for o in d['placement_map']['ops']] == ['FULLY_CONNECTED', 'RELU',
+          'FULLY_CONNECTED', 'ADD', 'MUL', 'SOFTMAX'] and
+      all(o['where'] == 'vendor' and o['vendor'] == 'example' and
+          o['attributed'] and o['group_size'] == 5 and o['compiled_op'] == 0
+          for o in d['placement_map']['ops'][:5]) and
+      len(set(o['ms_per_run'] for o in d['placement_map']['ops'][:5])) == 1 and
+      d['placement_map']['ops'][5]['where'] == 'cpu' and not d['placement_map']['ops'][5]['attributed'] and
+      0 < sum(o['share'] for o in d['placement_map']['ops']) <= 1.0001)"))
+      << j.out;
+
+  const std::string empty = dir.Join("no_dispatch_libraries");
+  std::filesystem::create_directory(empty);
+  Result fb = RunGraft({"run", model, "--dispatch-dir=" + empty,
+                        "--iterations=3", "--profile", "--json"});
+  ASSERT_EQ(fb.exit_code, 0) << fb.err;
+  EXPECT_TRUE(JsonSatisfies(fb.out, R"(
+      all(o['where'] == 'cpu fallback' and not o['attributed'] and
+          o['ms_per_run'] > 0 for o in d['placement_map']['ops'][:5]))"))
+      << fb.out;
+}
+
+// Without --profile the map still says where each op ran, with no times.
+TEST(RunCli, JsonHasAPlacementMapWithoutTimesWhenNotProfiling) {
+  if (!HavePython()) GTEST_SKIP() << "python3 is needed to read the JSON";
+  Result r = RunGraft({"run", SourceDir() + "/test_models/residual_mlp.tflite",
+                       "--json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(JsonSatisfies(r.out, R"(
+      d['placement_map']['origins'] == 'identity' and d['placement_map']['runs'] == 0 and
+      len(d['placement_map']['ops']) == 6 and
+      all(o['where'] == 'cpu' and o['ms_per_run'] is None for o in d['placement_map']['ops']))"))
+      << r.out;
+}
+
+// --report-html: one self-contained page, a row per original op coloured by
+// where it ran, the totals, and nothing fetched from elsewhere.
+TEST(RunCli, ReportHtmlIsOneSelfContainedPageWithARowPerOriginalOp) {
+  testing::TempDir dir;
+  const std::string model = CompiledModel(dir);
+  const std::string page = dir.Join("map.html");
+  Result r = RunGraft({"run", model, "--dispatch-dir=" + testing::ExampleVendorDir(),
+                       "--iterations=2", "--profile", "--report-html=" + page});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string html = testing::ReadFile(page);
+  ASSERT_FALSE(html.empty());
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_THAT(html, HasSubstr("</html>"));
+  size_t rows = 0, vendor_rows = 0;
+  for (size_t at = html.find("<tr data-where="); at != std::string::npos;
+       at = html.find("<tr data-where=", at + 1)) {
+    ++rows;
+    const std::string vendor_row = "<tr data-where=\"example\"><td";
+    vendor_rows += html.compare(at, vendor_row.size(), vendor_row) == 0;
+  }
+  EXPECT_EQ(rows, 6u) << html;
+  EXPECT_EQ(vendor_rows, 5u) << html;
+  EXPECT_THAT(html, HasSubstr("class=\"num attributed\""));
+  for (const char* external : {"<script", "src=", "href=", "@import", "url("}) {
+    EXPECT_THAT(html, Not(HasSubstr(external))) << external;
+  }
+  // A model not compiled by Graft: the map of the model as it is.
+  Result cpu = RunGraft({"run", SourceDir() + "/test_models/residual_mlp.tflite",
+                         "--report-html=" + page});
+  ASSERT_EQ(cpu.exit_code, 0) << cpu.err;
+  EXPECT_THAT(testing::ReadFile(page), HasSubstr("<tr data-where=\"cpu\">"));
 }
 
 }  // namespace

@@ -366,6 +366,77 @@ TEST(PluginLoadTest, RejectsUnknownSocModel) {
       << report.status();
 }
 
+// The output tensors' names of op `op` of `sg`: names survive outlining's
+// renumbering, so they identify an op across the two models.
+std::vector<std::string> OutputNames(const Subgraph& sg,
+                                     const tfl::OperatorT& op) {
+  std::vector<std::string> names;
+  for (TensorId t : op.outputs) {
+    names.push_back(t >= 0 ? sg.tensors[t].name : "");
+  }
+  return names;
+}
+
+// The manifest's op_origins name, for every op of a compiled subgraph, the
+// ops of the original it stands for: each original op exactly once, a kept
+// op the same op, a dispatch op its fallback subgraph's ops in order. Over
+// every generated model (kept ops can change order in outlining).
+TEST(ApplyTest, OpOriginsMapEveryCompiledOpBackToTheOriginalOps) {
+  auto plugin = LoadOrDie(ExamplePlugin());
+  ASSERT_NE(plugin, nullptr);
+  int checked = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(
+           SourceDir() + "/test_models/generated")) {
+    if (entry.path().extension() != ".tflite") continue;
+    const std::string path = entry.path().string();
+    auto original = LoadModel(path);
+    auto compiled = LoadModel(path);
+    ASSERT_TRUE(original.ok() && compiled.ok()) << path;
+    CompilerPlugin* raw = plugin.get();
+    auto report = ApplyPlugins(*compiled, {&raw, 1}, {});
+    ASSERT_TRUE(report.ok()) << path << ": " << report.status();
+    if (report->partitions.empty()) continue;
+    auto manifest = ReadManifest(*compiled);
+    ASSERT_TRUE(manifest.ok()) << path;
+    for (const ManifestOpOrigins& o : manifest->op_origins) {
+      SCOPED_TRACE(absl::StrCat(path, " subgraph ", o.subgraph));
+      const Subgraph& before = original->subgraphs[o.subgraph];
+      const Subgraph& after = compiled->subgraphs[o.subgraph];
+      ASSERT_EQ(o.ops.size(), after.ops.size());
+      std::vector<int> seen(before.ops.size(), 0);
+      for (size_t i = 0; i < after.ops.size(); ++i) {
+        const tfl::OperatorT& op = after.ops[i];
+        for (int32_t from : o.ops[i]) {
+          ASSERT_GE(from, 0);
+          ASSERT_LT(static_cast<size_t>(from), before.ops.size());
+          ++seen[from];
+        }
+        if (!IsDispatchOp(*compiled, op)) {
+          ASSERT_EQ(o.ops[i].size(), 1u) << "op " << i;
+          EXPECT_EQ(OutputNames(after, op),
+                    OutputNames(before, before.ops[o.ops[i][0]]))
+              << "op " << i;
+          continue;
+        }
+        auto options = DecodeDispatchOpOptions(op.custom_options);
+        ASSERT_TRUE(options.ok());
+        const Subgraph& fallback =
+            compiled->subgraphs[options->fallback_subgraph];
+        ASSERT_EQ(fallback.ops.size(), o.ops[i].size()) << "op " << i;
+        for (size_t k = 0; k < fallback.ops.size(); ++k) {
+          EXPECT_EQ(OutputNames(fallback, fallback.ops[k]),
+                    OutputNames(before, before.ops[o.ops[i][k]]))
+              << "op " << i << " fallback op " << k;
+        }
+      }
+      EXPECT_EQ(std::count(seen.begin(), seen.end(), 1),
+                static_cast<long>(seen.size()));
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 5);
+}
+
 // The CLI: a failing plugin leaves no output; applying twice gives identical
 // bytes.
 int RunGraft(const std::string& args, std::string* output = nullptr) {

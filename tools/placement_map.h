@@ -1,0 +1,89 @@
+// The placement map: every op of a model as `graft apply` was given it, with
+// where it ran in the compiled model (a vendor, the CPU, or the CPU in place
+// of the vendor it was compiled for) and, from a profile, its share of the
+// run time. A dispatch op is one row of the runtime's profile; here its ops
+// are rows of their own, mapped back through the manifest's op_origins
+// (core/compiled_format.h).
+//
+// Time of an op a vendor ran is attributed: the vendor reports one time per
+// dispatch op, so that time is divided evenly among the ops it replaced
+// (marked `attributed`; an even split, not a measurement). Ops that ran on
+// the CPU, a fallback subgraph's included, have their own measured time.
+#ifndef GRAFT_TOOLS_PLACEMENT_MAP_H_
+#define GRAFT_TOOLS_PLACEMENT_MAP_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/model.h"
+#include "dispatch/runtime_report.h"
+#include "tools/json_writer.h"
+
+namespace graft::tools {
+
+struct PlacedOp {
+  // The op's index in its subgraph of the model apply was given.
+  int32_t op = 0;
+  std::string name;    // "CONV_2D"
+  std::string output;  // its first output tensor's name ("" if none)
+  // "vendor", "cpu", "cpu fallback", "folded at load", ... (WhereName).
+  std::string where;
+  // The vendor for `where` "vendor" and "cpu fallback" ("" otherwise).
+  std::string vendor;
+  // The op of the compiled model that ran it: its index and name
+  // ("xnnpack:partition_0" for a dispatch op), and how many original ops it
+  // stands for (1 for an op on its own).
+  int32_t compiled_op = 0;
+  std::string compiled_name;
+  int32_t group_size = 1;
+  // With a profile: time per run (total over the profiled runs / runs), and
+  // its share of the run's wall time; -1 without a profile.
+  double ms_per_run = -1;
+  double share = -1;
+  // The time is an even share of its dispatch op's, not measured per op.
+  bool attributed = false;
+};
+
+struct PlacementMap {
+  int32_t subgraph = 0;
+  std::string subgraph_name;
+  // Where the original indices came from: "manifest" (a compiled model),
+  // "identity" (a model not compiled by Graft, run as it is).
+  std::string origins;
+  std::vector<PlacedOp> ops;  // by original index
+  // With a profile: the profiled runs and the median run time.
+  int64_t runs = 0;
+  double run_ms = -1;
+};
+
+// The map of entry subgraph `subgraph` of `model` (the model the runtime
+// loaded), from the runtime's report and, if not null, its profile.
+// FailedPrecondition when the model has dispatch ops but its manifest does
+// not record their origins (compiled by a Graft before they were recorded,
+// or by LiteRT's tools).
+absl::StatusOr<PlacementMap> BuildPlacementMap(const Model& model,
+                                               const RuntimeReport& report,
+                                               const RuntimeProfile* profile,
+                                               int32_t subgraph);
+
+// A table: one line per original op (index, op, output tensor, where,
+// compiled op, time and share with '~' marking attributed times), then the
+// share of time per place.
+std::string PlacementMapText(const PlacementMap& map);
+
+// {"subgraph", "origins", "runs", "run_ms", "time_attribution": "even",
+//  "ops": [{"op", "name", "output", "where", "vendor", "compiled_op",
+//  "compiled_name", "group_size", "ms_per_run", "share", "attributed"}]}.
+void PlacementMapJson(const PlacementMap& map, JsonWriter& j);
+
+// One self-contained HTML page (no scripts, no external resources): a
+// legend, the totals per place, and a table of every original op coloured
+// by where it ran, with a bar for its share of the time.
+std::string PlacementMapHtml(const PlacementMap& map,
+                             const std::string& model_path);
+
+}  // namespace graft::tools
+
+#endif  // GRAFT_TOOLS_PLACEMENT_MAP_H_
