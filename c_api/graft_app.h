@@ -166,8 +166,12 @@ typedef struct graft_model_options_t {
   size_t num_plugin_options;
   /* Vendor priority, highest first: on-device compile uses only the plugins
    * of these vendors, and an op several of them take goes to the first
-   * named. Empty: every plugin found, in Graft's default order
-   * (accelerators before CPU backends). */
+   * named; the dispatch libraries of vendors not named are not loaded, so
+   * ops compiled for them fall back to the CPU (a warning each) or, under
+   * REQUIRE_VENDOR_OPS, fail the load. Names no plugin, library or model
+   * has are ignored, so one list can serve many devices. Empty: every
+   * vendor found, plugins in Graft's default order (accelerators, NPU then
+   * GPU then DSP, before CPU backends; then by name). */
   const char* const* vendors;
   size_t num_vendors;
 } graft_model_options_t;

@@ -390,6 +390,18 @@ TEST(AppApi, AppliesAheadOfTimeAndRunsOnTheVendor) {
   ExpectError(graft_model_create_from_file(out.c_str(), &mo, &m),
               GRAFT_STATUS_FAILED_PRECONDITION, "example");
 
+  // A priority list without the vendor: its library is not loaded.
+  graft_model_options_init(&mo);
+  mo.dispatch_dirs = dirs;
+  mo.num_dispatch_dirs = 1;
+  mo.fallback_policy = GRAFT_FALLBACK_POLICY_REQUIRE_VENDOR_OPS;
+  const char* others[] = {"xnnpack"};
+  mo.vendors = others;
+  mo.num_vendors = 1;
+  ExpectError(graft_model_create_from_file(out.c_str(), &mo, &m),
+              GRAFT_STATUS_FAILED_PRECONDITION, "example");
+  EXPECT_EQ(m, nullptr);
+
   // An already compiled model is refused, and nothing is written.
   const std::string again = tmp.Join("again.tflite");
   graft_apply_report_t* none = nullptr;

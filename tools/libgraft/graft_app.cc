@@ -347,6 +347,7 @@ absl::Status LoadInto(graft_model_t* m, const char* path, graft::Model* memory,
       Strings(o.dispatch_paths, o.num_dispatch_paths, "dispatch_paths"));
   GRAFT_ASSIGN_OR_RETURN(std::vector<std::string> vendors,
                          Strings(o.vendors, o.num_vendors, "vendors"));
+  ro.vendor_priority = vendors;
   GRAFT_ASSIGN_OR_RETURN(
       std::vector<std::string> plugin_options,
       Strings(o.plugin_options, o.num_plugin_options, "plugin_options"));
