@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "core/compiled_format.h"
 #include "core/litert_format.h"
+#include "core/inline.h"
 #include "core/model_io.h"
 #include "core/outline.h"
 #include "core/partition.h"
@@ -32,6 +33,14 @@ class Stopwatch {
  private:
   std::chrono::steady_clock::time_point last_;
 };
+
+constexpr char kCpuCallComposite[] = "odml.cpu_call";
+
+// The name of a STABLEHLO_COMPOSITE op, "" for other ops.
+std::string CompositeName(const tfl::OperatorT& op) {
+  const auto* c = op.builtin_options_2.AsStableHLOCompositeOptions();
+  return c == nullptr ? "" : c->name;
+}
 
 // Labels for GroupOps: the plugin in the high half, its group id below.
 int64_t Label(size_t plugin, int32_t group) {
@@ -161,7 +170,8 @@ absl::StatusOr<ApplyReport> ApplyPlugins(
     }
   }
 
-  // Partition each original subgraph, then outline.
+  // Partition each original subgraph (composites as LiteRT's host treats
+  // them, below), then group and outline.
   struct Pending {
     size_t plugin;
     SubgraphId source;
@@ -170,17 +180,19 @@ absl::StatusOr<ApplyReport> ApplyPlugins(
   };
   std::vector<Pending> pending;
   std::vector<ManifestOpOrigins> op_origins;
-  const SubgraphId num_original =
-      static_cast<SubgraphId>(model.subgraphs.size());
   Stopwatch watch;
-  for (SubgraphId s = 0; s < num_original; ++s) {
+  struct Decided {
+    std::vector<int64_t> labels;
+    std::vector<OpApplyReport> ops;
+  };
+  auto partition = [&](SubgraphId s, Decided& d) -> absl::Status {
     const size_t num_ops = model.subgraphs[s].ops.size();
-    std::vector<int64_t> labels(num_ops, kUnselected);
-    std::vector<OpApplyReport> op_reports(num_ops);
+    d.labels.assign(num_ops, kUnselected);
+    d.ops.assign(num_ops, OpApplyReport{});
     for (size_t i = 0; i < num_ops; ++i) {
-      op_reports[i].subgraph = s;
-      op_reports[i].op = static_cast<OpId>(i);
-      op_reports[i].name = OpName(model, model.subgraphs[s].ops[i]);
+      d.ops[i].subgraph = s;
+      d.ops[i].op = static_cast<OpId>(i);
+      d.ops[i].name = OpName(model, model.subgraphs[s].ops[i]);
     }
     for (size_t k = 0; k < plugins.size(); ++k) {
       if (options.progress) {
@@ -192,17 +204,135 @@ absl::StatusOr<ApplyReport> ApplyPlugins(
           std::vector<OpDecision> decisions,
           plugins[k]->Partition(model, s, socs[k], original_bytes));
       for (size_t i = 0; i < num_ops; ++i) {
-        const OpDecision& d = decisions[i];
-        if (d.taken && labels[i] == kUnselected) {
-          labels[i] = Label(k, d.group_id);
-          op_reports[i].taken_by = plugins[k]->info().vendor;
-        } else if (!d.taken) {
-          op_reports[i].refusals.push_back(
-              {plugins[k]->info().vendor, d.reason_code, d.reason});
+        OpDecision& o = decisions[i];
+        if (o.taken && CompositeName(model.subgraphs[s].ops[i]) ==
+                           kCpuCallComposite) {
+          o = {false, 0, GRAFT_PARTITION_REASON_UNSPECIFIED,
+               absl::StrCat("the model asks for this composite (",
+                            kCpuCallComposite, ") to run on the CPU")};
+        }
+        if (o.taken && d.labels[i] == kUnselected) {
+          d.labels[i] = Label(k, o.group_id);
+          d.ops[i].taken_by = plugins[k]->info().vendor;
+        } else if (!o.taken) {
+          d.ops[i].refusals.push_back(
+              {plugins[k]->info().vendor, o.reason_code, o.reason});
         }
       }
     }
-    watch.Lap(&report.phases.partition);
+    return absl::OkStatus();
+  };
+  // Composites, as LiteRT's host treats them (so a LiteRT plugin takes the
+  // same ops from Graft as from LiteRT): a decomposition subgraph is not
+  // offered on its own; a composite no plugin takes is replaced by its
+  // decomposition's ops (InlineCall) and the caller offered again, so the
+  // plugins can take those ops together with their neighbours. A
+  // decomposition left uncalled is removed; one whose composite a plugin
+  // took stays, for the CPU fallback. Composites named odml.cpu_call are
+  // never taken nor inlined.
+  const SubgraphId num_original =
+      static_cast<SubgraphId>(model.subgraphs.size());
+  std::vector<bool> is_decomposition(num_original, false);
+  for (const Subgraph& sg : model.subgraphs) {
+    for (const tfl::OperatorT& op : sg.ops) {
+      if (const auto* c = op.builtin_options_2.AsStableHLOCompositeOptions();
+          c != nullptr && c->decomposition_subgraph_index >= 0 &&
+          c->decomposition_subgraph_index < num_original) {
+        is_decomposition[c->decomposition_subgraph_index] = true;
+      }
+    }
+  }
+  std::vector<Decided> decided(num_original);
+  for (SubgraphId s = 0; s < num_original; ++s) {
+    if (is_decomposition[s]) continue;
+    GRAFT_RETURN_IF_ERROR(partition(s, decided[s]));
+    std::vector<OpId> to_inline;
+    for (size_t i = 0; i < decided[s].labels.size(); ++i) {
+      const std::string name = CompositeName(model.subgraphs[s].ops[i]);
+      if (!name.empty() && name != kCpuCallComposite &&
+          decided[s].labels[i] == kUnselected) {
+        to_inline.push_back(static_cast<OpId>(i));
+      }
+    }
+    size_t inlined = 0;
+    // Last first, so the ids of the ones before stay valid.
+    for (auto it = to_inline.rbegin(); it != to_inline.rend(); ++it) {
+      tfl::OperatorT& op = model.subgraphs[s].ops[*it];
+      const auto* c = op.builtin_options_2.AsStableHLOCompositeOptions();
+      const std::string name = c->name;
+      absl::StatusOr<size_t> n =
+          InlineCall(model, s, *it, c->decomposition_subgraph_index);
+      if (n.ok()) {
+        ++inlined;
+        report.inlined_composites.push_back(name);
+      }
+    }
+    if (inlined > 0) {
+      if (any_wants_tflite) {
+        GRAFT_ASSIGN_OR_RETURN(serialized_original, SerializeModel(model));
+        original_bytes = serialized_original;
+      }
+      GRAFT_RETURN_IF_ERROR(partition(s, decided[s]));
+    }
+  }
+  // Decompositions nothing calls any more (a nested one may be called only
+  // from a decomposition that goes).
+  std::vector<bool> removed(num_original, false);
+  for (bool changed = true; changed;) {
+    changed = false;
+    std::vector<bool> called(num_original, false);
+    for (SubgraphId s = 0; s < num_original; ++s) {
+      if (removed[s]) continue;
+      for (const tfl::OperatorT& op : model.subgraphs[s].ops) {
+        ForEachCalledSubgraph(op, [&](const char*, int64_t index) {
+          if (index >= 0 && index < num_original) called[index] = true;
+        });
+      }
+    }
+    for (SubgraphId s = 0; s < num_original; ++s) {
+      if (is_decomposition[s] && !removed[s] && !called[s]) {
+        removed[s] = changed = true;
+      }
+    }
+  }
+  std::vector<SubgraphId> to_remove;
+  for (SubgraphId s = 0; s < num_original; ++s) {
+    if (removed[s]) to_remove.push_back(s);
+  }
+  GRAFT_RETURN_IF_ERROR(RemoveSubgraphs(model, to_remove));
+  {
+    std::vector<Decided> kept;
+    for (SubgraphId s = 0; s < num_original; ++s) {
+      if (removed[s]) continue;
+      const auto id = static_cast<SubgraphId>(kept.size());
+      kept.push_back(std::move(decided[s]));
+      if (!is_decomposition[s]) {
+        for (OpApplyReport& r : kept.back().ops) r.subgraph = id;
+        continue;
+      }
+      // A kept decomposition runs where its composite runs.
+      const size_t num_ops = model.subgraphs[id].ops.size();
+      kept.back().labels.assign(num_ops, kUnselected);
+      for (size_t i = 0; i < num_ops; ++i) {
+        OpApplyReport r;
+        r.subgraph = id;
+        r.op = static_cast<OpId>(i);
+        r.name = OpName(model, model.subgraphs[id].ops[i]);
+        r.refusals.push_back(
+            {"", GRAFT_PARTITION_REASON_UNSPECIFIED,
+             "in a composite's decomposition, which runs where the "
+             "composite runs"});
+        kept.back().ops.push_back(std::move(r));
+      }
+    }
+    decided = std::move(kept);
+  }
+  watch.Lap(&report.phases.partition);
+
+  for (SubgraphId s = 0; s < static_cast<SubgraphId>(decided.size()); ++s) {
+    const size_t num_ops = model.subgraphs[s].ops.size();
+    std::vector<int64_t>& labels = decided[s].labels;
+    std::vector<OpApplyReport>& op_reports = decided[s].ops;
     // A LiteRT plugin's choices are grouped as LiteRT's host groups them:
     // independent components share a partition where that stays acyclic.
     std::vector<int64_t> merge_unconnected;
@@ -425,6 +555,20 @@ std::string ApplyReport::Summary() const {
                         seconds * 1e3, phases.partition * 1e3,
                         phases.group * 1e3, phases.outline * 1e3,
                         phases.compile * 1e3, phases.embed * 1e3);
+  if (!inlined_composites.empty()) {
+    std::map<std::string, int> count;
+    for (const std::string& name : inlined_composites) ++count[name];
+    std::string names;
+    for (const auto& [name, n] : count) {
+      absl::StrAppend(&names, names.empty() ? "" : ", ", name,
+                      n > 1 ? absl::StrCat(" x", n) : "");
+    }
+    absl::StrAppendFormat(&out,
+                          "  inlined %d composite op%s no plugin took, so "
+                          "their ops could be taken: %s\n",
+                          inlined_composites.size(),
+                          inlined_composites.size() == 1 ? "" : "s", names);
+  }
   // Ops nobody took, grouped by (op name, reason) so a large model's report
   // stays short.
   std::map<std::pair<std::string, std::string>, std::vector<std::string>> why;

@@ -91,6 +91,10 @@ struct ApplyReport {
   std::vector<OpApplyReport> ops;
   std::vector<PartitionReport> partitions;
   std::vector<CompiledModule> modules;
+  // The names of the composite ops no plugin took that were replaced by
+  // their decomposition's ops, so the plugins could take those (see
+  // ApplyPlugins).
+  std::vector<std::string> inlined_composites;
   int64_t ops_total = 0;
   int64_t ops_taken = 0;
   int64_t bytecode_bytes = 0;
@@ -109,6 +113,15 @@ struct ApplyReport {
 
 // Applies `plugins` (in priority order: an op taken by an earlier plugin is
 // not offered to later ones' partitions) to `model` in place.
+//
+// Composites (STABLEHLO_COMPOSITE) are treated as LiteRT's host treats them,
+// so a LiteRT plugin takes the same ops from Graft as from LiteRT: a
+// composite's decomposition subgraph is not offered to the plugins on its
+// own; a composite no plugin takes is replaced by its decomposition's ops
+// (core/inline.h) and its subgraph offered again, so its ops can join their
+// neighbours' partitions; decomposition subgraphs nothing calls any more
+// are removed (the report's subgraph ids are those of the model after
+// that). A composite named odml.cpu_call is never taken nor inlined.
 //
 // Fails, leaving `model` in an unspecified state (callers work on a copy or
 // reload), when: the model was already compiled by Graft; a plugin cannot
