@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks libgraft.so's dynamic symbols and dependencies.
 
-  check_exports.py LIBGRAFT HEADER
+  check_exports.py LIBGRAFT HEADER [--sanitized]
 
 - The defined dynamic symbols are exactly the functions graft_app.h
   declares with GRAFT_APP_API: no C++, abseil, flatbuffers or libstdc++
@@ -10,7 +10,8 @@
 - NEEDED holds system libraries only: the C and C++ runtimes and Debian's
   shared abseil and flatbuffers (private dependencies: Debian's archives of
   them are not position-independent, so they cannot be linked in), never a
-  Graft library.
+  Graft library. --sanitized (ASan + UBSan builds) also allows their
+  runtimes.
 """
 import re
 import subprocess
@@ -47,7 +48,10 @@ def main():
     allowed = re.compile(r"^(libc|libm|libdl|libpthread|librt|libstdc\+\+|"
                          r"libgcc_s|ld-linux[\w-]*)\.so\.\d+$"
                          r"|^libabsl_\w+\.so\.\d+$|^libflatbuffers\.so\.\d+$")
+    sanitizers = re.compile(r"^lib(asan|ubsan)\.so\.\d+$")
     for n in needed:
+        if "--sanitized" in sys.argv[3:] and sanitizers.match(n):
+            continue
         if not allowed.match(n):
             errors.append(f"NEEDED {n}: not a system library")
     if not soname or not re.match(r"^libgraft\.so\.\d+$", soname[0]):

@@ -5,7 +5,7 @@
 set -euo pipefail
 
 apt_packages=(
-  cmake g++ make ninja-build lld binutils python3
+  cmake g++ make ninja-build lld binutils pkg-config python3
   libabsl-dev libflatbuffers-dev flatbuffers-compiler
   libgtest-dev libgmock-dev libbenchmark-dev
   libxnnpack-dev libpthreadpool-dev libcpuinfo-dev
