@@ -4,10 +4,9 @@
  *
  * Pure C99, self-contained: includes graft_common.h (statuses, element
  * types), graft_graph.h (the quantization record) and <string.h> (memset),
- * nothing else. The
- * ownership, versioning and extension rules at the top of graft_common.h
- * apply to every function here, with the host being libgraft and the caller
- * the app:
+ * nothing else. The ownership, versioning and extension rules at the top of
+ * graft_common.h apply to every function here, with the host being libgraft
+ * and the caller the app:
  *
  * - Fallible functions return graft_status_t*: NULL is OK; a non-NULL status
  *   carries a code and a one-line message ("model.tflite: op 3 (CONV_2D):
@@ -41,7 +40,8 @@
  *
  * Thread-safety: a model and everything obtained from it is used by one
  * thread at a time; different models may be used concurrently. graft_apply,
- * graft_version and graft_app_api_version may be called from any thread.
+ * graft_version, graft_app_api_version and graft_default_vendor_dir may be
+ * called from any thread, also concurrently.
  */
 #ifndef GRAFT_C_API_GRAFT_APP_H_
 #define GRAFT_C_API_GRAFT_APP_H_

@@ -39,15 +39,15 @@ namespace tfl = ::graft::tfl;
 
 // ---------------------------------------------------------------------------
 // Statuses: one allocation holding the struct and its message, freed by its
-// own release, as ownership rule 4 asks.
+// own release, as ownership rule 4 asks. The C struct is the base, so the
+// pointer the caller holds converts back with a static_cast.
 
-struct OwnedStatus {
-  graft_status_t status;
-  std::string message;
+struct OwnedStatus : graft_status_t {
+  std::string text;
 };
 
 void ReleaseStatus(graft_status_t* status) {
-  delete reinterpret_cast<OwnedStatus*>(status);
+  delete static_cast<OwnedStatus*>(status);
 }
 
 graft_status_t kOutOfMemory = GRAFT_STATUS_INITIALIZER(
@@ -58,16 +58,16 @@ graft_status_t* MakeStatus(const absl::Status& st) {
   auto* owned = new (std::nothrow) OwnedStatus;
   if (owned == nullptr) return &kOutOfMemory;
   try {
-    owned->message = std::string(st.message());
+    owned->text = std::string(st.message());
   } catch (...) {
     delete owned;
     return &kOutOfMemory;
   }
-  owned->status.struct_size = sizeof(graft_status_t);
-  owned->status.code = static_cast<graft_status_code_t>(st.code());
-  owned->status.message = owned->message.c_str();
-  owned->status.release = ReleaseStatus;
-  return &owned->status;
+  owned->struct_size = sizeof(graft_status_t);
+  owned->code = static_cast<graft_status_code_t>(st.code());
+  owned->message = owned->text.c_str();
+  owned->release = ReleaseStatus;
+  return owned;
 }
 
 // Runs `body` (returning absl::Status) and converts its result; anything
@@ -188,8 +188,9 @@ struct graft_model_t {
   std::string profile_json, profile_text;
 };
 
-struct graft_apply_report_t_owner {
-  graft_apply_report_t report;
+// graft_apply's report and the storage its pointers point into; the C
+// struct is the base, as for statuses.
+struct ApplyReportOwner : graft_apply_report_t {
   std::vector<graft_apply_op_t> ops;
   std::vector<std::string> names, taken_by, refusals;
   std::vector<std::string> skipped;
@@ -869,7 +870,7 @@ graft_status_t* graft_apply(const char* model_path, const char* output_path,
     GRAFT_RETURN_IF_ERROR(graft::SaveModel(model, output_path));
     if (out_report == nullptr) return absl::OkStatus();
 
-    auto owner = std::make_unique<graft_apply_report_t_owner>();
+    auto owner = std::make_unique<ApplyReportOwner>();
     const graft::ApplyReport& r = *report;
     const size_t n = r.ops.size();
     owner->names.reserve(n);
@@ -938,7 +939,7 @@ graft_status_t* graft_apply(const char* model_path, const char* output_path,
     for (const std::string& s : owner->skipped) {
       owner->skipped_ptrs.push_back(s.c_str());
     }
-    graft_apply_report_t& out = owner->report;
+    graft_apply_report_t& out = *owner;
     std::memset(&out, 0, sizeof(out));
     out.struct_size = sizeof(out);
     out.ops_total = r.ops_total;
@@ -953,15 +954,13 @@ graft_status_t* graft_apply(const char* model_path, const char* output_path,
     out.num_skipped_plugins = owner->skipped_ptrs.size();
     out.summary = owner->summary.c_str();
     out.json = owner->json.c_str();
-    // The report is the first member, so the caller's pointer is the
-    // owner's.
-    *out_report = &owner.release()->report;
+    *out_report = owner.release();
     return absl::OkStatus();
   });
 }
 
 void graft_apply_report_destroy(graft_apply_report_t* report) {
-  delete reinterpret_cast<graft_apply_report_t_owner*>(report);
+  delete static_cast<ApplyReportOwner*>(report);
 }
 
 }  // extern "C"
