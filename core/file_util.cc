@@ -86,7 +86,8 @@ class TempFileGuard {
 
 absl::Status WriteFileAtomically(
     const std::string& path,
-    absl::Span<const absl::Span<const uint8_t>> pieces) {
+    absl::Span<const absl::Span<const uint8_t>> pieces,
+    Durability durability) {
   if (path.empty() || path.back() == '/') {
     return absl::InvalidArgumentError(
         absl::StrCat("'", path, "': not a file path"));
@@ -139,7 +140,7 @@ absl::Status WriteFileAtomically(
   }
   // Without the fsync a crash shortly after the rename can leave an empty or
   // partial file under the final name on ext4/xfs with delayed allocation.
-  if (::fsync(fd) != 0) {
+  if (durability == Durability::kDurable && ::fsync(fd) != 0) {
     err = errno;
     return ErrnoStatus(err, absl::StrCat(path, ": fsync of '", tmp,
                                          "' failed: ", ErrnoText(err)));
@@ -154,6 +155,7 @@ absl::Status WriteFileAtomically(
                                          "' failed: ", ErrnoText(err)));
   }
   guard.Release();
+  if (durability != Durability::kDurable) return absl::OkStatus();
   // Persist the directory entry too. The new file is already in place, so a
   // failure here cannot be undone and is not reported.
   int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -940,7 +940,7 @@ absl::Status SaveModel(const Model& model, const std::string& path,
     pieces.push_back(blob.data);
     pos = blob.file_offset + blob.data.size();
   }
-  return WriteFileAtomically(path, pieces);
+  return WriteFileAtomically(path, pieces, options.durability);
 }
 
 }  // namespace graft

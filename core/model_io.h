@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "core/bytes.h"
+#include "core/file_util.h"
 #include "core/model.h"
 
 namespace graft {
@@ -46,6 +47,8 @@ struct SaveOptions {
   // this many bytes (the flatbuffers 2 GiB limit, less headroom). Tests lower
   // it to exercise the external path on small models.
   uint64_t max_flatbuffer_size = (uint64_t{1} << 31) - (uint64_t{1} << 20);
+  // SaveModel: flush to disk before the rename (core/file_util.h).
+  Durability durability = Durability::kDurable;
 };
 
 // Serializes `model` to a complete .tflite image: the flatbuffer, followed by
@@ -56,7 +59,8 @@ absl::StatusOr<std::vector<uint8_t>> SerializeModel(
     const Model& model, const SaveOptions& options = {});
 
 // Writes SerializeModel's image to `path` atomically: a temporary file in the
-// same directory, flushed, then renamed over `path`. On any error `path` is
+// same directory, flushed as options.durability says, then renamed over
+// `path`. On any error `path` is
 // untouched and the temporary file removed.
 absl::Status SaveModel(const Model& model, const std::string& path,
                        const SaveOptions& options = {});

@@ -381,8 +381,11 @@ TEST(ModelIoTest, FailedSaveLeavesExistingFileUntouched) {
 }
 
 // A write failing half way (here: the file size limit, which even root
-// cannot bypass) must remove the temporary and keep the old file.
-TEST(FileUtilTest, WriteFailureLeavesTargetAndNoTemporary) {
+// cannot bypass) must remove the temporary and keep the old file, flushed
+// to disk or not.
+class FileUtilDurabilityTest : public ::testing::TestWithParam<Durability> {};
+
+TEST_P(FileUtilDurabilityTest, WriteFailureLeavesTargetAndNoTemporary) {
   testing::TempDir dir;
   std::string path = dir.Join("target.bin");
   std::string old_contents = "old";
@@ -400,14 +403,22 @@ TEST(FileUtilTest, WriteFailureLeavesTargetAndNoTemporary) {
   small.rlim_cur = 4096;
   ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
   absl::Span<const uint8_t> piece(big.data(), big.size());
-  absl::Status status = WriteFileAtomically(path, {piece, piece});
+  absl::Status status = WriteFileAtomically(path, {piece, piece}, GetParam());
   setrlimit(RLIMIT_FSIZE, &saved);
   signal(SIGXFSZ, old_handler);
   EXPECT_FALSE(status.ok());
   EXPECT_TRUE(Contains(status.message(), path));
   EXPECT_EQ(*ReadFile(path), old_contents);
   EXPECT_EQ(ListDir(dir.path()), std::set<std::string>{"target.bin"});
+  // And a write that succeeds replaces it whole.
+  ASSERT_TRUE(WriteFileAtomically(path, {piece}, GetParam()).ok());
+  EXPECT_EQ(ReadFile(path)->size(), big.size());
+  EXPECT_EQ(ListDir(dir.path()), std::set<std::string>{"target.bin"});
 }
+
+INSTANTIATE_TEST_SUITE_P(Both, FileUtilDurabilityTest,
+                         ::testing::Values(Durability::kAtomic,
+                                           Durability::kDurable));
 
 TEST(FileUtilTest, WritesPiecesInOrderAndReplaces) {
   testing::TempDir dir;

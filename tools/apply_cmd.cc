@@ -345,6 +345,11 @@ int RunApplyCommand(absl::Span<const std::string> args, std::ostream& out,
                     "LiteRT plugins take apply_plugin's flag names, one per "
                     "occurrence (intel_openvino_graph_backends=cpu)");
   flags.AddBool("json", &json, "print the report as JSON");
+  bool fsync = false;
+  flags.AddBool("fsync", &fsync,
+                "flush the output to disk before it replaces the old file, "
+                "so it survives a power loss (slower; without it the write "
+                "is still atomic, as a compiler's)");
   std::vector<std::string> rewritten(args.begin(), args.end());
   for (std::string& a : rewritten) {
     if (a == "-o") a = "--o";
@@ -429,6 +434,8 @@ int RunApplyCommand(absl::Span<const std::string> args, std::ostream& out,
                 1);
   }
   progress.Update(absl::StrCat("writing ", output));
+  const Durability durability =
+      fsync ? Durability::kDurable : Durability::kAtomic;
   const auto save_start = std::chrono::steady_clock::now();
   absl::Status written;
   if (mode == ApplyMode::kCompile) {
@@ -438,10 +445,12 @@ int RunApplyCommand(absl::Span<const std::string> args, std::ostream& out,
       const CompiledModule& m = report->modules[i];
       std::string path = (std::filesystem::path(output) /
                           absl::StrCat(m.vendor, "_module_", i, ".bin")).string();
-      written = WriteFileAtomically(path, {m.bytes.span()});
+      written = WriteFileAtomically(path, {m.bytes.span()}, durability);
     }
   } else {
-    written = SaveModel(*model, output);
+    SaveOptions save;
+    save.durability = durability;
+    written = SaveModel(*model, output, save);
   }
   progress.Clear();
   if (!written.ok()) return fail(written, 1);
