@@ -15,8 +15,12 @@ absl::Status PrepareContext::SetOutputShape(int i, Shape shape) {
   if (elem == 0) {
     return Unsupported(absl::StrCat(TensorTypeName(output(i)->type), " outputs"));
   }
-  return SetOutputShape(i, shape,
-                        static_cast<size_t>(NumElements(shape)) * elem);
+  absl::StatusOr<int64_t> n = CheckedNumElements(shape);
+  if (!n.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("output %d: %s", i, n.status().message()));
+  }
+  return SetOutputShape(i, shape, static_cast<size_t>(*n) * elem);
 }
 
 absl::Status PrepareContext::SetOutputShape(int i, Shape shape, size_t bytes) {
@@ -28,6 +32,10 @@ absl::Status PrepareContext::SetOutputShape(int i, Shape shape, size_t bytes) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "output %d would get negative shape %s", i, ShapeToString(shape)));
     }
+  }
+  if (absl::StatusOr<int64_t> n = CheckedNumElements(shape); !n.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("output %d: %s", i, n.status().message()));
   }
   Tensor* t = output(i);
   t->bytes = bytes;

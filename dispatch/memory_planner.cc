@@ -1,6 +1,7 @@
 #include "dispatch/memory_planner.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <numeric>
 
 #include "absl/status/status.h"
@@ -59,8 +60,16 @@ absl::StatusOr<MemoryPlan> PlanMemory(absl::Span<const BufferRequest> requests,
   placed.reserve(requests.size());
   for (size_t index : order) {
     const BufferRequest& req = requests[index];
+    // Offsets never exceed the sum of all sizes, so checking the sum keeps
+    // every offset and end from wrapping.
+    if (req.bytes > SIZE_MAX - alignment ||
+        __builtin_add_overflow(plan.total_bytes, AlignUp(req.bytes, alignment),
+                               &plan.total_bytes)) {
+      return absl::ResourceExhaustedError(absl::StrFormat(
+          "buffers of more than 2^64 bytes in all (buffer %d is %d bytes)",
+          index, req.bytes));
+    }
     size_t size = AlignUp(req.bytes, alignment);
-    plan.total_bytes += size;
     if (size == 0) continue;  // empty tensors need no bytes
     live.clear();
     for (const Placed& p : placed) {

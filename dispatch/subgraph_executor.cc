@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "core/litert_format.h"
 #include "core/status.h"
+#include "dispatch/graph_check.h"
 #include "dispatch/litert_backend.h"
 #include "dispatch/memory_planner.h"
 #include "dispatch/string_tensor.h"
@@ -192,6 +193,13 @@ absl::StatusOr<std::unique_ptr<SubgraphExecutor>> SubgraphExecutor::Create(
         absl::StrFormat("subgraph %d: calls nest deeper than %d (a cycle?)", id,
                         kMaxCallDepth));
   }
+  if (env->checked.size() < model.subgraphs.size()) {
+    env->checked.resize(model.subgraphs.size(), false);
+  }
+  if (!env->checked[id]) {
+    GRAFT_RETURN_IF_ERROR(CheckExecutableSubgraph(model, id));
+    env->checked[id] = true;
+  }
   std::unique_ptr<SubgraphExecutor> e(new SubgraphExecutor(env, id, depth));
   e->external_io_ = external_io;
   GRAFT_RETURN_IF_ERROR(e->InitTensors(inputs));
@@ -221,7 +229,7 @@ absl::Status SubgraphExecutor::InitTensors(const CalleeInputs* inputs) {
     // TFLite does; a stray -1 in `shape` is read the same way.
     for (int32_t d : src.shape) t.shape.push_back(d < 0 ? 1 : d);
     const size_t elem = ElementSize(t.type);
-    t.bytes = static_cast<size_t>(NumElements(t.shape)) * elem;
+    GRAFT_ASSIGN_OR_RETURN(t.bytes, SizeOf(static_cast<TensorId>(i), t));
     if (src.buffer == 0 || src.buffer >= model_->buffers.size()) continue;
     const Bytes& data = model_->buffers[src.buffer].data;
     if (data.empty()) continue;
@@ -293,7 +301,7 @@ absl::Status SubgraphExecutor::InitTensors(const CalleeInputs* inputs) {
     for (size_t i = 0; i < sg.inputs.size(); ++i) {
       Tensor& t = tensors_[sg.inputs[i]];
       t.shape = inputs->shapes[i];
-      t.bytes = static_cast<size_t>(NumElements(t.shape)) * ElementSize(t.type);
+      GRAFT_ASSIGN_OR_RETURN(t.bytes, SizeOf(sg.inputs[i], t));
       if (!inputs->resources.empty()) {
         resource_[sg.inputs[i]] = inputs->resources[i];
       }
@@ -303,6 +311,27 @@ absl::Status SubgraphExecutor::InitTensors(const CalleeInputs* inputs) {
     }
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<size_t> SubgraphExecutor::SizeOf(TensorId id,
+                                                const Tensor& t) const {
+  absl::StatusOr<size_t> bytes = CheckedTensorBytes(t.type, t.shape);
+  if (!bytes.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("subgraph %d tensor %d ('%s'): %s", id_, id, t.name,
+                        bytes.status().message()));
+  }
+  // A STRING's buffer (string_tensor.h) holds an int32 offset per element
+  // and two more, all below 2^31.
+  constexpr int64_t kMaxStrings =
+      (int64_t{std::numeric_limits<int32_t>::max()} - 8) / 4;
+  if (t.type == tfl::TensorType_STRING && NumElements(t.shape) > kMaxStrings) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "subgraph %d tensor %d ('%s'): a STRING tensor of shape %s has more "
+        "strings than its buffer's 32-bit offsets can address (at most %d)",
+        id_, id, t.name, ShapeToString(t.shape), kMaxStrings));
+  }
+  return *bytes;
 }
 
 void SubgraphExecutor::UseDeclaredOutputShapes(const tfl::OperatorT& op) {
@@ -338,18 +367,9 @@ absl::Status SubgraphExecutor::PrepareOps(bool count_cpu_ops) {
             absl::StrCat(OpLabel(p.index), ": input tensor out of range"));
       }
     }
-    for (TensorId t : op.outputs) {
-      if (t < 0 || t >= static_cast<TensorId>(tensors_.size())) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(OpLabel(p.index), ": output tensor out of range"));
-      }
-      if (tensors_[t].constant) {
-        return absl::InvalidArgumentError(
-            absl::StrFormat("%s: output tensor %d ('%s') is a constant",
-                            OpLabel(p.index), t, tensors_[t].name));
-      }
-      written_[t] = true;
-    }
+    // Outputs are checked by CheckExecutableSubgraph: present, and each
+    // written by this op alone into memory the runtime owns.
+    for (TensorId t : op.outputs) written_[t] = true;
     // An op fed by one that cannot run is not prepared (its input shapes
     // are guesses); only the root causes are reported.
     bool tainted_input = false;

@@ -99,6 +99,9 @@ struct LoadEnv {
   // The runtime's resource variables (VAR_HANDLE), shared by all its
   // subgraphs and signatures.
   ResourceVariables variables;
+  // Per subgraph id: whether CheckExecutableSubgraph (graph_check.h) has
+  // passed it in this load (grown to the model's subgraph count on use).
+  std::vector<bool> checked;
   // Per subgraph id: whether a CALL_ONCE has run it as its init subgraph
   // (sized to the model's subgraph count at load).
   std::vector<bool> call_once_done;
@@ -247,6 +250,10 @@ class SubgraphExecutor {
   // A dynamic op's prepare at invoke, and its outputs' and scratch storage.
   absl::Status PrepareAtRun(PreparedOp& p);
   absl::Status FoldOp(PreparedOp& p);
+  // Tensor `id`'s byte size at its shape; InvalidArgument, naming it, for
+  // an absurd shape (tensor.h's CheckedNumElements, or a STRING with more
+  // strings than its buffer format holds).
+  absl::StatusOr<size_t> SizeOf(TensorId id, const Tensor& t) const;
   void UseDeclaredOutputShapes(const tfl::OperatorT& op);
   absl::Status PlanMemory();
   static OpReport::Where WhereOf(const PreparedOp& p);

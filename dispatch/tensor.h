@@ -16,6 +16,7 @@
 #include <string>
 
 #include "absl/container/inlined_vector.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "core/model.h"
@@ -30,13 +31,40 @@ using Shape = absl::InlinedVector<int32_t, 6>;
 // byte size (STRING, RESOURCE, VARIANT, the 4-bit types).
 size_t ElementSize(tfl::TensorType type);
 
+// The most elements one tensor may have (2^40). Every shape the runtime
+// gives a tensor is checked against it (CheckedNumElements) at load, and at
+// invoke for shapes computed then, so the product of any subset of a
+// tensor's dimensions, and its byte size, fit in an int64_t: kernels may
+// multiply dimensions without overflow checks of their own.
+inline constexpr int64_t kMaxTensorElements = int64_t{1} << 40;
+
 // Number of elements of `shape` (1 for a scalar). Dimensions are never
-// negative once prepared.
+// negative once prepared, and a tensor's shape has passed
+// CheckedNumElements, so this cannot overflow for one.
 inline int64_t NumElements(const Shape& shape) {
   int64_t n = 1;
   for (int32_t d : shape) n *= d;
   return n;
 }
+
+// a * b into *out; false (and *out unspecified) when it overflows int64_t.
+inline bool CheckedMul(int64_t a, int64_t b, int64_t* out) {
+  return !__builtin_mul_overflow(a, b, out);
+}
+// a + b into *out; false when it overflows int64_t.
+inline bool CheckedAdd(int64_t a, int64_t b, int64_t* out) {
+  return !__builtin_add_overflow(a, b, out);
+}
+
+// The element count of `shape`, or InvalidArgument when a dimension is
+// negative or the product of its non-zero dimensions exceeds
+// kMaxTensorElements (so a zero dimension does not hide absurd others).
+absl::StatusOr<int64_t> CheckedNumElements(absl::Span<const int32_t> shape);
+
+// The byte size of a tensor of `type` and `shape` (0 for types without a
+// fixed element size), with CheckedNumElements' errors.
+absl::StatusOr<size_t> CheckedTensorBytes(tfl::TensorType type,
+                                          absl::Span<const int32_t> shape);
 
 // "[1, 224, 224, 3]".
 std::string ShapeToString(absl::Span<const int32_t> shape);

@@ -139,13 +139,18 @@ inline int32_t TfliteProduct(int16_t a, int16_t b) {
 int32_t HybridDot(const int16_t* a, const int16_t* b, int64_t k) {
   // Chunks of 16 vectorize to 16-bit multiply-adds; integer sums in any
   // order are the same.
-  int32_t d = 0;
+  // The sum wraps as TFLite's SIMD sum does (its lanes are int32): summed
+  // unsigned, where wrapping is defined.
+  uint32_t d = 0;
   int64_t i = 0;
   for (; i + 16 <= k; i += 16) {
-    for (int j = 0; j < 16; ++j) d += TfliteProduct(a[i + j], b[i + j]);
+    for (int j = 0; j < 16; ++j) {
+      d += static_cast<uint32_t>(TfliteProduct(a[i + j], b[i + j]));
+    }
   }
-  for (; i < k; ++i) d += static_cast<int32_t>(a[i]) * b[i];
-  return d;
+  for (; i < k; ++i)
+    d += static_cast<uint32_t>(static_cast<int32_t>(a[i]) * b[i]);
+  return static_cast<int32_t>(d);
 }
 
 int32_t HybridRowSum(const int16_t* w, int64_t k) {

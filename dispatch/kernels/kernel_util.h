@@ -92,24 +92,39 @@ inline bool StringBytesUnknown(const PrepareContext& ctx, const Tensor& t) {
 std::optional<Shape> StaticDeclaredOutputShape(const PrepareContext& ctx,
                                                int i);
 
-// TFLite's convolution/pooling size arithmetic.
-inline int EffectiveFilter(int filter, int dilation) {
+// TFLite's convolution/pooling size arithmetic, in 64 bits: the filter,
+// stride and dilation come from the file, and their products overflow 32.
+inline int64_t EffectiveFilter(int64_t filter, int64_t dilation) {
   return (filter - 1) * dilation + 1;
 }
-inline int ComputeOutSize(tfl::Padding padding, int image, int filter,
-                          int stride, int dilation = 1) {
-  int eff = EffectiveFilter(filter, dilation);
+// The output size; negative (refused when set as a shape) when the window
+// does not fit, and never beyond int's range.
+inline int ComputeOutSize(tfl::Padding padding, int64_t image, int64_t filter,
+                          int64_t stride, int64_t dilation = 1) {
+  const int64_t eff = EffectiveFilter(filter, dilation);
   if (stride <= 0) return 0;
-  if (padding == tfl::Padding_SAME) return (image + stride - 1) / stride;
-  return (image + stride - eff) / stride;  // VALID
+  const int64_t out = padding == tfl::Padding_SAME
+                          ? (image + stride - 1) / stride
+                          : (image + stride - eff) / stride;  // VALID
+  return static_cast<int>(
+      std::clamp<int64_t>(out, -1, std::numeric_limits<int32_t>::max()));
 }
 // Padding before the first element (TFLite's ComputePaddingWithOffset; the
 // odd extra pixel of SAME padding goes after).
-inline int ComputePadding(int stride, int dilation, int in, int filter,
-                          int out) {
-  int eff = EffectiveFilter(filter, dilation);
-  int total = std::max(0, (out - 1) * stride + eff - in);
-  return total / 2;
+inline int ComputePadding(int64_t stride, int64_t dilation, int64_t in,
+                          int64_t filter, int64_t out) {
+  const int64_t eff = EffectiveFilter(filter, dilation);
+  const int64_t total = std::max<int64_t>(0, (out - 1) * stride + eff - in);
+  return static_cast<int>(
+      std::min<int64_t>(total / 2, std::numeric_limits<int32_t>::max()));
+}
+// Kernels index a window in int: `in` plus the dilated filter and a stride
+// must stay below 2^31 (a file can ask for far more).
+inline bool WindowFitsInt(int64_t in, int64_t filter, int64_t stride,
+                          int64_t dilation) {
+  return in >= 0 && filter > 0 && stride > 0 && dilation > 0 &&
+         in + EffectiveFilter(filter, dilation) + stride <=
+             std::numeric_limits<int32_t>::max();
 }
 
 // A 2-D convolution's window (CONV_2D, DEPTHWISE_CONV_2D; Options is their
@@ -123,6 +138,13 @@ absl::Status PrepareConvWindow(const Options& o, State* s) {
   GRAFT_KERNEL_CHECK(
       s->stride_h > 0 && s->stride_w > 0 && s->dil_h > 0 && s->dil_w > 0,
       "strides and dilations must be positive");
+  GRAFT_KERNEL_CHECK(
+      WindowFitsInt(s->in_h, s->k_h, s->stride_h, s->dil_h) &&
+          WindowFitsInt(s->in_w, s->k_w, s->stride_w, s->dil_w),
+      "the window (input %dx%d, filter %dx%d, strides %d,%d, dilations "
+      "%d,%d) exceeds 32-bit index arithmetic",
+      s->in_h, s->in_w, s->k_h, s->k_w, s->stride_h, s->stride_w, s->dil_h,
+      s->dil_w);
   s->out_h = ComputeOutSize(o.padding, s->in_h, s->k_h, s->stride_h, s->dil_h);
   s->out_w = ComputeOutSize(o.padding, s->in_w, s->k_w, s->stride_w, s->dil_w);
   s->pad_h = ComputePadding(s->stride_h, s->dil_h, s->in_h, s->k_h, s->out_h);
@@ -151,6 +173,12 @@ inline absl::Status PreparePoolGeometry(const Tensor& in,
   GRAFT_KERNEL_CHECK(g->k_h > 0 && g->k_w > 0 && g->stride_h > 0 &&
                          g->stride_w > 0,
                      "filter and strides must be positive");
+  GRAFT_KERNEL_CHECK(WindowFitsInt(g->in_h, g->k_h, g->stride_h, 1) &&
+                         WindowFitsInt(g->in_w, g->k_w, g->stride_w, 1),
+                     "the window (input %dx%d, filter %dx%d, strides %d,%d) "
+                     "exceeds 32-bit index arithmetic",
+                     g->in_h, g->in_w, g->k_h, g->k_w, g->stride_h,
+                     g->stride_w);
   g->out_h = ComputeOutSize(o->padding, g->in_h, g->k_h, g->stride_h);
   g->out_w = ComputeOutSize(o->padding, g->in_w, g->k_w, g->stride_w);
   g->pad_h = ComputePadding(g->stride_h, 1, g->in_h, g->k_h, g->out_h);

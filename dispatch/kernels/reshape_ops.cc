@@ -3,6 +3,7 @@
 // and SHAPE.
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -55,7 +56,11 @@ absl::StatusOr<Shape> ResolveShape(const std::vector<int64_t>& dims,
     } else {
       GRAFT_KERNEL_CHECK(dims[i] >= 0, "negative dim %d in the new shape",
                          dims[i]);
-      known *= dims[i];
+      // Shapes are int32 and a tensor has at most kMaxTensorElements.
+      GRAFT_KERNEL_CHECK(dims[i] <= std::numeric_limits<int32_t>::max() &&
+                             CheckedMul(known, dims[i], &known) &&
+                             known <= kMaxTensorElements,
+                         "new shape dim %d makes the shape too large", dims[i]);
       shape.push_back(static_cast<int32_t>(dims[i]));
     }
   }
