@@ -29,9 +29,9 @@ absl::StatusOr<size_t> InlineCall(Model& model, SubgraphId subgraph, OpId op,
   const auto num_subgraphs = static_cast<SubgraphId>(model.subgraphs.size());
   if (subgraph < 0 || subgraph >= num_subgraphs || callee < 0 ||
       callee >= num_subgraphs || callee == subgraph) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "InlineCall: subgraphs ", subgraph, " and ", callee, " of ",
-        num_subgraphs));
+    return absl::InvalidArgumentError(absl::StrCat("InlineCall: subgraphs ",
+                                                   subgraph, " and ", callee,
+                                                   " of ", num_subgraphs));
   }
   Subgraph& sg = model.subgraphs[subgraph];
   const Subgraph& body = model.subgraphs[callee];
@@ -56,8 +56,7 @@ absl::StatusOr<size_t> InlineCall(Model& model, SubgraphId subgraph, OpId op,
     const tfl::TensorT& a = sg.tensors[call.inputs[i]];
     const tfl::TensorT& b = body.tensors[body.inputs[i]];
     if (!SameType(a, b)) {
-      return refuse("input ", i, " is ", Describe(a), " against ",
-                    Describe(b));
+      return refuse("input ", i, " is ", Describe(a), " against ", Describe(b));
     }
   }
   for (size_t j = 0; j < call.outputs.size(); ++j) {
@@ -184,9 +183,9 @@ absl::Status RemoveSubgraphs(Model& model,
           [&](const char* field, int64_t index) {
             if (status.ok() && index >= 0 && static_cast<size_t>(index) < n &&
                 removed[index]) {
-              status = absl::FailedPreconditionError(absl::StrCat(
-                  "subgraph ", index, " cannot be removed: op ", k,
-                  " of subgraph ", s, " calls it (", field, ")"));
+              status = absl::FailedPreconditionError(
+                  absl::StrCat("subgraph ", index, " cannot be removed: op ", k,
+                               " of subgraph ", s, " calls it (", field, ")"));
             }
           });
       if (!status.ok()) return status;
@@ -194,10 +193,9 @@ absl::Status RemoveSubgraphs(Model& model,
   }
   for (const tfl::SignatureDefT& sig : model.signature_defs) {
     if (sig.subgraph_index < n && removed[sig.subgraph_index]) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("subgraph ", sig.subgraph_index,
-                       " cannot be removed: signature '", sig.signature_key,
-                       "' runs it"));
+      return absl::FailedPreconditionError(absl::StrCat(
+          "subgraph ", sig.subgraph_index, " cannot be removed: signature '",
+          sig.signature_key, "' runs it"));
     }
   }
 

@@ -34,11 +34,11 @@ Model CompositeModel() {
   TensorId z = main.Op(tfl::BuiltinOperator_ABS).In(y).Out("z", kF32, {2, 3});
   main.Output(z);
   TensorId a = impl.Input("a", kF32, {2, 3});
-  TensorId m = impl.Op(tfl::BuiltinOperator_MUL).In(a, a).Out("m", kF32,
-                                                              {2, 3});
+  TensorId m =
+      impl.Op(tfl::BuiltinOperator_MUL).In(a, a).Out("m", kF32, {2, 3});
   TensorId c = impl.Constant<float>("c", {1}, {0.5f});
-  TensorId r = impl.Op(tfl::BuiltinOperator_ADD).In(m, c).Out("r", kF32,
-                                                              {2, 3});
+  TensorId r =
+      impl.Op(tfl::BuiltinOperator_ADD).In(m, c).Out("r", kF32, {2, 3});
   impl.Output(r);
   (void)other;
   b.Signature("serving_default", {{"x", x}}, {{"z", z}});

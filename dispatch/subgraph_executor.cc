@@ -1231,7 +1231,8 @@ absl::Status SubgraphExecutor::PrepareLiteRtDispatchOp(PreparedOp& p,
   }
   return PrepareFallback(
       p, options->fallback_subgraph, reason,
-      "; the op has no CPU fallback (LiteRT's tools keep no original ops)",
+      "; the op has no CPU fallback (LiteRT's tools keep no original ops, "
+      "nor does graft apply --cpu-fallback=false)",
       count_cpu_ops);
 }
 

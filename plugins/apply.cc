@@ -104,6 +104,29 @@ void DropDeadPartitions(const Subgraph& sg, std::vector<Partition>& parts,
   parts = std::move(kept);
 }
 
+// Removes the outlined partitions (subgraphs `first` on, no longer named by
+// their dispatch ops) and empties the buffers only they used; buffer ids
+// stay, so modules and metadata keep theirs.
+absl::Status DropFallbacks(Model& model, SubgraphId first) {
+  const auto n = static_cast<SubgraphId>(model.subgraphs.size());
+  std::vector<bool> kept_use(model.buffers.size(), false);
+  std::vector<bool> dropped_use(model.buffers.size(), false);
+  std::vector<SubgraphId> dropped;
+  for (SubgraphId s = 0; s < n; ++s) {
+    if (s >= first) dropped.push_back(s);
+    for (const tfl::TensorT& t : model.subgraphs[s].tensors) {
+      if (t.buffer < model.buffers.size()) {
+        (s >= first ? dropped_use : kept_use)[t.buffer] = true;
+      }
+    }
+  }
+  GRAFT_RETURN_IF_ERROR(RemoveSubgraphs(model, dropped));
+  for (size_t b = 1; b < model.buffers.size(); ++b) {
+    if (dropped_use[b] && !kept_use[b]) model.buffers[b] = Buffer{};
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<ApplyReport> ApplyPlugins(
@@ -329,7 +352,9 @@ absl::StatusOr<ApplyReport> ApplyPlugins(
   }
   watch.Lap(&report.phases.partition);
 
-  for (SubgraphId s = 0; s < static_cast<SubgraphId>(decided.size()); ++s) {
+  // Outlined partitions are appended after the model's own subgraphs.
+  const auto first_outlined = static_cast<SubgraphId>(decided.size());
+  for (SubgraphId s = 0; s < first_outlined; ++s) {
     const size_t num_ops = model.subgraphs[s].ops.size();
     std::vector<int64_t>& labels = decided[s].labels;
     std::vector<OpApplyReport>& op_reports = decided[s].ops;
@@ -493,12 +518,14 @@ absl::StatusOr<ApplyReport> ApplyPlugins(
         tfl::OperatorT& op =
             model.subgraphs[mine[i]->source].ops[mine[i]->call_op];
         const CompiledModule& module = report.modules[pr.module];
+        const SubgraphId fallback =
+            options.cpu_fallback ? pr.outlined_subgraph : -1;
         if (litert) {
           // LiteRT's format: the serializer fills in the file offset.
           LiteRtDispatchOpOptions o;
           o.bytecode_size = module.bytes.size();
           o.name = call.entry_point;
-          o.fallback_subgraph = pr.outlined_subgraph;
+          o.fallback_subgraph = fallback;
           o.module_buffer = module.buffer;
           op.custom_options = EncodeLiteRtDispatchOpOptions(o);
           continue;
@@ -507,7 +534,7 @@ absl::StatusOr<ApplyReport> ApplyPlugins(
         o.vendor = mv.vendor;
         o.module_buffer = module.buffer;
         o.entry_point = call.entry_point;
-        o.fallback_subgraph = pr.outlined_subgraph;
+        o.fallback_subgraph = fallback;
         op.custom_options = EncodeDispatchOpOptions(o);
       }
       if (litert && options.mode == ApplyMode::kApply) {
@@ -529,6 +556,10 @@ absl::StatusOr<ApplyReport> ApplyPlugins(
     }
     if (options.mode == ApplyMode::kApply && stamp.has_value()) {
       GRAFT_RETURN_IF_ERROR(WriteLiteRtStamp(model, *stamp));
+    }
+    if (options.mode == ApplyMode::kApply && !options.cpu_fallback) {
+      GRAFT_RETURN_IF_ERROR(DropFallbacks(model, first_outlined));
+      for (PartitionReport& pr : report.partitions) pr.outlined_subgraph = -1;
     }
     watch.Lap(&report.phases.embed);
   }

@@ -44,6 +44,12 @@ struct ApplyOptions {
   // ops)" (a vendor compiles all its partitions in one call, so there is no
   // finer step to report).
   std::function<void(const std::string&)> progress;
+  // kApply: keep each partition's original ops (and their weights) as a
+  // subgraph its dispatch op falls back to when the vendor's dispatch
+  // library is missing or refuses it. Without, the compiled model is about
+  // the size of the vendor's bytecode (what LiteRT's tools write) but runs
+  // only where the vendor's dispatch library does.
+  bool cpu_fallback = true;
 };
 
 // What happened to one op of the input model.

@@ -345,6 +345,12 @@ int RunApplyCommand(absl::Span<const std::string> args, std::ostream& out,
                     "LiteRT plugins take apply_plugin's flag names, one per "
                     "occurrence (intel_openvino_graph_backends=cpu)");
   flags.AddBool("json", &json, "print the report as JSON");
+  bool cpu_fallback = true;
+  flags.AddBool("cpu-fallback", &cpu_fallback,
+                "keep each partition's original ops and weights, which "
+                "Graft's runtime runs on its CPU kernels where the vendor's "
+                "dispatch library is missing; =false writes only the "
+                "bytecode (a smaller file, as LiteRT's tools write)");
   bool fsync = false;
   flags.AddBool("fsync", &fsync,
                 "flush the output to disk before it replaces the old file, "
@@ -423,6 +429,7 @@ int RunApplyCommand(absl::Span<const std::string> args, std::ostream& out,
   ApplyOptions options;
   options.mode = mode;
   options.soc_model = soc_model;
+  options.cpu_fallback = cpu_fallback;
   options.progress = [&progress](const std::string& step) {
     progress.Update(step);
   };
