@@ -10,7 +10,9 @@ Per model, in each round:
   apply    wall time of the whole process, from exec to exit:
              graft    `graft apply MODEL --plugin=<Intel plugin>
                       --soc-model=LNL --plugin-option=
-                      intel_openvino_graph_backends=cpu -o OUT`
+                      intel_openvino_graph_backends=cpu -o OUT`, and
+                      again with --cpu-fallback=false (no CPU fallback
+                      subgraph: the same content as LiteRT's tool writes)
              litert   `apply_plugin_main --cmd=apply --model=MODEL --o=OUT
                       --soc_manufacturer=IntelOpenVINO --soc_model=LNL
                       --libs=<plugin dir> --intel_openvino_graph_backends=cpu`
@@ -177,12 +179,12 @@ APPLY_SUMMARY = re.compile(
     r"compile ([\d.]+), embed ([\d.]+)\)")
 
 
-def graft_apply(graft, paths, model, out):
+def graft_apply(graft, paths, model, out, extra=()):
     """{'wall_ms', 'cpu_ms', 'inproc_ms', 'phases': {name: ms}} of one
     `graft apply`."""
     ms, cpu_ms, proc = wall([graft, "apply", model, f"--plugin={paths['plugin']}",
                      "--soc-model=LNL", f"--plugin-option={BACKEND}",
-                     "-o", out])
+                     "-o", out, *extra])
     if proc.returncode != 0 or not os.path.exists(out):
         raise RuntimeError(last_line(proc))
     m = APPLY_SUMMARY.search(proc.stdout)
@@ -340,6 +342,16 @@ def measure_round(args, paths, model, compiled, workdir, graft_first):
         if e:
             apply["errors"].append(e)
 
+    def apply_graft_bytecode_only():
+        # The same output as LiteRT's tool: no CPU fallback subgraph.
+        r, e = measure("graft apply --cpu-fallback=false", lambda: graft_apply(
+            args.graft, paths, model,
+            os.path.join(workdir, base + ".graft_nofb.tflite"),
+            ["--cpu-fallback=false"]))
+        apply["graft_nofb"] = r
+        if e:
+            apply["errors"].append(e)
+
     def apply_litert():
         r, e = measure("apply_plugin_main", lambda: litert_apply(
             paths, model, os.path.join(workdir, base + ".litert.tflite")))
@@ -363,7 +375,8 @@ def measure_round(args, paths, model, compiled, workdir, graft_first):
         args.warmup))
     run_litert = run("litert", lambda: litert_runtime(
         paths, compiled, args.threads, args.iterations, args.warmup))
-    for pair in ((apply_graft, apply_litert), (run_graft, run_litert)):
+    for pair in ((apply_graft, apply_graft_bytecode_only, apply_litert),
+                 (run_graft, run_litert)):
         for step in pair if graft_first else reversed(pair):
             step()
     return apply, runtime
@@ -408,6 +421,11 @@ def summarize_apply(model, rounds):
              for r in rounds])
     row["ratios"] = {key[:-3]: paired(rounds, ("graft", key), ("litert", key))
                      for key in ("wall_ms", "cpu_ms")}
+    # graft apply --cpu-fallback=false, whose output is LiteRT's tool's.
+    for key in ("wall_ms", "cpu_ms"):
+        row[f"graft_nofb_{key}"] = column(rounds, "graft_nofb", key)
+        row["ratios"][f"nofb_{key[:-3]}"] = paired(
+            rounds, ("graft_nofb", key), ("litert", key))
     return row
 
 
@@ -462,6 +480,11 @@ def print_tables(doc):
               f" {ratio(r, 'cpu', one):>{width}}"
               f" {ms(r['graft_inproc_ms'], 1):>9}"
               f"  ({ms(p['compile'], 1)}, {ms(p['embed'], 1)})")
+        print(f"{'  --cpu-fallback=false':<28}"
+              f" {ms(r['graft_nofb_wall_ms'], 1):>8} {'':>8}"
+              f" {ratio(r, 'nofb_wall', one):>{width}}"
+              f" {ms(r['graft_nofb_cpu_ms'], 1):>8} {'':>8}"
+              f" {ratio(r, 'nofb_cpu', one):>{width}}")
         for e in r["errors"]:
             print(f"  {e}")
     print(f"\nruntime, the model compiled by graft apply; {doc['warmup']} "
