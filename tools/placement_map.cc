@@ -94,6 +94,20 @@ std::vector<PlaceTotal> Totals(const PlacementMap& map) {
   return totals;
 }
 
+// "0-4, 7, 9-12" for ascending ids.
+std::string Ranges(const std::vector<int32_t>& ids) {
+  std::string out;
+  for (size_t i = 0; i < ids.size();) {
+    size_t j = i;
+    while (j + 1 < ids.size() && ids[j + 1] == ids[j] + 1) ++j;
+    if (!out.empty()) out += ", ";
+    absl::StrAppend(&out, ids[i]);
+    if (j > i) absl::StrAppend(&out, "-", ids[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<PlacementMap> BuildPlacementMap(const Model& model,
@@ -178,6 +192,8 @@ absl::StatusOr<PlacementMap> BuildPlacementMap(const Model& model,
       if (dispatch) {
         p.vendor = d.vendor;
         p.compiled_name = absl::StrCat(d.vendor, ":", d.entry_point);
+        map.dispatch_ops.push_back(
+            {i, p.compiled_name, p.where, d.vendor, {p.op}});
         const bool fb = d.fallback >= 0 &&
                         static_cast<size_t>(d.fallback) <
                             model.subgraphs.size() &&
@@ -199,6 +215,8 @@ absl::StatusOr<PlacementMap> BuildPlacementMap(const Model& model,
         d.fallback >= 0 &&
         static_cast<size_t>(d.fallback) < model.subgraphs.size() &&
         model.subgraphs[d.fallback].ops.size() == from.size();
+    map.dispatch_ops.push_back({i, absl::StrCat(d.vendor, ":", d.entry_point),
+                                WhereName(r.where), d.vendor, from});
     for (size_t k = 0; k < from.size(); ++k) {
       PlacedOp p;
       p.op = from[k];
@@ -286,6 +304,13 @@ std::string PlacementMapText(const PlacementMap& map) {
     out += ";";
   }
   out.back() = '\n';
+  for (const PlacedDispatchOp& d : map.dispatch_ops) {
+    absl::StrAppendFormat(&out, "  op %d %s (%s) replaced op%s %s\n",
+                          d.compiled_op, d.compiled_name,
+                          d.where == "vendor" ? d.vendor : d.where,
+                          d.original_ops.size() == 1 ? "" : "s",
+                          Ranges(d.original_ops));
+  }
   return out;
 }
 
@@ -314,6 +339,20 @@ void PlacementMapJson(const PlacementMap& map, JsonWriter& j) {
       j.Key("ms_per_run").Null().Key("share").Null();
     }
     j.Key("attributed").Bool(p.attributed).EndObject();
+  }
+  j.EndArray().Key("dispatch_ops").BeginArray();
+  for (const PlacedDispatchOp& d : map.dispatch_ops) {
+    j.BeginObject().Key("compiled_op").Int(d.compiled_op);
+    j.Key("compiled_name").String(d.compiled_name);
+    j.Key("where").String(d.where).Key("vendor").String(d.vendor);
+    j.Key("original_ops").BeginArray();
+    for (int32_t op : d.original_ops) {
+      auto it = std::find_if(map.ops.begin(), map.ops.end(),
+                             [&](const PlacedOp& p) { return p.op == op; });
+      j.BeginObject().Key("op").Int(op);
+      j.Key("name").String(it == map.ops.end() ? "" : it->name).EndObject();
+    }
+    j.EndArray().EndObject();
   }
   j.EndArray().EndObject();
 }
@@ -409,7 +448,19 @@ std::string PlacementMapHtml(const PlacementMap& map,
     }
     h += "</tr>\n";
   }
-  h += "</table>\n</body></html>\n";
+  h += "</table>\n";
+  if (!map.dispatch_ops.empty()) {
+    h += "<h2>Dispatch ops</h2>\n<ul id=\"dispatch\">\n";
+    for (const PlacedDispatchOp& d : map.dispatch_ops) {
+      absl::StrAppend(&h, "<li>op ", d.compiled_op, " ",
+                      HtmlEscape(d.compiled_name), " (",
+                      HtmlEscape(d.where == "vendor" ? d.vendor : d.where),
+                      "): original op", d.original_ops.size() == 1 ? " " : "s ",
+                      Ranges(d.original_ops), "</li>\n");
+    }
+    h += "</ul>\n";
+  }
+  h += "</body></html>\n";
   return h;
 }
 

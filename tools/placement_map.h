@@ -46,6 +46,16 @@ struct PlacedOp {
   bool attributed = false;
 };
 
+// A dispatch op of the compiled model and the original ops it replaced.
+struct PlacedDispatchOp {
+  int32_t compiled_op = 0;
+  std::string compiled_name;  // "xnnpack:partition_0"
+  std::string where;          // "vendor" or "cpu fallback"
+  std::string vendor;
+  // Indices into PlacementMap::ops' `op`, ascending.
+  std::vector<int32_t> original_ops;
+};
+
 struct PlacementMap {
   int32_t subgraph = 0;
   std::string subgraph_name;
@@ -53,6 +63,8 @@ struct PlacementMap {
   // "identity" (a model not compiled by Graft, run as it is).
   std::string origins;
   std::vector<PlacedOp> ops;  // by original index
+  // Every dispatch op, in compiled-model order.
+  std::vector<PlacedDispatchOp> dispatch_ops;
   // With a profile: the profiled runs and the median run time.
   int64_t runs = 0;
   double run_ms = -1;
@@ -69,13 +81,16 @@ absl::StatusOr<PlacementMap> BuildPlacementMap(const Model& model,
                                                int32_t subgraph);
 
 // A table: one line per original op (index, op, output tensor, where,
-// compiled op, time and share with '~' marking attributed times), then the
-// share of time per place.
+// compiled op, time and share with '~' marking attributed times), the
+// share of time per place, then each dispatch op with the original ops it
+// replaced ("op 0 xnnpack:partition_0 (xnnpack) replaced ops 0-63").
 std::string PlacementMapText(const PlacementMap& map);
 
 // {"subgraph", "origins", "runs", "run_ms", "time_attribution": "even",
 //  "ops": [{"op", "name", "output", "where", "vendor", "compiled_op",
-//  "compiled_name", "group_size", "ms_per_run", "share", "attributed"}]}.
+//  "compiled_name", "group_size", "ms_per_run", "share", "attributed"}],
+//  "dispatch_ops": [{"compiled_op", "compiled_name", "where", "vendor",
+//  "original_ops": [{"op", "name"}]}]}.
 void PlacementMapJson(const PlacementMap& map, JsonWriter& j);
 
 // One self-contained HTML page (no scripts, no external resources): a

@@ -171,6 +171,8 @@ TEST(RunCli, ProfileMapsADispatchOpsTimeBackToTheOriginalOps) {
                                    "0 example:partition_0 \\(5 ops\\) +~"));
   EXPECT_THAT(r.out, ContainsRegex("\n +5  SOFTMAX +y +cpu +op 1 SOFTMAX "));
   EXPECT_THAT(r.out, HasSubstr("by place:  example 5 ops"));
+  EXPECT_THAT(r.out,
+              HasSubstr("op 0 example:partition_0 (example) replaced ops 0-4\n"));
 
   if (!HavePython()) GTEST_SKIP() << "python3 is needed to read the JSON";
   Result j = RunGraft({"run", model, "--dispatch-dir=" + testing::ExampleVendorDir(),
@@ -187,6 +189,10 @@ TEST(RunCli, ProfileMapsADispatchOpsTimeBackToTheOriginalOps) {
           for o in d['placement_map']['ops'][:5]) and
       len(set(o['ms_per_run'] for o in d['placement_map']['ops'][:5])) == 1 and
       d['placement_map']['ops'][5]['where'] == 'cpu' and not d['placement_map']['ops'][5]['attributed'] and
+      [(x['compiled_op'], x['vendor'], [o['op'] for o in x['original_ops']],
+        x['original_ops'][4]['name'])
+       for x in d['placement_map']['dispatch_ops']] ==
+          [(0, 'example', [0, 1, 2, 3, 4], 'MUL')] and
       0 < sum(o['share'] for o in d['placement_map']['ops']) <= 1.0001)"))
       << j.out;
 
@@ -237,6 +243,8 @@ TEST(RunCli, ReportHtmlIsOneSelfContainedPageWithARowPerOriginalOp) {
   EXPECT_EQ(rows, 6u) << html;
   EXPECT_EQ(vendor_rows, 5u) << html;
   EXPECT_THAT(html, HasSubstr("class=\"num attributed\""));
+  EXPECT_THAT(html, HasSubstr("<li>op 0 example:partition_0 (example): "
+                              "original ops 0-4</li>"));
   for (const char* external : {"<script", "src=", "href=", "@import", "url("}) {
     EXPECT_THAT(html, Not(HasSubstr(external))) << external;
   }
