@@ -386,6 +386,10 @@ std::string PlacementMapHtml(const PlacementMap& map,
       "table{border-collapse:collapse;font-size:13px}\n"
       "td,th{padding:2px 8px;text-align:left;border-bottom:1px solid #eee}\n"
       "td.num{text-align:right;font-variant-numeric:tabular-nums}\n"
+      // Converter tensor names run to hundreds of characters; cut them so
+      // where each op ran stays on screen (the whole name is the title).
+      "td.output{max-width:24em;overflow:hidden;text-overflow:ellipsis;"
+      "white-space:nowrap}\n"
       ".swatch{display:inline-block;width:12px;height:12px;margin-right:4px;"
       "vertical-align:middle}\n"
       ".bar{height:10px;min-width:1px}\n"
@@ -426,8 +430,9 @@ std::string PlacementMapHtml(const PlacementMap& map,
     const std::string key = PlaceKey(p);
     absl::StrAppend(
         &h, "<tr data-where=\"", HtmlEscape(key), "\"><td class=\"num\">",
-        p.op, "</td><td>", HtmlEscape(p.name), "</td><td>",
-        HtmlEscape(p.output), "</td><td><span class=\"swatch\" "
+        p.op, "</td><td>", HtmlEscape(p.name), "</td><td class=\"output\" "
+        "title=\"", HtmlEscape(p.output), "\">", HtmlEscape(p.output),
+        "</td><td><span class=\"swatch\" "
         "style=\"background:", colour[key], "\"></span>", HtmlEscape(key),
         "</td><td>op ", p.compiled_op, " ", HtmlEscape(p.compiled_name),
         p.group_size > 1 ? absl::StrCat(" (", p.group_size, " ops)") : "",

@@ -9,6 +9,7 @@ apt_packages=(
   libabsl-dev libflatbuffers-dev flatbuffers-compiler
   libgtest-dev libgmock-dev libbenchmark-dev
   libxnnpack-dev libpthreadpool-dev libcpuinfo-dev
+  chromium  # tests/cli/report_html_test.py renders graft run --report-html
 )
 missing=()
 for p in "${apt_packages[@]}"; do
