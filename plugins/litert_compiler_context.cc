@@ -293,8 +293,13 @@ LiteRtStatus GetTensorTypeId(LiteRtTensor t, LiteRtTensorTypeId* id) {
 LiteRtStatus GetRankedTensorType(LiteRtTensor t, LiteRtRankedTensorType* out) {
   LITERT_CHECK_ARGS(t, out);
   const tfl::TensorT& tensor = *t->tensor;
+  // LiteRT 2.3.0's loader gives the dynamic dims of shape_signature only
+  // for tensors that say has_rank; for the others (older converters'
+  // files), the static shape. Observed with a probe plugin under
+  // apply_plugin_main: simple_add_model's [-1,128,128,1] inputs, has_rank
+  // false, reach the plugin as [1,128,128,1].
   const std::vector<int32_t>& dims =
-      tensor.shape_signature.size() == tensor.shape.size()
+      tensor.has_rank && tensor.shape_signature.size() == tensor.shape.size()
           ? tensor.shape_signature
           : tensor.shape;
   if (dims.size() > LITERT_TENSOR_MAX_RANK)

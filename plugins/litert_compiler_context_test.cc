@@ -61,6 +61,7 @@ Model ConvAddAndMul() {
   auto& g = b.Subgraph("main");
   TensorId x = g.Input("x", tfl::TensorType_FLOAT32, {1, 4, 4, 3});
   g.MutableTensor(x)->shape_signature = {-1, 4, 4, 3};
+  g.MutableTensor(x)->has_rank = true;
   TensorId w =
       g.Constant<float>("w", {2, 3, 3, 3}, std::vector<float>(54, 0.5f));
   tfl::Conv2DOptionsT conv;
@@ -248,9 +249,7 @@ TEST(LiteRtCompilerContextTest, NamesIndicesAndRankedTypes) {
   EXPECT_EQ(type.element_type, kLiteRtElementTypeFloat32);
   ASSERT_EQ(type.layout.rank, 4u);
   EXPECT_FALSE(type.layout.has_strides);
-  // shape_signature's dynamic batch, not shape's 1 (which of the two LiteRT
-  // 2.3.0 hands plugins in every case is still open: see
-  // tests/litert_plugins/litert_plugin_diff.py, _DYNAMIC_ADD).
+  // shape_signature's dynamic batch, not shape's 1, since x has_rank.
   EXPECT_EQ(type.layout.dimensions[0], -1);
   EXPECT_EQ(type.layout.dimensions[1], 4);
   EXPECT_EQ(type.layout.dimensions[2], 4);
@@ -261,6 +260,20 @@ TEST(LiteRtCompilerContextTest, NamesIndicesAndRankedTypes) {
   LiteRtUnrankedTensorType unranked;
   EXPECT_EQ(C().get_unranked_tensor_type(x, &unranked),
             kLiteRtStatusErrorInvalidIrType);
+}
+
+// As LiteRT 2.3.0's loader: without has_rank (files of older converters,
+// such as tflite-micro's simple_add_model), the static shape, not
+// shape_signature's dynamic dims.
+TEST(LiteRtCompilerContextTest, StaticShapeWithoutHasRank) {
+  Model model = ConvAddAndMul();
+  model.subgraphs[0].tensors[0].has_rank = false;
+  LiteRtGraph graph(model, {0});
+  LiteRtTensor x = InputOf(OpAt(graph.subgraph(0), 0), 0);
+  LiteRtRankedTensorType type;
+  ASSERT_EQ(C().get_ranked_tensor_type(x, &type), kLiteRtStatusOk);
+  ASSERT_EQ(type.layout.rank, 4u);
+  EXPECT_EQ(type.layout.dimensions[0], 1);
 }
 
 TEST(LiteRtCompilerContextTest, ElementTypesAreTfLiteTypesNotSchemaTypes) {

@@ -82,20 +82,7 @@ COMPILE_TIMEOUT_S = 300
 # is asserted: the difference must still be there.
 #   "graft_compiles_litert_fails": LiteRT's tool fails (not a crash) where
 #   Graft compiles.
-_DYNAMIC_ADD = (
-    "different_bytecode",
-    "NOT YET UNDERSTOOD: int8 ADD of two ?x128x128x1 inputs. With the "
-    "shape_signature stripped, Graft's bytecode is byte-identical to "
-    "LiteRT's (on the original model too), so LiteRT 2.3.0 hands the plugin "
-    "static dims here; but handing static dims everywhere breaks 11 models "
-    "that match now (dynamic_batch_float, hello_world, the *_recipe_quantized "
-    "ones), so LiteRT's rule for which dims it passes is still to be found "
-    "(plugins/litert_compiler_context.cc GetRankedTensorType)")
 EXCEPTIONS = {
-    "tflite-micro/tensorflow/lite/micro/examples/memory_footprint/models/"
-    "simple_add_model.tflite": _DYNAMIC_ADD,
-    "tflite-micro/tensorflow/lite/micro/python/tflite_size/tests/"
-    "simple_add_model.tflite": _DYNAMIC_ADD,
     "LiteRT/litert/test/testdata/"
     "shared_input_cpu_npu_google_tensor_precompiled.tflite": (
         "litert_only",
