@@ -20,9 +20,10 @@ PluginInfo Info(const std::string& vendor, uint32_t hardware,
   return i;
 }
 
-std::vector<std::string> Vendors(const std::vector<PluginInfo>& infos,
-                                 const std::vector<std::string>& priority,
-                                 std::vector<std::string>* unmatched = nullptr) {
+std::vector<std::string> Vendors(
+    const std::vector<PluginInfo>& infos,
+    const std::vector<std::string>& priority,
+    std::vector<std::string>* unmatched = nullptr) {
   std::vector<const PluginInfo*> ptrs;
   for (const PluginInfo& i : infos) ptrs.push_back(&i);
   std::vector<std::string> out;
@@ -40,9 +41,8 @@ TEST(VendorPriorityTest, DefaultPutsDedicatedAcceleratorsFirstThenByName) {
       Info("zeta_npu", GRAFT_HARDWARE_KIND_NPU | GRAFT_HARDWARE_KIND_CPU),
       Info("dsp", GRAFT_HARDWARE_KIND_DSP),
       Info("unknown", 0)};
-  EXPECT_THAT(Vendors(infos, {}),
-              ElementsAre("zeta_npu", "acme_gpu", "dsp", "example", "unknown",
-                          "xnnpack"));
+  EXPECT_THAT(Vendors(infos, {}), ElementsAre("zeta_npu", "acme_gpu", "dsp",
+                                              "example", "unknown", "xnnpack"));
 }
 
 TEST(VendorPriorityTest, DefaultDoesNotDependOnTheListingOrder) {

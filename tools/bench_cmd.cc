@@ -123,10 +123,9 @@ using Loader = std::function<absl::StatusOr<std::unique_ptr<Runtime>>()>;
 // Loads with `load` and times the first run, warm-up and timed runs.
 void Measure(const std::string& model, const Loader& load,
              const Settings& settings, ConfigResult* r) {
-  const std::string what =
-      absl::StrFormat("%s (%s, %d thread%s)",
-                      std::filesystem::path(model).filename().string(), r->name,
-                      r->threads, r->threads == 1 ? "" : "s");
+  const std::string what = absl::StrFormat(
+      "%s (%s, %d thread%s)", std::filesystem::path(model).filename().string(),
+      r->name, r->threads, r->threads == 1 ? "" : "s");
   if (settings.progress != nullptr) {
     settings.progress->Update(absl::StrCat(what, ": loading"));
   }

@@ -61,11 +61,20 @@ std::string HtmlEscape(absl::string_view text) {
   std::string out;
   for (char c : text) {
     switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '&':
+        out += "&amp;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -194,10 +203,10 @@ absl::StatusOr<PlacementMap> BuildPlacementMap(const Model& model,
         p.compiled_name = absl::StrCat(d.vendor, ":", d.entry_point);
         map.dispatch_ops.push_back(
             {i, p.compiled_name, p.where, d.vendor, {p.op}});
-        const bool fb = d.fallback >= 0 &&
-                        static_cast<size_t>(d.fallback) <
-                            model.subgraphs.size() &&
-                        !model.subgraphs[d.fallback].ops.empty();
+        const bool fb =
+            d.fallback >= 0 &&
+            static_cast<size_t>(d.fallback) < model.subgraphs.size() &&
+            !model.subgraphs[d.fallback].ops.empty();
         if (fb) {
           const Subgraph& f = model.subgraphs[d.fallback];
           p.name = OpName(model, f.ops[0]);
@@ -279,10 +288,10 @@ std::string PlacementMapText(const PlacementMap& map) {
                         : p.where == "cpu fallback" ? "cpu fallback"
                                                     : p.where;
     std::string ran_as =
-        p.group_size > 1 ? absl::StrFormat("op %d %s (%d ops)", p.compiled_op,
-                                           p.compiled_name, p.group_size)
-                         : absl::StrFormat("op %d %s", p.compiled_op,
-                                           p.compiled_name);
+        p.group_size > 1
+            ? absl::StrFormat("op %d %s (%d ops)", p.compiled_op,
+                              p.compiled_name, p.group_size)
+            : absl::StrFormat("op %d %s", p.compiled_op, p.compiled_name);
     std::string output = p.output;
     if (output.size() > 32) output = "..." + output.substr(output.size() - 29);
     absl::StrAppendFormat(&out, "  %5d  %-24s %-32s %-14s %-28s", p.op, p.name,
@@ -305,11 +314,10 @@ std::string PlacementMapText(const PlacementMap& map) {
   }
   out.back() = '\n';
   for (const PlacedDispatchOp& d : map.dispatch_ops) {
-    absl::StrAppendFormat(&out, "  op %d %s (%s) replaced op%s %s\n",
-                          d.compiled_op, d.compiled_name,
-                          d.where == "vendor" ? d.vendor : d.where,
-                          d.original_ops.size() == 1 ? "" : "s",
-                          Ranges(d.original_ops));
+    absl::StrAppendFormat(
+        &out, "  op %d %s (%s) replaced op%s %s\n", d.compiled_op,
+        d.compiled_name, d.where == "vendor" ? d.vendor : d.where,
+        d.original_ops.size() == 1 ? "" : "s", Ranges(d.original_ops));
   }
   return out;
 }
@@ -396,8 +404,7 @@ std::string PlacementMapHtml(const PlacementMap& map,
       ".attributed{font-style:italic;color:#666}\n"
       "</style></head><body>\n<h1>Placement map</h1>\n<p>",
       HtmlEscape(model_path), ", subgraph ", map.subgraph, " '",
-      HtmlEscape(map.subgraph_name), "': ", map.ops.size(),
-      " original ops.");
+      HtmlEscape(map.subgraph_name), "': ", map.ops.size(), " original ops.");
   if (timed) {
     absl::StrAppendFormat(
         &h,
@@ -429,12 +436,15 @@ std::string PlacementMapHtml(const PlacementMap& map,
   for (const PlacedOp& p : map.ops) {
     const std::string key = PlaceKey(p);
     absl::StrAppend(
-        &h, "<tr data-where=\"", HtmlEscape(key), "\"><td class=\"num\">",
-        p.op, "</td><td>", HtmlEscape(p.name), "</td><td class=\"output\" "
-        "title=\"", HtmlEscape(p.output), "\">", HtmlEscape(p.output),
+        &h, "<tr data-where=\"", HtmlEscape(key), "\"><td class=\"num\">", p.op,
+        "</td><td>", HtmlEscape(p.name),
+        "</td><td class=\"output\" "
+        "title=\"",
+        HtmlEscape(p.output), "\">", HtmlEscape(p.output),
         "</td><td><span class=\"swatch\" "
-        "style=\"background:", colour[key], "\"></span>", HtmlEscape(key),
-        "</td><td>op ", p.compiled_op, " ", HtmlEscape(p.compiled_name),
+        "style=\"background:",
+        colour[key], "\"></span>", HtmlEscape(key), "</td><td>op ",
+        p.compiled_op, " ", HtmlEscape(p.compiled_name),
         p.group_size > 1 ? absl::StrCat(" (", p.group_size, " ops)") : "",
         "</td>");
     if (timed) {

@@ -16,6 +16,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "core/file_util.h"
 #include "core/status.h"
 #include "dispatch/npy.h"
 #include "dispatch/runtime.h"
@@ -23,7 +24,6 @@
 #include "plugins/on_device.h"
 #include "tools/apply_cmd.h"
 #include "tools/flags.h"
-#include "core/file_util.h"
 #include "tools/json_writer.h"
 #include "tools/placement_map.h"
 #include "tools/progress.h"
@@ -564,9 +564,9 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
     if (!map.ok()) return fail(map.status(), 1);
     const std::string page = PlacementMapHtml(*map, path);
     absl::Status written = WriteFileAtomically(
-        report_html, {absl::Span<const uint8_t>(
-                         reinterpret_cast<const uint8_t*>(page.data()),
-                         page.size())});
+        report_html,
+        {absl::Span<const uint8_t>(
+            reinterpret_cast<const uint8_t*>(page.data()), page.size())});
     if (!written.ok()) return fail(written, 1);
   }
   if (json) {
@@ -602,7 +602,8 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
       out << "placement map: " << map.status().message() << "\n";
     }
   }
-  if (!report_html.empty()) out << "placement map written to " << report_html << "\n";
+  if (!report_html.empty())
+    out << "placement map written to " << report_html << "\n";
   return 0;
 }
 

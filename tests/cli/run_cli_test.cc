@@ -86,8 +86,8 @@ TEST(RunCli, VendorListLeavesOtherVendorsDispatchLibrariesUnused) {
 TEST(RunCli, TheDefaultDirectoryDoesNotHoldTheExampleVendor) {
   EXPECT_FALSE(std::filesystem::exists(
       BinaryDir() + "/vendor_libs/libgraft_compiler_plugin_example.so"));
-  EXPECT_FALSE(std::filesystem::exists(BinaryDir() +
-                                       "/vendor_libs/libgraft_dispatch_example.so"));
+  EXPECT_FALSE(std::filesystem::exists(
+      BinaryDir() + "/vendor_libs/libgraft_dispatch_example.so"));
   testing::TempDir dir;
   const std::string model = CompiledModel(dir);
   Result r = RunGraft({"run", model});
@@ -162,21 +162,24 @@ TEST(RunCli, JsonHasPlacementWarningsOutputsAndLatency) {
 TEST(RunCli, ProfileMapsADispatchOpsTimeBackToTheOriginalOps) {
   testing::TempDir dir;
   const std::string model = CompiledModel(dir);
-  Result r = RunGraft({"run", model, "--dispatch-dir=" + testing::ExampleVendorDir(),
-                       "--iterations=3", "--profile"});
+  Result r =
+      RunGraft({"run", model, "--dispatch-dir=" + testing::ExampleVendorDir(),
+                "--iterations=3", "--profile"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("placement map of subgraph 0 'main': 6 original "
-                              "ops"));
+                               "ops"));
   EXPECT_THAT(r.out, ContainsRegex("\n +0  FULLY_CONNECTED +fc1 +example +op "
                                    "0 example:partition_0 \\(5 ops\\) +~"));
   EXPECT_THAT(r.out, ContainsRegex("\n +5  SOFTMAX +y +cpu +op 1 SOFTMAX "));
   EXPECT_THAT(r.out, HasSubstr("by place:  example 5 ops"));
-  EXPECT_THAT(r.out,
-              HasSubstr("op 0 example:partition_0 (example) replaced ops 0-4\n"));
+  EXPECT_THAT(
+      r.out,
+      HasSubstr("op 0 example:partition_0 (example) replaced ops 0-4\n"));
 
   if (!HavePython()) GTEST_SKIP() << "python3 is needed to read the JSON";
-  Result j = RunGraft({"run", model, "--dispatch-dir=" + testing::ExampleVendorDir(),
-                       "--iterations=3", "--profile", "--json"});
+  Result j =
+      RunGraft({"run", model, "--dispatch-dir=" + testing::ExampleVendorDir(),
+                "--iterations=3", "--profile", "--json"});
   ASSERT_EQ(j.exit_code, 0) << j.err;
   EXPECT_TRUE(JsonSatisfies(j.out, R"(
       d['placement_map']['origins'] == 'manifest' and d['placement_map']['time_attribution'] == 'even' and
@@ -210,8 +213,8 @@ TEST(RunCli, ProfileMapsADispatchOpsTimeBackToTheOriginalOps) {
 // Without --profile the map still says where each op ran, with no times.
 TEST(RunCli, JsonHasAPlacementMapWithoutTimesWhenNotProfiling) {
   if (!HavePython()) GTEST_SKIP() << "python3 is needed to read the JSON";
-  Result r = RunGraft({"run", SourceDir() + "/test_models/residual_mlp.tflite",
-                       "--json"});
+  Result r = RunGraft(
+      {"run", SourceDir() + "/test_models/residual_mlp.tflite", "--json"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(JsonSatisfies(r.out, R"(
       d['placement_map']['origins'] == 'identity' and d['placement_map']['runs'] == 0 and
@@ -226,8 +229,9 @@ TEST(RunCli, ReportHtmlIsOneSelfContainedPageWithARowPerOriginalOp) {
   testing::TempDir dir;
   const std::string model = CompiledModel(dir);
   const std::string page = dir.Join("map.html");
-  Result r = RunGraft({"run", model, "--dispatch-dir=" + testing::ExampleVendorDir(),
-                       "--iterations=2", "--profile", "--report-html=" + page});
+  Result r =
+      RunGraft({"run", model, "--dispatch-dir=" + testing::ExampleVendorDir(),
+                "--iterations=2", "--profile", "--report-html=" + page});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const std::string html = testing::ReadFile(page);
   ASSERT_FALSE(html.empty());
@@ -249,8 +253,9 @@ TEST(RunCli, ReportHtmlIsOneSelfContainedPageWithARowPerOriginalOp) {
     EXPECT_THAT(html, Not(HasSubstr(external))) << external;
   }
   // A model not compiled by Graft: the map of the model as it is.
-  Result cpu = RunGraft({"run", SourceDir() + "/test_models/residual_mlp.tflite",
-                         "--report-html=" + page});
+  Result cpu =
+      RunGraft({"run", SourceDir() + "/test_models/residual_mlp.tflite",
+                "--report-html=" + page});
   ASSERT_EQ(cpu.exit_code, 0) << cpu.err;
   EXPECT_THAT(testing::ReadFile(page), HasSubstr("<tr data-where=\"cpu\">"));
 }
