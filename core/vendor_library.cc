@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <cstdarg>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -110,9 +111,12 @@ void LogMessage(const graft_host_api_t* host, graft_log_level_t level,
   if (message == nullptr || level < MinLogLevel()) return;
   static const char* kNames[] = {"verbose", "info", "warning", "error"};
   const char* name = level >= 0 && level <= 3 ? kNames[level] : "log";
-  const auto* self = static_cast<const HostApi*>(host->host_context);
+  const auto* self = host != nullptr
+                         ? static_cast<const HostApi*>(host->host_context)
+                         : nullptr;
   std::fprintf(stderr, "[%s] %s: %s\n", name,
-               self ? self->tag().c_str() : "vendor", message);
+               self ? self->tag().c_str() : "vendor",
+               VendorString(message).c_str());
 }
 
 void* Allocate(const graft_host_api_t*, size_t size, size_t alignment) {
@@ -141,9 +145,17 @@ HostApi::HostApi(std::string tag) : tag_(std::move(tag)) {
 
 absl::Status TakeStatus(graft_status_t* status, absl::string_view context) {
   if (status == nullptr) return absl::OkStatus();
+  if (!GRAFT_STRUCT_HAS_MEMBER(status, graft_status_t, release)) {
+    // Leaked rather than released through a pointer it does not have.
+    return absl::UnknownError(absl::StrCat(
+        context, ": the library returned a malformed status (struct_size ",
+        status->struct_size, ", at least ", sizeof(graft_status_t),
+        " expected)"));
+  }
   graft_status_code_t code = status->code;
-  std::string message =
-      status->message != nullptr ? status->message : "(no message)";
+  std::string message = status->message != nullptr
+                            ? VendorString(status->message)
+                            : "(no message)";
   graft_status_release(status);
   if (code <= GRAFT_STATUS_OK || code > GRAFT_STATUS_UNAUTHENTICATED) {
     if (code == GRAFT_STATUS_OK) {
@@ -153,6 +165,46 @@ absl::Status TakeStatus(graft_status_t* status, absl::string_view context) {
   }
   return absl::Status(static_cast<absl::StatusCode>(code),
                       absl::StrCat(context, ": ", message));
+}
+
+std::string SanitizeVendorText(absl::string_view text) {
+  size_t keep = text.size();
+  if (keep > kMaxVendorTextBytes) {
+    keep = kMaxVendorTextBytes;
+    // Not inside a UTF-8 sequence: back up over continuation bytes.
+    while (keep > 0 && (static_cast<uint8_t>(text[keep]) & 0xC0) == 0x80) {
+      --keep;
+    }
+  }
+  std::string out;
+  out.reserve(keep + 16);
+  for (size_t i = 0; i < keep; ++i) {
+    const auto c = static_cast<uint8_t>(text[i]);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c < 0x20 || c == 0x7F) {
+      static const char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 0xF];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (keep < text.size()) {
+    absl::StrAppend(&out, "... (cut at ", kMaxVendorTextBytes, " bytes)");
+  }
+  return out;
+}
+
+std::string VendorString(const char* s) {
+  if (s == nullptr) return "";
+  return SanitizeVendorText(
+      absl::string_view(s, ::strnlen(s, kMaxVendorTextBytes + 1)));
 }
 
 }  // namespace graft

@@ -62,8 +62,26 @@ class HostApi {
 // Takes ownership of `status` (null means OK), releases it, and returns the
 // equivalent absl::Status with its message prefixed by `context` (e.g.
 // "example plugin: partition of subgraph 0"). Codes outside the known range
-// become UNKNOWN.
+// become UNKNOWN. The message is the vendor's, through VendorString. A
+// status whose struct_size does not cover its members is not read (nor
+// released: its release pointer is not covered either) and becomes UNKNOWN.
 absl::Status TakeStatus(graft_status_t* status, absl::string_view context);
+
+// The most bytes of one vendor string Graft keeps (and reads).
+inline constexpr size_t kMaxVendorTextBytes = 4096;
+
+// Vendor text as Graft shows it on a terminal or writes it to a file:
+// control characters and DEL escaped (\n, \r, \t, \xNN), so a message
+// stays one line and cannot drive the terminal; longer than
+// kMaxVendorTextBytes, it is cut there (at a UTF-8 character boundary) and
+// says so. Every string a vendor library hands Graft (status messages, log
+// lines, info and stamp fields, partition reasons) passes through it.
+std::string SanitizeVendorText(absl::string_view text);
+
+// A NUL-terminated string from a vendor library: read up to
+// kMaxVendorTextBytes + 1 bytes (never further, so an unterminated or huge
+// string costs no more), then SanitizeVendorText. "" for null.
+std::string VendorString(const char* s);
 
 }  // namespace graft
 

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/status.h"
+#include "core/vendor_library.h"
 
 namespace graft {
 
@@ -568,11 +569,11 @@ LiteRtDispatchLibrary::Load(const std::string& path) {
   if (vendor == nullptr || vendor[0] == '\0') {
     return fail("get_vendor_id gave no vendor id");
   }
-  lib->vendor_id_ = vendor;
+  lib->vendor_id_ = VendorString(vendor);
   if (api.get_build_id != nullptr) {
     const char* build = nullptr;
     if (api.get_build_id(&build) == kLiteRtStatusOk && build != nullptr) {
-      lib->build_id_ = build;
+      lib->build_id_ = VendorString(build);
     }
   }
   GRAFT_RETURN_IF_ERROR(lib->Check(api.get_capabilities(&lib->capabilities_),

@@ -21,6 +21,35 @@
 
 namespace graft {
 
+// Marks the runtime in use for one call; a call that finds it in use by
+// another thread fails instead. One atomic exchange: the single-thread path
+// pays nothing measurable.
+class Runtime::InUse {
+ public:
+  explicit InUse(Runtime* rt)
+      : flag_(rt->in_use_),
+        owned_(!flag_.exchange(true, std::memory_order_acquire)) {}
+  ~InUse() {
+    if (owned_) flag_.store(false, std::memory_order_release);
+  }
+  InUse(const InUse&) = delete;
+  InUse& operator=(const InUse&) = delete;
+
+  absl::Status status(absl::string_view call) const {
+    if (owned_) return absl::OkStatus();
+    return absl::FailedPreconditionError(absl::StrCat(
+        call,
+        " refused: another thread is using this Runtime (Invoke, Bind*, "
+        "SetInputData or ResizeInputs of one of its signatures); a Runtime "
+        "serves one thread at a time, so load one Runtime per thread "
+        "(dispatch/runtime.h, Thread-safety)"));
+  }
+
+ private:
+  std::atomic<bool>& flag_;
+  const bool owned_;
+};
+
 Tensor* Signature::input(size_t i) {
   return i < inputs_.size() ? executor_->tensor(inputs_[i]) : nullptr;
 }
@@ -41,6 +70,8 @@ Tensor* Signature::output(absl::string_view name) {
 }
 
 absl::Status Signature::BindInput(size_t i, void* data, size_t bytes) {
+  Runtime::InUse in_use(runtime_);
+  GRAFT_RETURN_IF_ERROR(in_use.status("BindInput"));
   if (i >= inputs_.size()) {
     return absl::OutOfRangeError(absl::StrFormat(
         "input %d out of range (%d inputs)", i, inputs_.size()));
@@ -50,6 +81,8 @@ absl::Status Signature::BindInput(size_t i, void* data, size_t bytes) {
 
 absl::Status Signature::SetInputData(size_t i,
                                      absl::Span<const uint8_t> bytes) {
+  Runtime::InUse in_use(runtime_);
+  GRAFT_RETURN_IF_ERROR(in_use.status("SetInputData"));
   if (i >= inputs_.size()) {
     return absl::OutOfRangeError(absl::StrFormat(
         "input %d out of range (%d inputs)", i, inputs_.size()));
@@ -58,6 +91,8 @@ absl::Status Signature::SetInputData(size_t i,
 }
 
 absl::Status Signature::BindOutput(size_t i, void* data, size_t bytes) {
+  Runtime::InUse in_use(runtime_);
+  GRAFT_RETURN_IF_ERROR(in_use.status("BindOutput"));
   if (i >= outputs_.size()) {
     return absl::OutOfRangeError(absl::StrFormat(
         "output %d out of range (%d outputs)", i, outputs_.size()));
@@ -65,9 +100,15 @@ absl::Status Signature::BindOutput(size_t i, void* data, size_t bytes) {
   return executor_->BindOutput(outputs_[i], data, bytes);
 }
 
-absl::Status Signature::Invoke() { return executor_->Run(); }
+absl::Status Signature::Invoke() {
+  Runtime::InUse in_use(runtime_);
+  GRAFT_RETURN_IF_ERROR(in_use.status("Invoke"));
+  return executor_->Run();
+}
 
 absl::Status Signature::ResizeInputs(const std::vector<Shape>& shapes) {
+  Runtime::InUse in_use(runtime_);
+  GRAFT_RETURN_IF_ERROR(in_use.status("ResizeInputs"));
   return runtime_->Resize(*this, shapes);
 }
 
@@ -133,6 +174,8 @@ absl::Status Runtime::Init(const RuntimeOptions& options) {
   env_->load_id = next_load_id.fetch_add(1, std::memory_order_relaxed);
   env_->call_once_done.assign(model.subgraphs.size(), false);
   backends_ = options.dispatch_backends;
+  // Dispatch libraries found but not loaded (vendor_backend.h).
+  std::vector<DispatchLoadFailure> load_failures;
   std::vector<std::string> unlisted_vendors;
   // Vendor dispatch libraries for the vendors the manifest names, unless the
   // caller passed a backend for that vendor. A vendor with no library falls
@@ -175,7 +218,7 @@ absl::Status Runtime::Init(const RuntimeOptions& options) {
           std::vector<std::shared_ptr<DispatchBackend>> loaded,
           LoadVendorBackends(*wanted, options.dispatch_dirs,
                              options.dispatch_paths, options.dispatch_options,
-                             options.num_threads, &missing));
+                             options.num_threads, &missing, &load_failures));
       for (auto& b : loaded) backends_.push_back(std::move(b));
     }
   }
@@ -219,8 +262,42 @@ absl::Status Runtime::Init(const RuntimeOptions& options) {
           backends_.push_back(*litert);
         } else {
           env_->litert_missing = std::string(litert.status().message());
+          // Libraries there that would not load (or serve another vendor).
+          if (!absl::IsNotFound(litert.status())) {
+            load_failures.push_back(
+                {stamp->soc_manufacturer, env_->litert_missing});
+          }
         }
       }
+    }
+  }
+  // A dispatch library that is there but does not load is never skipped
+  // silently: a warning (its ops fall back to the CPU), or the end of the
+  // load under a policy that requires vendors.
+  if (!load_failures.empty()) {
+    std::vector<std::string> lines;
+    for (const DispatchLoadFailure& f : load_failures) {
+      lines.push_back(f.vendor.empty() ? f.message
+                                       : absl::StrCat("vendor '", f.vendor,
+                                                      "': ", f.message));
+      if (!f.vendor.empty()) env_->backend_failures[f.vendor] = f.message;
+    }
+    if (options.policy != AcceleratorPolicy::kAllowCpuFallback) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "policy %s: %d dispatch librar%s did not load:\n  %s",
+          options.policy == AcceleratorPolicy::kRequireAccelerator
+              ? "kRequireAccelerator"
+              : "kRequireVendorOps",
+          lines.size(), lines.size() == 1 ? "y" : "ies",
+          absl::StrJoin(lines, "\n  ")));
+    }
+    for (const std::string& line : lines) {
+      std::string w = absl::StrCat(
+          "a dispatch library did not load, so its vendor's ops run on the "
+          "CPU: ",
+          line);
+      std::fprintf(stderr, "graft: warning: %s\n", w.c_str());
+      warnings_.push_back(std::move(w));
     }
   }
   for (const auto& backend : backends_) {
@@ -243,6 +320,30 @@ absl::Status Runtime::Init(const RuntimeOptions& options) {
     }
     manifest_ = std::make_unique<Manifest>(*std::move(manifest));
     env_->manifest = manifest_.get();
+    // Bytecode integrity, before any vendor sees a module (they get theirs
+    // when ops are prepared, below): each module the manifest lists must
+    // have the size and hash recorded at compile time.
+    for (const ManifestVendor& v : manifest_->vendors) {
+      for (size_t i = 0; i < v.modules.size(); ++i) {
+        const ManifestModule& m = v.modules[i];
+        if (m.buffer >= model.buffers.size()) {
+          return absl::DataLossError(absl::StrFormat(
+              "vendor '%s' module %d: the manifest names buffer %d, which "
+              "does not exist (the model has %d buffers)",
+              v.vendor, i, m.buffer, model.buffers.size()));
+        }
+        const Bytes& data = model.buffers[m.buffer].data;
+        if (data.size() != m.size ||
+            manifest_->HashModule(data.span()) != m.hash) {
+          return absl::DataLossError(absl::StrFormat(
+              "vendor '%s' module %d (buffer %d, %d bytes): its bytes do not "
+              "match the size (%d) and hash the manifest recorded at "
+              "compilation: the bytecode changed since (a corrupted or "
+              "edited file); compile the model again",
+              v.vendor, i, m.buffer, data.size(), m.size));
+        }
+      }
+    }
   } else if (!absl::IsNotFound(manifest.status())) {
     return manifest.status();
   }

@@ -44,10 +44,26 @@
 // load are refused at load.
 //
 // Thread-safety: a Runtime is used by one thread at a time (Invoke, Bind*,
-// tensor access). Several runtimes may run concurrently.
+// SetInputData, ResizeInputs, tensor access, of any of its signatures). A
+// call of the first four while another runs on a second thread is refused
+// with FailedPrecondition (a guard costing one atomic exchange per call),
+// rather than corrupting the running one; tensor access cannot be guarded.
+// To run one model on several threads, load one Runtime per thread. They
+// can share:
+// - the mapped file: MappedFile::Open(path) once, then per runtime
+//   LoadModelFromBytes(Bytes::View(file->span(), file), path) with
+//   model.file = file, and LoadModel: weights and bytecode stay in the one
+//   mapping (each runtime parses the flatbuffer, packs weights and plans its
+//   own arena);
+// - vendor backends: RuntimeOptions::dispatch_backends (a VendorBackend
+//   prepares from several loading threads, and the dispatch ABI lets
+//   distinct invocations run concurrently); backends the runtime loads
+//   itself from dispatch_dirs are its own.
+// Runtimes are loaded and destroyed concurrently as well.
 #ifndef GRAFT_DISPATCH_RUNTIME_H_
 #define GRAFT_DISPATCH_RUNTIME_H_
 
+#include <atomic>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -230,6 +246,10 @@ class Runtime {
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<LoadEnv> env_;
   AcceleratorPolicy policy_ = AcceleratorPolicy::kAllowCpuFallback;
+  // Held by the thread running Invoke, Bind*, SetInputData or ResizeInputs
+  // (runtime.cc's InUse): a second thread's call is refused.
+  class InUse;
+  std::atomic<bool> in_use_{false};
   // One executor per entry subgraph, in subgraph order.
   std::vector<std::unique_ptr<SubgraphExecutor>> executors_;
   Signature main_;

@@ -3,9 +3,12 @@
 // (vendor execution, fallback to CPU, kRequireAccelerator).
 #include "dispatch/runtime.h"
 
+#include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -612,6 +615,136 @@ TEST(DispatchTest, CompiledModelRoundTripsThroughAFile) {
   ASSERT_TRUE(rt.ok()) << rt.status();
   EXPECT_EQ(backend->last_module, "ADD a b");
   ExpectRelusSum(**rt);
+}
+
+// --- Issue 17: the vendor boundary and concurrent use ---------------------
+
+// CompiledModel(true) with a manifest listing vendor acme's module, its size
+// and hash; `flip` flips one byte of the module afterwards.
+Model CompiledModelWithManifest(bool flip) {
+  Model model = CompiledModel(true);
+  auto options =
+      DecodeDispatchOpOptions(model.subgraphs[0].ops[0].custom_options);
+  EXPECT_TRUE(options.ok()) << options.status();
+  const uint32_t buffer = options->module_buffer;
+  Manifest manifest;
+  ManifestVendor v;
+  v.vendor = "acme";
+  ManifestModule m;
+  m.buffer = buffer;
+  m.size = model.buffers[buffer].data.size();
+  m.hash = manifest.HashModule(model.buffers[buffer].data.span());
+  v.modules.push_back(m);
+  manifest.vendors.push_back(v);
+  WriteManifest(model, manifest);
+  if (flip) model.buffers[buffer].data = Bytes::Copy("ADD a c");
+  return model;
+}
+
+TEST(DispatchTest, AFlippedBytecodeByteFailsTheLoadBeforeTheVendorSeesIt) {
+  auto backend = std::make_shared<AddingBackend>("acme");
+  RuntimeOptions options;
+  options.dispatch_backends = {backend};
+  auto rt = Runtime::LoadModel(CompiledModelWithManifest(true), options);
+  ASSERT_FALSE(rt.ok());
+  EXPECT_EQ(rt.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(std::string(rt.status().message()),
+              HasSubstr("vendor 'acme' module 0 (buffer"));
+  EXPECT_THAT(std::string(rt.status().message()),
+              HasSubstr("the bytecode changed since"));
+  EXPECT_EQ(backend->prepared, 0);
+  // Unflipped, the same model runs on the vendor.
+  auto intact = Runtime::LoadModel(CompiledModelWithManifest(false), options);
+  ASSERT_TRUE(intact.ok()) << intact.status();
+  EXPECT_EQ(backend->prepared, 1);
+}
+
+// A dispatch library that is there but does not load (here: not an ELF
+// file) is said, with dlopen's message: a warning and a CPU fallback, or the
+// end of the load under a policy requiring vendors. It used to be skipped
+// silently.
+TEST(DispatchTest, ADispatchLibraryThatDoesNotLoadIsNeverSilent) {
+  testing::TempDir dir;
+  {
+    std::FILE* f =
+        std::fopen(dir.Join("libgraft_dispatch_acme.so").c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("not a shared library\n", f);
+    std::fclose(f);
+  }
+  RuntimeOptions options;
+  options.dispatch_dirs = {dir.path()};
+  auto rt = Runtime::LoadModel(CompiledModelWithManifest(false), options);
+  ASSERT_TRUE(rt.ok()) << rt.status();
+  ExpectRelusSum(**rt);
+  const RuntimeReport report = (*rt)->Report();
+  ASSERT_FALSE(report.warnings.empty());
+  EXPECT_THAT(report.warnings[0], HasSubstr("did not load"));
+  EXPECT_THAT(report.warnings[0], HasSubstr("vendor 'acme'"));
+  EXPECT_THAT(report.warnings[0], HasSubstr("cannot load shared library"));
+  EXPECT_THAT(report.ToString(),
+              HasSubstr("the dispatch library of vendor 'acme' did not load"));
+  for (AcceleratorPolicy policy : {AcceleratorPolicy::kRequireVendorOps,
+                                   AcceleratorPolicy::kRequireAccelerator}) {
+    options.policy = policy;
+    auto refused =
+        Runtime::LoadModel(CompiledModelWithManifest(false), options);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_THAT(std::string(refused.status().message()),
+                HasSubstr("1 dispatch library did not load"));
+    EXPECT_THAT(std::string(refused.status().message()),
+                HasSubstr("cannot load shared library"));
+  }
+}
+
+// A vendor whose Execute waits until released, so a test can hold one
+// Invoke in flight.
+class BlockingBackend : public DispatchBackend {
+ public:
+  absl::string_view vendor() const override { return "acme"; }
+  absl::StatusOr<std::unique_ptr<DispatchExecutable>> Prepare(
+      const DispatchOpInfo&) override {
+    class Exec : public DispatchExecutable {
+     public:
+      explicit Exec(BlockingBackend* b) : b_(b) {}
+      absl::Status Execute(absl::Span<const Tensor* const>,
+                           absl::Span<Tensor* const>) override {
+        b_->entered.store(true);
+        while (!b_->release.load()) std::this_thread::yield();
+        return absl::OkStatus();
+      }
+
+     private:
+      BlockingBackend* b_;
+    };
+    return std::make_unique<Exec>(this);
+  }
+  std::atomic<bool> entered{false}, release{false};
+};
+
+TEST(ConcurrencyTest, RefusesASecondThreadWhileOneInvokes) {
+  auto backend = std::make_shared<BlockingBackend>();
+  RuntimeOptions options;
+  options.dispatch_backends = {backend};
+  auto rt = Runtime::LoadModel(CompiledModel(true), options);
+  ASSERT_TRUE(rt.ok()) << rt.status();
+  absl::Status first;
+  std::thread t([&] { first = (*rt)->Invoke(); });
+  while (!backend->entered.load()) std::this_thread::yield();
+  absl::Status second = (*rt)->Invoke();
+  EXPECT_EQ(second.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(second.message()),
+              HasSubstr("another thread is using this Runtime"));
+  float buffer[4] = {};
+  EXPECT_EQ((*rt)->BindInput(0, buffer, sizeof(buffer)).code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ((*rt)->SetInputData(0, {}).code(),
+            absl::StatusCode::kFailedPrecondition);
+  backend->release.store(true);
+  t.join();
+  EXPECT_TRUE(first.ok()) << first;
+  // Free again once the first call returned.
+  EXPECT_TRUE((*rt)->Invoke().ok());
 }
 
 }  // namespace

@@ -1046,7 +1046,11 @@ absl::Status SubgraphExecutor::PrepareDispatchOp(PreparedOp& p,
   std::string reason;
   auto it = env_->backends.find(vendor);
   if (it == env_->backends.end()) {
-    reason = absl::StrCat("no dispatch backend for vendor '", vendor, "'");
+    auto failure = env_->backend_failures.find(vendor);
+    reason = failure == env_->backend_failures.end()
+                 ? absl::StrCat("no dispatch backend for vendor '", vendor, "'")
+                 : absl::StrCat("the dispatch library of vendor '", vendor,
+                                "' did not load: ", failure->second);
   } else {
     DispatchBackend* backend = it->second;
     const ManifestVendor* entry =
@@ -1163,26 +1167,9 @@ absl::Status SubgraphExecutor::PrepareLiteRtDispatchOp(PreparedOp& p,
       }
       auto checked = env_->vendor_status.find(vendor);
       if (checked == env_->vendor_status.end()) {
-        absl::Status st = absl::OkStatus();
-        if (entry != nullptr) {
-          st = backend->CheckCompatibility(*entry);
-          for (const ManifestModule& m : entry->modules) {
-            if (!st.ok()) break;
-            if (m.buffer >= model_->buffers.size()) {
-              st = absl::DataLossError(absl::StrFormat(
-                  "the manifest's module buffer %d does not exist", m.buffer));
-              break;
-            }
-            const Bytes& data = model_->buffers[m.buffer].data;
-            if (data.size() != m.size ||
-                env_->manifest->HashModule(data.span()) != m.hash) {
-              st = absl::DataLossError(absl::StrFormat(
-                  "module buffer %d (%d bytes) does not match the manifest's "
-                  "size %d and hash: the bytecode changed after compilation",
-                  m.buffer, data.size(), m.size));
-            }
-          }
-        }
+        // The modules' hashes were checked at load (runtime.cc).
+        absl::Status st = entry != nullptr ? backend->CheckCompatibility(*entry)
+                                           : absl::OkStatus();
         checked = env_->vendor_status.emplace(vendor, st).first;
       }
       bool listed = entry == nullptr || entry->modules.empty();

@@ -79,6 +79,8 @@ struct LoadEnv {
   std::map<std::string, DispatchBackend*, std::less<>> backends;
   // The model's manifest, when it has one.
   const Manifest* manifest = nullptr;
+  // Per vendor: why its dispatch library did not load (runtime.cc warns).
+  std::map<std::string, std::string, std::less<>> backend_failures;
   // Per vendor: the result of CheckCompatibility (checked once).
   std::map<std::string, absl::Status, std::less<>> vendor_status;
   // A model compiled by LiteRT's tools (DISPATCH_OP ops): whether it has a

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "core/status.h"
+#include "dispatch/memory_planner.h"
 
 namespace graft {
 namespace {
@@ -90,6 +91,7 @@ absl::StatusOr<std::unique_ptr<DispatchExecutable>> VendorBackend::Prepare(
     spec.keep_alive = op.model->file;
   }
   if (op.model != nullptr) {
+    std::lock_guard<std::mutex> lock(mu_);
     // Without a load id (0), the table is built for this op alone.
     if (op.load_id == 0 || buffers_load_ != op.load_id) {
       auto spans = std::make_shared<std::vector<graft_byte_span_t>>();
@@ -107,6 +109,20 @@ absl::StatusOr<std::unique_ptr<DispatchExecutable>> VendorBackend::Prepare(
   // The vendor's idea of each buffer must match the model's before any run.
   auto check = [&](const char* what, size_t i, const Tensor& t,
                    const BufferRequirements& r) -> absl::Status {
+    // The runtime's own buffers are kArenaAlignment-aligned; constants lie
+    // where the file puts them. A stricter demand is refused here (the op
+    // falls back) rather than failing at invoke.
+    if (r.alignment > kArenaAlignment ||
+        (t.constant &&
+         reinterpret_cast<uintptr_t>(t.raw_data) % r.alignment != 0)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          library_->label(), ": entry point '", spec.entry_point, "' ", what,
+          " ", i, " needs ", r.alignment, "-byte aligned memory; the runtime ",
+          t.constant
+              ? "has this constant at a less aligned address in the "
+                "model file"
+              : absl::StrCat("aligns buffers to ", kArenaAlignment, " bytes")));
+    }
     if (r.size != t.bytes ||
         r.element_type != static_cast<int32_t>(t.type)) {
       return absl::FailedPreconditionError(absl::StrCat(
@@ -130,16 +146,28 @@ absl::StatusOr<std::unique_ptr<DispatchExecutable>> VendorBackend::Prepare(
 }
 
 absl::StatusOr<std::vector<std::shared_ptr<DispatchBackend>>>
-LoadVendorBackends(const Manifest& manifest,
-                   absl::Span<const std::string> dirs,
+LoadVendorBackends(const Manifest& manifest, absl::Span<const std::string> dirs,
                    absl::Span<const std::string> paths,
                    const VendorOptions& options, int num_threads,
-                   std::vector<std::string>* missing) {
+                   std::vector<std::string>* missing,
+                   std::vector<DispatchLoadFailure>* failed) {
+  // Records a library that did not load; an error unless `failed` is given.
+  auto failure = [&](const std::string& vendor,
+                     const absl::Status& st) -> absl::Status {
+    if (failed == nullptr) return st;
+    failed->push_back({vendor, std::string(st.message())});
+    return absl::OkStatus();
+  };
   std::vector<std::shared_ptr<DispatchBackend>> out;
   std::vector<std::unique_ptr<DispatchLibrary>> explicit_libraries;
   for (const std::string& path : paths) {
-    GRAFT_ASSIGN_OR_RETURN(auto library, DispatchLibrary::Load(path));
-    explicit_libraries.push_back(std::move(library));
+    absl::StatusOr<std::unique_ptr<DispatchLibrary>> library =
+        DispatchLibrary::Load(path);
+    if (!library.ok()) {
+      GRAFT_RETURN_IF_ERROR(failure("", library.status()));
+      continue;
+    }
+    explicit_libraries.push_back(*std::move(library));
   }
   for (const ManifestVendor& v : manifest.vendors) {
     std::unique_ptr<DispatchLibrary> library;
@@ -150,13 +178,20 @@ LoadVendorBackends(const Manifest& manifest,
       }
     }
     if (library == nullptr) {
-      auto found = LoadDispatchLibraryForVendor(dirs, v.vendor);
+      // Not there is not a failure; there but not loading is (dlopen says
+      // NotFound for a file it cannot map, too).
+      absl::StatusOr<std::string> path = FindDispatchLibrary(dirs, v.vendor);
+      if (absl::IsNotFound(path.status())) {
+        if (missing) missing->push_back(std::string(path.status().message()));
+        continue;
+      }
+      absl::StatusOr<std::unique_ptr<DispatchLibrary>> found =
+          path.ok()
+              ? LoadDispatchLibraryForVendor(dirs, v.vendor)
+              : absl::StatusOr<std::unique_ptr<DispatchLibrary>>(path.status());
       if (!found.ok()) {
-        if (absl::IsNotFound(found.status())) {
-          if (missing) missing->push_back(std::string(found.status().message()));
-          continue;
-        }
-        return found.status();
+        GRAFT_RETURN_IF_ERROR(failure(v.vendor, found.status()));
+        continue;
       }
       library = std::move(*found);
     }
@@ -174,9 +209,13 @@ LoadVendorBackends(const Manifest& manifest,
     if (takes_threads && !threads_given) {
       context_options.emplace_back("num_threads", absl::StrCat(num_threads));
     }
-    GRAFT_ASSIGN_OR_RETURN(auto backend, VendorBackend::Create(std::move(library),
-                                                              context_options));
-    out.push_back(std::move(backend));
+    absl::StatusOr<std::shared_ptr<VendorBackend>> backend =
+        VendorBackend::Create(std::move(library), context_options);
+    if (!backend.ok()) {
+      GRAFT_RETURN_IF_ERROR(failure(v.vendor, backend.status()));
+      continue;
+    }
+    out.push_back(*std::move(backend));
   }
   return out;
 }

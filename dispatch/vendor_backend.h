@@ -6,6 +6,7 @@
 #define GRAFT_DISPATCH_VENDOR_BACKEND_H_
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -37,23 +38,38 @@ class VendorBackend : public DispatchBackend {
   // The buffers of the model last prepared, by buffer id (InvocationSpec::
   // model_buffers), built once per load (DispatchOpInfo::load_id) and
   // shared by its invocations.
+  // Guarded by mu_: runtimes sharing this backend may load concurrently.
+  std::mutex mu_;
   uint64_t buffers_load_ = 0;
   std::shared_ptr<const std::vector<graft_byte_span_t>> model_buffers_;
+};
+
+// A dispatch library that was there but did not load: its vendor (empty
+// for an explicit path that failed before saying it) and why (dlopen's
+// message, an ABI mismatch, a failing create).
+struct DispatchLoadFailure {
+  std::string vendor;
+  std::string message;
 };
 
 // Loads a backend for each vendor the model's manifest names, from `dirs`
 // (libgraft_dispatch_<vendor>.so) or `paths` (explicit libraries, matched by
 // the vendor they report). A vendor with no library is left out, so its ops
 // fall back to CPU (or fail under kRequireAccelerator); `missing` receives
-// one line per such vendor saying what to do. Each library's device
-// context gets `options[vendor]`, plus num_threads = `num_threads` when the
-// library lists a "num_threads" option and `options` does not set it.
+// one line per such vendor saying what to do. A library that exists but
+// fails to load (not an ELF object, a missing dependency, another ABI, a
+// failing create or device context) is an error, unless `failed` is given:
+// it is then recorded there and its vendor left out like a missing one, so
+// the runtime can warn or, under a policy requiring vendors, fail. Each
+// library's device context gets `options[vendor]`, plus num_threads =
+// `num_threads` when the library lists a "num_threads" option and
+// `options` does not set it.
 absl::StatusOr<std::vector<std::shared_ptr<DispatchBackend>>>
-LoadVendorBackends(const Manifest& manifest,
-                   absl::Span<const std::string> dirs,
+LoadVendorBackends(const Manifest& manifest, absl::Span<const std::string> dirs,
                    absl::Span<const std::string> paths,
                    const VendorOptions& options, int num_threads,
-                   std::vector<std::string>* missing);
+                   std::vector<std::string>* missing,
+                   std::vector<DispatchLoadFailure>* failed = nullptr);
 
 }  // namespace graft
 

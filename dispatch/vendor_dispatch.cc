@@ -67,8 +67,6 @@ namespace {
 constexpr char kFilePrefix[] = "libgraft_dispatch_";
 constexpr char kFileSuffix[] = ".so";
 
-std::string SafeString(const char* s) { return s != nullptr ? s : ""; }
-
 bool IsValidVendorName(absl::string_view v) {
   if (v.empty() || v.size() > 64) return false;
   return std::all_of(v.begin(), v.end(), [](char c) {
@@ -185,7 +183,7 @@ absl::StatusOr<std::unique_ptr<DispatchLibrary>> DispatchLibrary::Load(
   }
   DispatchInfo& info = state->info;
   info.path = path;
-  info.vendor = SafeString(raw->vendor);
+  info.vendor = VendorString(raw->vendor);
   if (!IsValidVendorName(info.vendor)) {
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": invalid vendor name '", info.vendor,
@@ -198,9 +196,9 @@ absl::StatusOr<std::unique_ptr<DispatchLibrary>> DispatchLibrary::Load(
         "', but its file name says otherwise; name it ",
         DispatchLibraryFileName(info.vendor)));
   }
-  info.library_version = SafeString(raw->library_version);
-  info.build_id = SafeString(raw->build_id);
-  info.description = SafeString(raw->description);
+  info.library_version = VendorString(raw->library_version);
+  info.build_id = VendorString(raw->build_id);
+  info.description = VendorString(raw->description);
   info.abi_version = raw->abi_version;
   info.hardware_kinds = raw->hardware_kinds;
   info.min_bytecode_format_version = raw->min_bytecode_format_version;
@@ -235,9 +233,9 @@ absl::StatusOr<std::unique_ptr<DispatchLibrary>> DispatchLibrary::Load(
   }
   if (raw->options != nullptr && raw->num_options < 4096) {
     for (size_t i = 0; i < raw->num_options; ++i) {
-      info.options.push_back({SafeString(raw->options[i].name),
-                              SafeString(raw->options[i].default_value),
-                              SafeString(raw->options[i].description)});
+      info.options.push_back({VendorString(raw->options[i].name),
+                              VendorString(raw->options[i].default_value),
+                              VendorString(raw->options[i].description)});
     }
   }
   state->label = absl::StrCat(info.vendor, " dispatch (", file, ")");
@@ -426,6 +424,16 @@ absl::Status Invocation::Attach(IoKind kind, size_t index, void* data,
   if (io.attached && io.data == data && io.size == size && !in_flight_) {
     return absl::OkStatus();
   }
+  // The alignment the library asked for is a promise, checked whenever a
+  // buffer changes (a caller's bound buffer may be aligned only to its
+  // element size).
+  if (reinterpret_cast<uintptr_t>(data) % io.requirements.alignment != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        label_, ": ", IoName(kind), " ", index, " needs ",
+        io.requirements.alignment, "-byte aligned memory, and the buffer at ",
+        absl::Hex(reinterpret_cast<uintptr_t>(data)),
+        " is not; bind a buffer aligned so"));
+  }
   graft_status_t* status =
       attach_(handle_, static_cast<graft_dispatch_io_kind_t>(kind), index,
               data, size);
@@ -508,7 +516,7 @@ absl::StatusOr<std::vector<ProfileEvent>> Invocation::Profile() const {
   std::vector<ProfileEvent> out;
   out.reserve(count);
   for (size_t i = 0; i < count; ++i) {
-    out.push_back({SafeString(events[i].name), events[i].start_ns,
+    out.push_back({VendorString(events[i].name), events[i].start_ns,
                    events[i].end_ns, events[i].vendor_location});
   }
   return out;

@@ -544,6 +544,10 @@ TEST_F(ExampleDispatchTest, RefusesBuffersThatAreTooSmallMisalignedOrOutOfRange)
   absl::Status misaligned = inv.AttachOutput(
       0, reinterpret_cast<char*>(buffer) + 1, sizeof(buffer) - 1);
   EXPECT_EQ(misaligned.code(), absl::StatusCode::kInvalidArgument);
+  // Refused by the host from the stated alignment, before the library sees
+  // the pointer (issue 17).
+  EXPECT_THAT(std::string(misaligned.message()),
+              HasSubstr("output 0 needs 4-byte aligned memory"));
   EXPECT_EQ(inv.AttachInput(1, buffer, sizeof(buffer)).code(),
             absl::StatusCode::kOutOfRange);
 }

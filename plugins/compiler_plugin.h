@@ -80,8 +80,10 @@ struct CompiledPartitions {
 // The printable name of a GRAFT_PARTITION_REASON_* code ("UNSUPPORTED_OP").
 const char* PartitionReasonName(int32_t code);
 
-// Modules larger than this are refused as a misbehaving plugin.
-inline constexpr uint64_t kMaxModuleBytes = uint64_t{1} << 32;
+// Modules larger than this are refused as a misbehaving plugin: the most a
+// module may hold is 4 GiB - 1 (a module of exactly 4 GiB is refused; its
+// size does not fit the 32 bits some formats keep).
+inline constexpr uint64_t kMaxModuleBytes = (uint64_t{1} << 32) - 1;
 
 // What to compile: an outlined partition.
 struct PartitionToCompile {

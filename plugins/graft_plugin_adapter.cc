@@ -15,8 +15,6 @@
 namespace graft {
 namespace {
 
-std::string SafeString(const char* s) { return s != nullptr ? s : ""; }
-
 bool IsValidVendorName(const std::string& v) {
   if (v.empty() || v.size() > 64) return false;
   return std::all_of(v.begin(), v.end(), [](char c) {
@@ -111,14 +109,14 @@ absl::StatusOr<std::unique_ptr<CompilerPlugin>> GraftPluginAdapter::Create(
   }
   PluginInfo& out = p->info_;
   out.path = path;
-  out.vendor = SafeString(info->vendor);
+  out.vendor = VendorString(info->vendor);
   if (!IsValidVendorName(out.vendor)) {
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": invalid vendor name '", out.vendor,
                      "' (expected 1-64 characters of [a-z0-9_])"));
   }
-  out.plugin_version = SafeString(info->plugin_version);
-  out.description = SafeString(info->description);
+  out.plugin_version = VendorString(info->plugin_version);
+  out.description = VendorString(info->description);
   out.abi_version = info->abi_version;
   out.flags = info->flags;
   out.hardware_kinds = info->hardware_kinds;
@@ -129,13 +127,13 @@ absl::StatusOr<std::unique_ptr<CompilerPlugin>> GraftPluginAdapter::Create(
         absl::StrCat(path, ": vendor '", out.vendor, "' lists no SoC models"));
   }
   for (size_t i = 0; i < info->num_soc_models; ++i) {
-    out.soc_models.push_back(SafeString(info->soc_models[i]));
+    out.soc_models.push_back(VendorString(info->soc_models[i]));
   }
   if (info->options != nullptr && info->num_options < 4096) {
     for (size_t i = 0; i < info->num_options; ++i) {
-      out.options.push_back({SafeString(info->options[i].name),
-                             SafeString(info->options[i].default_value),
-                             SafeString(info->options[i].description)});
+      out.options.push_back({VendorString(info->options[i].name),
+                             VendorString(info->options[i].default_value),
+                             VendorString(info->options[i].description)});
     }
   }
   p->label_ = absl::StrCat(out.vendor, " plugin (", file, ")");
@@ -197,7 +195,7 @@ absl::StatusOr<std::vector<OpDecision>> GraftPluginAdapter::Partition(
     out[i].group_id = d.group_id;
     out[i].reason_code = d.reason_code;
     // Copied now: reason strings live only until the next partition call.
-    out[i].reason = SafeString(d.reason);
+    out[i].reason = VendorString(d.reason);
   }
   return out;
 }
@@ -272,7 +270,7 @@ absl::StatusOr<CompiledPartitions> GraftPluginAdapter::Compile(
       return bad(absl::StrCat("the call for partition ", c, " names module ",
                               call.module_index, " of ", raw->num_modules));
     }
-    std::string entry = SafeString(call.entry_point);
+    std::string entry = VendorString(call.entry_point);
     if (entry.empty()) {
       return bad(
           absl::StrCat("the call for partition ", c, " has no entry point"));
@@ -294,10 +292,17 @@ absl::StatusOr<CompiledPartitions> GraftPluginAdapter::Compile(
                                e.original_op_index, e.partition_index});
     }
   }
+  // Members past the stamp's struct_size are not the plugin's to give.
+  if (!GRAFT_STRUCT_HAS_MEMBER(raw->stamp, graft_compatibility_stamp_t,
+                               soc_model)) {
+    return bad(absl::StrCat("the compatibility stamp's struct_size (",
+                            raw->stamp->struct_size, ") does not cover its ",
+                            sizeof(graft_compatibility_stamp_t), " bytes"));
+  }
   const graft_compatibility_stamp_t& stamp = *raw->stamp;
-  out.stamp_vendor = SafeString(stamp.vendor);
-  out.stamp_plugin_version = SafeString(stamp.plugin_version);
-  out.stamp_soc_model = SafeString(stamp.soc_model);
+  out.stamp_vendor = VendorString(stamp.vendor);
+  out.stamp_plugin_version = VendorString(stamp.plugin_version);
+  out.stamp_soc_model = VendorString(stamp.soc_model);
   out.stamp_abi_version = stamp.abi_version;
   out.bytecode_format_version = stamp.bytecode_format_version;
   if (out.stamp_vendor != info_.vendor) {

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <memory>
 
@@ -14,6 +15,7 @@
 #include "core/status.h"
 #include "plugins/apply.h"
 #include "plugins/compiler_plugin.h"
+#include "plugins/isolated_plugin.h"
 #include "plugins/vendor_priority.h"
 
 namespace graft {
@@ -33,6 +35,17 @@ bool HasDispatchOps(const Model& model) {
     }
   }
   return false;
+}
+
+// A cache that cannot be written (not creatable, read-only, full) costs
+// the next load a compile, not this one: warn and go on without it.
+void NoCache(const OnDeviceOptions& options, absl::string_view why,
+             OnDeviceResult* result) {
+  std::string w = absl::StrCat("compile cache ", options.cache_dir, ": ", why,
+                               "; compiling on the device without a cache");
+  std::fprintf(stderr, "graft: warning: %s\n", w.c_str());
+  result->warnings.push_back(std::move(w));
+  result->cache_path.clear();
 }
 
 }  // namespace
@@ -58,7 +71,8 @@ absl::StatusOr<OnDeviceResult> CompileOnDevice(const std::string& model_path,
       result.skipped.push_back(std::string(loaded.status().message()));
       continue;
     }
-    plugins.push_back(*std::move(loaded));
+    plugins.push_back(options.isolate_plugins ? IsolatePlugin(*std::move(loaded))
+                                              : *std::move(loaded));
   }
   std::vector<std::string> unmatched;
   plugins = OrderByVendorPriority(std::move(plugins), options.vendors,
@@ -98,22 +112,23 @@ absl::StatusOr<OnDeviceResult> CompileOnDevice(const std::string& model_path,
     }
     std::filesystem::create_directories(options.cache_dir, ec);
     if (ec) {
-      return absl::PermissionDeniedError(absl::StrCat(
-          options.cache_dir, ": cannot create the compile cache: ",
-          ec.message()));
-    }
-    cache_path = absl::StrFormat(
-        "%s/%s.%016x.tflite", options.cache_dir,
-        std::filesystem::path(model_path).stem().string(), key);
-    result.cache_path = cache_path;
-    if (std::filesystem::exists(cache_path, ec)) {
-      auto cached = LoadModel(cache_path);
-      if (cached.ok()) {
-        result.model = std::move(*cached);
-        result.cache_hit = true;
-        return result;
+      NoCache(options,
+              absl::StrCat("cannot create the compile cache: ", ec.message()),
+              &result);
+    } else {
+      cache_path = absl::StrFormat(
+          "%s/%s.%016x.tflite", options.cache_dir,
+          std::filesystem::path(model_path).stem().string(), key);
+      result.cache_path = cache_path;
+      if (std::filesystem::exists(cache_path, ec)) {
+        auto cached = LoadModel(cache_path);
+        if (cached.ok()) {
+          result.model = std::move(*cached);
+          result.cache_hit = true;
+          return result;
+        }
+        // A damaged cache entry is recompiled, not fatal.
       }
-      // A damaged cache entry is recompiled, not fatal.
     }
   }
 
@@ -136,7 +151,13 @@ absl::StatusOr<OnDeviceResult> CompileOnDevice(const std::string& model_path,
   }
   // Reload from the cache file so bytecode and weights are used in place
   // from the mapping, exactly as on the next (cached) load.
-  GRAFT_RETURN_IF_ERROR(SaveModel(model, cache_path));
+  if (absl::Status saved = SaveModel(model, cache_path); !saved.ok()) {
+    NoCache(options,
+            absl::StrCat("cannot write the compiled model: ", saved.message()),
+            &result);
+    result.model = std::move(model);
+    return result;
+  }
   GRAFT_ASSIGN_OR_RETURN(result.model, LoadModel(cache_path));
   return result;
 }

@@ -40,10 +40,16 @@ struct OnDeviceOptions {
   // SoC model to compile for; empty: each plugin's default.
   std::string soc_model;
   // Compiled models are cached here (created if missing); empty disables
-  // the cache.
+  // the cache. A cache that cannot be created or written is a warning
+  // (OnDeviceResult::warnings, and stderr): the compile goes on without it.
   std::string cache_dir;
   // Progress lines of the compile (ApplyOptions::progress); may be empty.
   std::function<void(const std::string&)> progress;
+  // Run each plugin's partition and compile in a child process with a time
+  // limit (isolated_plugin.h): a crashing or hanging vendor compiler is an
+  // error naming it, not the end of the app. It forks the app per call,
+  // which some app environments forbid; then turn it off.
+  bool isolate_plugins = true;
 };
 
 struct OnDeviceResult {
@@ -51,8 +57,10 @@ struct OnDeviceResult {
   Model model;
   // True when the cache already held it (no plugin was asked to compile).
   bool cache_hit = false;
-  // The cache file ("" without a cache).
+  // The cache file ("" without a cache, or when it could not be written).
   std::string cache_path;
+  // Said on stderr too: a cache directory that could not be used.
+  std::vector<std::string> warnings;
   // The apply summary (empty on a cache hit).
   std::string summary;
   // The plugins used, highest priority first ("xnnpack > example"; empty on

@@ -370,6 +370,15 @@ int RunApplyCommand(absl::Span<const std::string> args, std::ostream& out,
     return code;
   };
   if (!positional.ok()) return fail(positional.status(), 2);
+  // An empty -o is a mistake, not a request for the default name.
+  for (size_t i = 0; i < rewritten.size(); ++i) {
+    const std::string& a = rewritten[i];
+    if (a == "--o=" || a == "--output=" ||
+        ((a == "--o" || a == "--output") && i + 1 < rewritten.size() &&
+         rewritten[i + 1].empty())) {
+      return fail(absl::InvalidArgumentError("-o/--output: empty path"), 2);
+    }
+  }
 
   std::map<std::string, ApplyMode> modes = {{"apply", ApplyMode::kApply},
                                             {"partition", ApplyMode::kPartition},

@@ -304,6 +304,9 @@ TEST_P(MisbehavingPluginTest, GivesSpecificErrorNamingVendor) {
   std::string msg(report.status().message());
   EXPECT_NE(msg.find("misbehaving plugin"), std::string::npos) << msg;
   EXPECT_NE(msg.find(mb.expected), std::string::npos) << msg;
+  // One line, no terminal control, capped (the noisy plugin sends 64 KiB).
+  EXPECT_EQ(msg.find_first_of("\n\x1b"), std::string::npos) << msg;
+  EXPECT_LT(msg.size(), 4096u + 512u);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -318,7 +321,13 @@ INSTANTIATE_TEST_SUITE_P(
         Misbehavior{"empty_module", "1", "module 0 is empty"},
         Misbehavior{"wrong_vendor", "1", "stamp names vendor 'someone_else'"},
         Misbehavior{"duplicate_entry", "2", "appears twice in module 0"},
-        Misbehavior{"fail_partition_1", "2", "cannot compile partition 1"}),
+        Misbehavior{"fail_partition_1", "2", "cannot compile partition 1"},
+        // Issue 17: exact limits, struct_size, sanitized messages.
+        Misbehavior{"module_4gib", "1",
+                    "claims 4294967296 bytes (limit 4294967295)"},
+        Misbehavior{"short_stamp", "1",
+                    "stamp's struct_size (16) does not cover"},
+        Misbehavior{"noisy_error", "1", "line one\\nline two\\x1b[31m red"}),
     [](const auto& info) { return std::string(info.param.option); });
 
 TEST(PluginLoadTest, RejectsOtherAbiMajorBeforeCallingAnythingElse) {
@@ -501,6 +510,23 @@ TEST(ApplyCliTest, RefusesToReplaceNonRegularFile) {
   EXPECT_FALSE(std::filesystem::is_regular_file(fifo));
 }
 
+// Issue 17: `-o ""` used to write the default file silently.
+TEST(ApplyCliTest, RefusesAnEmptyOutputPath) {
+  testing::TempDir dir;
+  std::string model = dir.Join("m.tflite");
+  ASSERT_TRUE(SaveModel(FourOps(), model).ok());
+  for (const char* flag : {" -o ''", " --output=", " --output ''"}) {
+    std::string text;
+    EXPECT_EQ(
+        RunGraft(absl::StrCat("apply ", model, " --mode=noop", flag), &text), 2)
+        << flag << ": " << text;
+    EXPECT_NE(text.find("-o/--output: empty path"), std::string::npos) << text;
+  }
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path()),
+                          std::filesystem::directory_iterator()),
+            1);  // Only the input: no default-named output.
+}
+
 TEST(ApplyCliTest, MissingVendorSaysWhatToDo) {
   testing::TempDir dir;
   std::string model = dir.Join("m.tflite");
@@ -627,6 +653,49 @@ TEST(OnDeviceTest, CompilesOnceThenLoadsFromCache) {
   ASSERT_TRUE(third.ok()) << third.status();
   EXPECT_FALSE(third->cache_hit);
   EXPECT_NE(third->cache_path, first->cache_path);
+}
+
+// Issue 17: a cache that cannot be created, or whose entry cannot be
+// written, is a warning; the compile goes on without it.
+TEST(OnDeviceTest, CompilesWithoutACacheItCannotWrite) {
+  testing::TempDir dir;
+  std::string model = dir.Join("mlp.tflite");
+  std::filesystem::copy_file(SourceDir() + "/test_models/residual_mlp.tflite",
+                             model);
+  const std::string plugin_dir = dir.Join("plugins");
+  std::filesystem::create_directory(plugin_dir);
+  std::filesystem::create_symlink(
+      ExamplePlugin(),
+      plugin_dir + "/" +
+          std::filesystem::path(ExamplePlugin()).filename().string());
+  OnDeviceOptions options;
+  options.plugin_dir = plugin_dir;
+  // Not creatable: a path under a regular file (whoever runs the test).
+  options.cache_dir = model + "/cache";
+  auto r = CompileOnDevice(model, options);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_TRUE(HasDispatchOp(r->model));
+  EXPECT_FALSE(r->cache_hit);
+  EXPECT_EQ(r->cache_path, "");
+  ASSERT_EQ(r->warnings.size(), 1u);
+  EXPECT_NE(r->warnings[0].find("cannot create the compile cache"),
+            std::string::npos)
+      << r->warnings[0];
+  // Not writable: the entry's name is taken by a directory.
+  options.cache_dir = dir.Join("cache");
+  auto good = CompileOnDevice(model, options);
+  ASSERT_TRUE(good.ok()) << good.status();
+  const std::string entry = good->cache_path;
+  std::filesystem::remove(entry);
+  std::filesystem::create_directory(entry);
+  auto blocked = CompileOnDevice(model, options);
+  ASSERT_TRUE(blocked.ok()) << blocked.status();
+  EXPECT_TRUE(HasDispatchOp(blocked->model));
+  EXPECT_EQ(blocked->cache_path, "");
+  ASSERT_EQ(blocked->warnings.size(), 1u);
+  EXPECT_NE(blocked->warnings[0].find("cannot write the compiled model"),
+            std::string::npos)
+      << blocked->warnings[0];
 }
 
 // A plugin that cannot load on the device (here a file that is no shared

@@ -11,9 +11,14 @@
  *   wrong_vendor       the stamp names another vendor
  *   duplicate_entry    two calls share one entry point in one module
  *   fail_partition_1   compile fails for partition 1 with a message
+ *   module_4gib        compile claims a module of exactly 4 GiB
+ *   short_stamp        the stamp's struct_size stops before its strings
+ *   noisy_error        partition fails with a 64 KiB message holding a
+ *                      newline and a terminal escape
  * Option "groups" (default 1): taken op i gets group i % groups, forcing
  * splits. Built three times (see CMakeLists.txt): as is, with another ABI
  * major (MISBEHAVE_ABI_MAJOR), and without compile (MISBEHAVE_NO_COMPILE). */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,6 +105,17 @@ GRAFT_EXPORT graft_status_t* graft_compiler_plugin_partition(
     return p->host->status_create(p->host, GRAFT_STATUS_INTERNAL,
                                   "misbehaving vendor: partition exploded");
   }
+  if (is(p, "noisy_error")) {
+    graft_status_t* st;
+    char* text = malloc(65536);
+    const char head[] = "misbehaving vendor: line one\nline two\x1b[31m red";
+    memset(text, 'x', 65535);
+    memcpy(text, head, sizeof(head) - 1);
+    text[65535] = '\0';
+    st = p->host->status_create(p->host, GRAFT_STATUS_INTERNAL, text);
+    free(text);
+    return st;
+  }
   for (i = 0; i < graph->num_ops; ++i) {
     out->decisions[i].taken = 1;
     out->decisions[i].group_id = (int32_t)(i % (size_t)p->groups);
@@ -146,8 +162,9 @@ GRAFT_EXPORT graft_status_t* graft_compiler_plugin_compile(
   r->bytes = calloc(1, 16);
   memcpy(r->bytes, "misbehaving-code", 16);
   r->modules[0].data = r->bytes;
-  r->modules[0].size = is(p, "empty_module") ? 0
+  r->modules[0].size = is(p, "empty_module")  ? 0
                        : is(p, "huge_module") ? ((size_t)1 << 40)
+                       : is(p, "module_4gib") ? ((size_t)1 << 32)
                                               : 16;
   for (i = 0; i < n; ++i) {
     r->names[i] = malloc(32);
@@ -164,6 +181,9 @@ GRAFT_EXPORT graft_status_t* graft_compiler_plugin_compile(
   r->stamp.vendor = is(p, "wrong_vendor") ? "someone_else" : "misbehaving";
   r->stamp.plugin_version = "0.1";
   r->stamp.soc_model = "bad-soc";
+  if (is(p, "short_stamp")) {
+    r->stamp.struct_size = offsetof(graft_compatibility_stamp_t, vendor);
+  }
   r->base.struct_size = sizeof(r->base);
   r->base.stamp = &r->stamp;
   r->base.modules = r->modules;
