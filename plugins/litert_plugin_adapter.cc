@@ -9,7 +9,6 @@
 #include "absl/strings/str_join.h"
 #include "core/litert_format.h"
 #include "core/status.h"
-#include "plugins/child_process.h"
 #include "plugins/litert_plugin_options.h"
 
 namespace graft {
@@ -34,69 +33,6 @@ uint32_t HardwareKinds(LiteRtHwAcceleratorSet hw) {
   if (hw & LITERT_HW_ACCELERATOR_GPU) kinds |= GRAFT_HARDWARE_KIND_GPU;
   if (hw & LITERT_HW_ACCELERATOR_NPU) kinds |= GRAFT_HARDWARE_KIND_NPU;
   return kinds;
-}
-
-// A compiled result as bytes, to cross from the child process: the module
-// count, each module's size and bytes, the call count, each call's module
-// index, entry-point size and entry point (all sizes 64-bit). Written
-// straight to the child's answer file, so modules are copied once.
-absl::Status WriteCompiled(int fd, const CompiledPartitions& c) {
-  bool ok = true;
-  auto u64 = [&](uint64_t v) { ok = ok && WriteAll(fd, &v, sizeof(v)); };
-  u64(c.modules.size());
-  for (absl::Span<const uint8_t> m : c.modules) {
-    u64(m.size());
-    ok = ok && WriteAll(fd, m.data(), m.size());
-  }
-  u64(c.calls.size());
-  for (const CompiledPartitions::Call& call : c.calls) {
-    u64(call.module_index);
-    u64(call.entry_point.size());
-    ok = ok && WriteAll(fd, call.entry_point.data(), call.entry_point.size());
-  }
-  return ok ? absl::OkStatus()
-            : absl::InternalError("writing the compiled result failed");
-}
-
-// Modules are views into `bytes`, which must outlive the result.
-absl::StatusOr<CompiledPartitions> ReadCompiled(
-    absl::Span<const uint8_t> bytes) {
-  size_t at = 0;
-  auto u64 = [&](uint64_t* v) {
-    if (bytes.size() - at < sizeof(*v)) return false;
-    std::memcpy(v, bytes.data() + at, sizeof(*v));
-    at += sizeof(*v);
-    return true;
-  };
-  auto span = [&](uint64_t size, const uint8_t** data) {
-    if (bytes.size() - at < size) return false;
-    *data = bytes.data() + at;
-    at += size;
-    return true;
-  };
-  CompiledPartitions out;
-  uint64_t n = 0;
-  bool ok = u64(&n);
-  for (uint64_t i = 0; ok && i < n; ++i) {
-    uint64_t size = 0;
-    const uint8_t* data = nullptr;
-    ok = u64(&size) && span(size, &data);
-    if (ok) out.modules.emplace_back(data, size);
-  }
-  ok = ok && u64(&n);
-  for (uint64_t i = 0; ok && i < n; ++i) {
-    uint64_t module = 0, size = 0;
-    const uint8_t* data = nullptr;
-    ok = u64(&module) && u64(&size) && span(size, &data);
-    if (ok) {
-      out.calls.push_back(
-          {std::string(reinterpret_cast<const char*>(data), size), module});
-    }
-  }
-  if (!ok || at != bytes.size()) {
-    return absl::InternalError("the compile child's answer is malformed");
-  }
-  return out;
 }
 
 }  // namespace
@@ -411,35 +347,6 @@ absl::StatusOr<std::vector<OpDecision>> LiteRtPluginAdapter::Partition(
 absl::StatusOr<CompiledPartitions> LiteRtPluginAdapter::Compile(
     const Model& model, absl::Span<const PartitionToCompile> partitions,
     const std::string& soc_model) {
-  // The vendor's compiler runs in a child process: it is code nobody here
-  // wrote, and it crashes on some models (Intel's on block-wise quantized
-  // weights, in LiteRT's own host too). The child sends back the modules
-  // and calls; the parent keeps them.
-  GRAFT_ASSIGN_OR_RETURN(
-      Bytes answer,
-      RunInChildProcessMapped(
-          [&](int fd) -> absl::Status {
-            GRAFT_ASSIGN_OR_RETURN(
-                CompiledPartitions compiled,
-                CompileInThisProcess(model, partitions, soc_model));
-            return WriteCompiled(fd, compiled);
-          },
-          kCompileTimeout,
-          absl::StrCat(label_, ": compile of ", partitions.size(),
-                       " partition(s)")));
-  GRAFT_ASSIGN_OR_RETURN(CompiledPartitions out, ReadCompiled(answer.span()));
-  out.owner = std::make_shared<const Bytes>(std::move(answer));
-  out.owner_is_plain_memory = true;
-  out.stamp_vendor = info_.vendor;
-  out.stamp_plugin_version = info_.plugin_version;
-  out.stamp_soc_model = soc_model;
-  out.stamp_abi_version = info_.abi_version;
-  return out;
-}
-
-absl::StatusOr<CompiledPartitions> LiteRtPluginAdapter::CompileInThisProcess(
-    const Model& model, absl::Span<const PartitionToCompile> partitions,
-    const std::string& soc_model) {
   std::vector<SubgraphId> ids;
   for (const PartitionToCompile& p : partitions) ids.push_back(p.subgraph);
   // Kept with the result: a plugin may refer to the graph it compiled
@@ -530,6 +437,10 @@ absl::StatusOr<CompiledPartitions> LiteRtPluginAdapter::CompileInThisProcess(
     out.calls.push_back({std::move(entry), module});
   }
   out.owner = std::move(result);
+  out.stamp_vendor = info_.vendor;
+  out.stamp_plugin_version = info_.plugin_version;
+  out.stamp_soc_model = soc_model;
+  out.stamp_abi_version = info_.abi_version;
   return out;
 }
 

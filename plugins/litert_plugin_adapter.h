@@ -9,9 +9,8 @@
 // other op gets the reason "not selected by the <manufacturer> plugin".
 // Compile hands the plugin the outlined partitions as one model, one
 // subgraph each, and reads back the bytecode modules and one call (entry
-// point name, module index) per partition. It runs in a child process
-// (child_process.h) with a time limit (kCompileTimeout): a plugin that
-// crashes, exits or hangs there is an error naming it.
+// point name, module index) per partition. Every call runs in the calling
+// process; IsolatePlugin (isolated_plugin.h) puts them in a child process.
 //
 // The vendor name Graft uses for a LiteRT plugin is its SoC manufacturer
 // ("IntelOpenVINO"), as in LiteRT's build stamp; the plugin version is the
@@ -25,16 +24,12 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "absl/time/time.h"
 #include "core/vendor_library.h"
 #include "plugins/compiler_plugin.h"
 #include "plugins/litert_compiler_abi.h"
 #include "plugins/litert_compiler_context.h"
 
 namespace graft {
-
-// How long a LiteRT plugin's compile may run.
-inline constexpr absl::Duration kCompileTimeout = absl::Minutes(10);
 
 class LiteRtPluginAdapter : public CompilerPlugin {
  public:
@@ -76,10 +71,6 @@ class LiteRtPluginAdapter : public CompilerPlugin {
         check_compatibility;  // opt.
   };
   LiteRtPluginAdapter() = default;
-  // Compile, in this process (the child RunInChildProcess makes).
-  absl::StatusOr<CompiledPartitions> CompileInThisProcess(
-      const Model& model, absl::Span<const PartitionToCompile> partitions,
-      const std::string& soc_model);
   // "<label>: <what>: <status name> (<code>)".
   absl::Status Error(LiteRtStatus status, absl::string_view what) const;
 

@@ -71,12 +71,13 @@ absl::StatusOr<OnDeviceResult> CompileOnDevice(const std::string& model_path,
       result.skipped.push_back(std::string(loaded.status().message()));
       continue;
     }
-    plugins.push_back(options.isolate_plugins ? IsolatePlugin(*std::move(loaded))
-                                              : *std::move(loaded));
+    plugins.push_back(options.isolate_plugins
+                          ? IsolatePlugin(*std::move(loaded))
+                          : *std::move(loaded));
   }
   std::vector<std::string> unmatched;
-  plugins = OrderByVendorPriority(std::move(plugins), options.vendors,
-                                  &unmatched);
+  plugins =
+      OrderByVendorPriority(std::move(plugins), options.vendors, &unmatched);
   for (const std::string& v : unmatched) {
     result.skipped.push_back(absl::StrCat("vendor '", v,
                                           "' of the priority list: no "
@@ -86,9 +87,9 @@ absl::StatusOr<OnDeviceResult> CompileOnDevice(const std::string& model_path,
   if (plugins.empty()) {
     std::string why;
     for (const std::string& s : result.skipped) absl::StrAppend(&why, "; ", s);
-    return absl::NotFoundError(absl::StrCat(
-        model_path, ": no compiler plugin in ", options.plugin_dir,
-        " to compile it on the device", why));
+    return absl::NotFoundError(
+        absl::StrCat(model_path, ": no compiler plugin in ", options.plugin_dir,
+                     " to compile it on the device", why));
   }
 
   std::string cache_path;
@@ -104,8 +105,8 @@ absl::StatusOr<OnDeviceResult> CompileOnDevice(const std::string& model_path,
                                 st.st_mtim.tv_nsec));
     for (const auto& p : plugins) {
       const PluginInfo& i = p->info();
-      key = Mix(key, absl::StrCat(i.vendor, "|", i.plugin_version, "|",
-                                  i.path, "|", options.soc_model));
+      key = Mix(key, absl::StrCat(i.vendor, "|", i.plugin_version, "|", i.path,
+                                  "|", options.soc_model));
     }
     for (const auto& [k, v] : options.plugin_options) {
       key = Mix(key, absl::StrCat(k, "=", v));

@@ -16,6 +16,7 @@
 #include "core/model_io.h"
 #include "core/status.h"
 #include "plugins/apply.h"
+#include "plugins/isolated_plugin.h"
 #include "plugins/litert_plugin_options.h"
 #include "plugins/vendor_priority.h"
 #include "tools/flags.h"
@@ -296,7 +297,8 @@ absl::StatusOr<LoadedPlugins> LoadPlugins(const PluginSelection& sel) {
       continue;
     }
     litert_owners.erase((*plugin)->info().vendor);
-    loaded.plugins.push_back(std::move(*plugin));
+    loaded.plugins.push_back(sel.isolate ? IsolatePlugin(*std::move(plugin))
+                                         : *std::move(plugin));
   }
   if (!litert_owners.empty()) {
     return absl::NotFoundError(absl::StrCat(
@@ -345,6 +347,10 @@ int RunApplyCommand(absl::Span<const std::string> args, std::ostream& out,
                     "LiteRT plugins take apply_plugin's flag names, one per "
                     "occurrence (intel_openvino_graph_backends=cpu)");
   flags.AddBool("json", &json, "print the report as JSON");
+  flags.AddBool("isolate-plugins", &sel.isolate,
+                "run each plugin's partition and compile in a child process "
+                "with a time limit, so a crash or hang in vendor code is an "
+                "error naming the vendor, not the end of graft apply");
   bool cpu_fallback = true;
   flags.AddBool("cpu-fallback", &cpu_fallback,
                 "keep each partition's original ops and weights, which "

@@ -34,6 +34,10 @@ struct PluginSelection {
   // --plugin-option occurrences: [VENDOR:]KEY=VALUE[,KEY=VALUE...], or one
   // LiteRT flag KEY=VALUE whose value is taken whole (it may hold commas).
   std::vector<std::string> plugin_options;
+  // Run each plugin's partition and compile in a child process with a time
+  // limit (plugins/isolated_plugin.h), so a crash or hang in vendor code is
+  // an error naming the vendor.
+  bool isolate = true;
 };
 
 struct LoadedPlugins {

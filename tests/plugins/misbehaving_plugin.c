@@ -15,12 +15,17 @@
  *   short_stamp        the stamp's struct_size stops before its strings
  *   noisy_error        partition fails with a 64 KiB message holding a
  *                      newline and a terminal escape
+ *   crash_partition    partition dereferences a null pointer (SIGSEGV)
+ *   hang_partition     partition never returns
+ *   abort_compile      compile calls abort()
+ *   exit_compile       compile calls exit(0)
  * Option "groups" (default 1): taken op i gets group i % groups, forcing
  * splits. Built three times (see CMakeLists.txt): as is, with another ABI
  * major (MISBEHAVE_ABI_MAJOR), and without compile (MISBEHAVE_NO_COMPILE). */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "graft_compiler_plugin.h"
 
@@ -105,6 +110,13 @@ GRAFT_EXPORT graft_status_t* graft_compiler_plugin_partition(
     return p->host->status_create(p->host, GRAFT_STATUS_INTERNAL,
                                   "misbehaving vendor: partition exploded");
   }
+  if (is(p, "crash_partition")) {
+    volatile int* null_pointer = NULL;
+    *null_pointer = 1;
+  }
+  if (is(p, "hang_partition")) {
+    for (;;) pause();
+  }
   if (is(p, "noisy_error")) {
     graft_status_t* st;
     char* text = malloc(65536);
@@ -149,6 +161,8 @@ GRAFT_EXPORT graft_status_t* graft_compiler_plugin_compile(
   result_t* r;
   (void)soc_model;
   (void)partitions;
+  if (is(p, "abort_compile")) abort();
+  if (is(p, "exit_compile")) exit(0);
   if (is(p, "fail_partition_1") && n > 1) {
     return p->host->status_create(
         p->host, GRAFT_STATUS_INTERNAL,
