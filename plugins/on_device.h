@@ -46,10 +46,12 @@ struct OnDeviceOptions {
   // Progress lines of the compile (ApplyOptions::progress); may be empty.
   std::function<void(const std::string&)> progress;
   // Run each plugin's partition and compile in a child process with a time
-  // limit (isolated_plugin.h): a crashing or hanging vendor compiler is an
-  // error naming it, not the end of the app. It forks the app per call,
-  // which some app environments forbid; then turn it off.
-  bool isolate_plugins = true;
+  // limit (isolated_plugin.h): a crashing or hanging vendor compiler is then
+  // an error naming it, not the end of the app. Off by default in the
+  // library: it forks the app once per call, and in a process whose other
+  // threads hold locks the plugin needs (its own thread pools, say) the
+  // child can block until the time limit. The CLI turns it on.
+  bool isolate_plugins = false;
 };
 
 struct OnDeviceResult {

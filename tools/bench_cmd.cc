@@ -230,6 +230,7 @@ ModelResult BenchModel(const std::string& path,
   for (const std::string& dir : plugin_dirs) {
     const std::string name = absl::StrCat("plugins:", dir);
     OnDeviceOptions od;
+    od.isolate_plugins = true;  // graft is single-threaded while compiling.
     od.plugin_dir = dir;
     od.cache_dir = cache_dir;
     od.vendors = settings.vendors;

@@ -341,6 +341,7 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
   absl::StatusOr<std::unique_ptr<Runtime>> runtime;
   if (!plugin_dir.empty()) {
     OnDeviceOptions od;
+    od.isolate_plugins = true;  // graft is single-threaded while compiling.
     od.plugin_dir = plugin_dir;
     od.cache_dir = cache_dir;
     od.soc_model = soc_model;
