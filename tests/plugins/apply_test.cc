@@ -537,11 +537,9 @@ TEST(ApplyCliTest, MissingVendorSaysWhatToDo) {
       << text;
 }
 
-// The order of --vendor is the priority: example and acme (with_mul) both
-// take residual_mlp's ADD and MUL, and the vendor named first gets them.
-// Without --vendor, acme (an NPU) comes before example (a CPU backend).
-TEST(ApplyCliTest, VendorOrderIsThePriority) {
-  testing::TempDir dir;
+// A plugin directory in `dir` holding the example plugin and acme (with_mul),
+// which both take ADD and MUL.
+std::string ExampleAndAcmePluginDir(testing::TempDir& dir) {
   const std::string plugins = dir.Join("plugins");
   std::filesystem::create_directory(plugins);
   std::filesystem::create_symlink(
@@ -550,6 +548,15 @@ TEST(ApplyCliTest, VendorOrderIsThePriority) {
       BinaryDir() +
           "/tests/plugins/acme/with_mul/libgraft_compiler_plugin_acme.so",
       plugins + "/libgraft_compiler_plugin_acme.so");
+  return plugins;
+}
+
+// The order of --vendor is the priority: example and acme (with_mul) both
+// take residual_mlp's ADD and MUL, and the vendor named first gets them.
+// Without --vendor, acme (an NPU) comes before example (a CPU backend).
+TEST(ApplyCliTest, VendorOrderIsThePriority) {
+  testing::TempDir dir;
+  const std::string plugins = ExampleAndAcmePluginDir(dir);
   const std::string model = SourceDir() + "/test_models/residual_mlp.tflite";
   auto taken_by = [&](const std::string& vendor_flag) {
     std::string text;
@@ -730,14 +737,7 @@ TEST(OnDeviceTest, SkipsAPluginThatCannotLoadAndSaysWhich) {
 // the ops both take, and a name no plugin has is listed, not fatal.
 TEST(OnDeviceTest, VendorsAreAPriorityList) {
   testing::TempDir dir;
-  const std::string plugin_dir = dir.Join("plugins");
-  std::filesystem::create_directory(plugin_dir);
-  std::filesystem::create_symlink(
-      ExamplePlugin(), plugin_dir + "/libgraft_compiler_plugin_example.so");
-  std::filesystem::create_symlink(
-      BinaryDir() +
-          "/tests/plugins/acme/with_mul/libgraft_compiler_plugin_acme.so",
-      plugin_dir + "/libgraft_compiler_plugin_acme.so");
+  const std::string plugin_dir = ExampleAndAcmePluginDir(dir);
   auto vendors_of_dispatch_ops = [](const Model& m) {
     std::vector<std::string> vendors;
     for (const tfl::OperatorT& op : m.subgraphs[0].ops) {
