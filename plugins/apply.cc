@@ -10,8 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/compiled_format.h"
-#include "core/litert_format.h"
 #include "core/inline.h"
+#include "core/litert_format.h"
 #include "core/model_io.h"
 #include "core/outline.h"
 #include "core/partition.h"
@@ -37,9 +37,64 @@ class Stopwatch {
 constexpr char kCpuCallComposite[] = "odml.cpu_call";
 
 // The name of a STABLEHLO_COMPOSITE op, "" for other ops.
-std::string CompositeName(const tfl::OperatorT& op) {
+absl::string_view CompositeName(const tfl::OperatorT& op) {
   const auto* c = op.builtin_options_2.AsStableHLOCompositeOptions();
-  return c == nullptr ? "" : c->name;
+  return c == nullptr ? absl::string_view() : absl::string_view(c->name);
+}
+
+// One report per op of subgraph `s`, naming it; nothing decided yet.
+std::vector<OpApplyReport> OpReports(const Model& model, SubgraphId s) {
+  const Subgraph& sg = model.subgraphs[s];
+  std::vector<OpApplyReport> reports(sg.ops.size());
+  for (size_t i = 0; i < sg.ops.size(); ++i) {
+    reports[i].subgraph = s;
+    reports[i].op = static_cast<OpId>(i);
+    reports[i].name = OpName(model, sg.ops[i]);
+  }
+  return reports;
+}
+
+// The subgraphs some STABLEHLO_COMPOSITE names as its decomposition.
+std::vector<bool> DecompositionSubgraphs(const Model& model) {
+  const auto n = static_cast<int32_t>(model.subgraphs.size());
+  std::vector<bool> out(n, false);
+  for (const Subgraph& sg : model.subgraphs) {
+    for (const tfl::OperatorT& op : sg.ops) {
+      if (const auto* c = op.builtin_options_2.AsStableHLOCompositeOptions();
+          c != nullptr && c->decomposition_subgraph_index >= 0 &&
+          c->decomposition_subgraph_index < n) {
+        out[c->decomposition_subgraph_index] = true;
+      }
+    }
+  }
+  return out;
+}
+
+// Of `candidates`, those no op calls any more, counting calls from a
+// candidate that itself goes as none (a nested decomposition may be called
+// only from one that goes).
+std::vector<bool> UncalledSubgraphs(const Model& model,
+                                    const std::vector<bool>& candidates) {
+  const auto n = static_cast<int64_t>(model.subgraphs.size());
+  std::vector<bool> removed(n, false);
+  for (bool changed = true; changed;) {
+    changed = false;
+    std::vector<bool> called(n, false);
+    for (int64_t s = 0; s < n; ++s) {
+      if (removed[s]) continue;
+      for (const tfl::OperatorT& op : model.subgraphs[s].ops) {
+        ForEachCalledSubgraph(op, [&](const char*, int64_t index) {
+          if (index >= 0 && index < n) called[index] = true;
+        });
+      }
+    }
+    for (int64_t s = 0; s < n; ++s) {
+      if (candidates[s] && !removed[s] && !called[s]) {
+        removed[s] = changed = true;
+      }
+    }
+  }
+  return removed;
 }
 
 // Labels for GroupOps: the plugin in the high half, its group id below.
@@ -211,25 +266,20 @@ absl::StatusOr<ApplyReport> ApplyPlugins(
   auto partition = [&](SubgraphId s, Decided& d) -> absl::Status {
     const size_t num_ops = model.subgraphs[s].ops.size();
     d.labels.assign(num_ops, kUnselected);
-    d.ops.assign(num_ops, OpApplyReport{});
-    for (size_t i = 0; i < num_ops; ++i) {
-      d.ops[i].subgraph = s;
-      d.ops[i].op = static_cast<OpId>(i);
-      d.ops[i].name = OpName(model, model.subgraphs[s].ops[i]);
-    }
+    d.ops = OpReports(model, s);
     for (size_t k = 0; k < plugins.size(); ++k) {
       if (options.progress) {
-        options.progress(absl::StrFormat(
-            "%s: partitioning subgraph %d (%d ops)", plugins[k]->info().vendor,
-            s, num_ops));
+        options.progress(
+            absl::StrFormat("%s: partitioning subgraph %d (%d ops)",
+                            plugins[k]->info().vendor, s, num_ops));
       }
       GRAFT_ASSIGN_OR_RETURN(
           std::vector<OpDecision> decisions,
           plugins[k]->Partition(model, s, socs[k], original_bytes));
       for (size_t i = 0; i < num_ops; ++i) {
         OpDecision& o = decisions[i];
-        if (o.taken && CompositeName(model.subgraphs[s].ops[i]) ==
-                           kCpuCallComposite) {
+        if (o.taken &&
+            CompositeName(model.subgraphs[s].ops[i]) == kCpuCallComposite) {
           o = {false, 0, GRAFT_PARTITION_REASON_UNSPECIFIED,
                absl::StrCat("the model asks for this composite (",
                             kCpuCallComposite, ") to run on the CPU")};
@@ -255,23 +305,14 @@ absl::StatusOr<ApplyReport> ApplyPlugins(
   // never taken nor inlined.
   const SubgraphId num_original =
       static_cast<SubgraphId>(model.subgraphs.size());
-  std::vector<bool> is_decomposition(num_original, false);
-  for (const Subgraph& sg : model.subgraphs) {
-    for (const tfl::OperatorT& op : sg.ops) {
-      if (const auto* c = op.builtin_options_2.AsStableHLOCompositeOptions();
-          c != nullptr && c->decomposition_subgraph_index >= 0 &&
-          c->decomposition_subgraph_index < num_original) {
-        is_decomposition[c->decomposition_subgraph_index] = true;
-      }
-    }
-  }
+  const std::vector<bool> is_decomposition = DecompositionSubgraphs(model);
   std::vector<Decided> decided(num_original);
   for (SubgraphId s = 0; s < num_original; ++s) {
     if (is_decomposition[s]) continue;
     GRAFT_RETURN_IF_ERROR(partition(s, decided[s]));
     std::vector<OpId> to_inline;
     for (size_t i = 0; i < decided[s].labels.size(); ++i) {
-      const std::string name = CompositeName(model.subgraphs[s].ops[i]);
+      const absl::string_view name = CompositeName(model.subgraphs[s].ops[i]);
       if (!name.empty() && name != kCpuCallComposite &&
           decided[s].labels[i] == kUnselected) {
         to_inline.push_back(static_cast<OpId>(i));
@@ -298,26 +339,7 @@ absl::StatusOr<ApplyReport> ApplyPlugins(
       GRAFT_RETURN_IF_ERROR(partition(s, decided[s]));
     }
   }
-  // Decompositions nothing calls any more (a nested one may be called only
-  // from a decomposition that goes).
-  std::vector<bool> removed(num_original, false);
-  for (bool changed = true; changed;) {
-    changed = false;
-    std::vector<bool> called(num_original, false);
-    for (SubgraphId s = 0; s < num_original; ++s) {
-      if (removed[s]) continue;
-      for (const tfl::OperatorT& op : model.subgraphs[s].ops) {
-        ForEachCalledSubgraph(op, [&](const char*, int64_t index) {
-          if (index >= 0 && index < num_original) called[index] = true;
-        });
-      }
-    }
-    for (SubgraphId s = 0; s < num_original; ++s) {
-      if (is_decomposition[s] && !removed[s] && !called[s]) {
-        removed[s] = changed = true;
-      }
-    }
-  }
+  const std::vector<bool> removed = UncalledSubgraphs(model, is_decomposition);
   std::vector<SubgraphId> to_remove;
   for (SubgraphId s = 0; s < num_original; ++s) {
     if (removed[s]) to_remove.push_back(s);
@@ -334,18 +356,13 @@ absl::StatusOr<ApplyReport> ApplyPlugins(
         continue;
       }
       // A kept decomposition runs where its composite runs.
-      const size_t num_ops = model.subgraphs[id].ops.size();
-      kept.back().labels.assign(num_ops, kUnselected);
-      for (size_t i = 0; i < num_ops; ++i) {
-        OpApplyReport r;
-        r.subgraph = id;
-        r.op = static_cast<OpId>(i);
-        r.name = OpName(model, model.subgraphs[id].ops[i]);
+      kept.back().ops = OpReports(model, id);
+      kept.back().labels.assign(kept.back().ops.size(), kUnselected);
+      for (OpApplyReport& r : kept.back().ops) {
         r.refusals.push_back(
             {"", GRAFT_PARTITION_REASON_UNSPECIFIED,
              "in a composite's decomposition, which runs where the "
              "composite runs"});
-        kept.back().ops.push_back(std::move(r));
       }
     }
     decided = std::move(kept);
