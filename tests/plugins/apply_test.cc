@@ -1,10 +1,12 @@
 // The apply pipeline end to end with real plugin libraries: golden outlined
 // models and bytecode from the example vendor, misbehaving plugins, the
 // `graft apply` CLI (atomic output, determinism), and the corpus.
+#include "plugins/apply.h"
+
 #include <sys/stat.h>
 
-#include <cstdio>
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -15,14 +17,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/compiled_format.h"
-#include "core/litert_format.h"
 #include "core/file_util.h"
+#include "core/litert_format.h"
 #include "core/model_builder.h"
 #include "core/model_io.h"
 #include "core/test_support.h"
-#include "gtest/gtest.h"
 #include "dispatch/runtime.h"
-#include "plugins/apply.h"
+#include "gtest/gtest.h"
 #include "plugins/on_device.h"
 
 namespace graft {
@@ -81,9 +82,9 @@ std::string Dump(const Model& m) {
           OpName(m, op) == std::string("CUSTOM:") + kPartitionCustomCode) {
         auto o = DecodeDispatchOpOptions(op.custom_options);
         if (o.ok()) {
-          absl::StrAppend(&out, " vendor=", o->vendor, " entry=",
-                          o->entry_point, " module=b", o->module_buffer,
-                          " fallback=", o->fallback_subgraph);
+          absl::StrAppend(&out, " vendor=", o->vendor,
+                          " entry=", o->entry_point, " module=b",
+                          o->module_buffer, " fallback=", o->fallback_subgraph);
         }
       }
       absl::StrAppend(&out, "\n");
@@ -109,15 +110,16 @@ std::string Dump(const Model& m) {
 void ExpectGolden(const std::string& name, const std::string& actual) {
   std::string path = SourceDir() + "/tests/plugins/golden/" + name;
   if (const char* u = std::getenv("GRAFT_UPDATE_GOLDENS"); u && *u == '1') {
-    std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+    std::filesystem::create_directories(
+        std::filesystem::path(path).parent_path());
     std::ofstream(path) << actual;
     return;
   }
   auto expected = ReadFile(path);
-  ASSERT_TRUE(expected.ok()) << expected.status()
-                             << " (GRAFT_UPDATE_GOLDENS=1 creates it)";
-  EXPECT_EQ(actual, *expected) << "golden " << name
-                               << " differs; GRAFT_UPDATE_GOLDENS=1 refreshes";
+  ASSERT_TRUE(expected.ok())
+      << expected.status() << " (GRAFT_UPDATE_GOLDENS=1 creates it)";
+  EXPECT_EQ(actual, *expected)
+      << "golden " << name << " differs; GRAFT_UPDATE_GOLDENS=1 refreshes";
 }
 
 // Applies the example plugin and checks the outlined model, the bytecode and
@@ -162,20 +164,25 @@ TEST(ApplyExampleTest, ChainSplitsAtUnsupportedOp) {
   auto& g = b.Subgraph("main");
   TensorId x = g.Input("x", tfl::TensorType_FLOAT32, {1, 4, 4, 2});
   TensorId c = g.Constant<float>("c", {2}, Ramp(2));
-  TensorId a = g.Op(tfl::BuiltinOperator_ADD).In(x, c)
+  TensorId a = g.Op(tfl::BuiltinOperator_ADD)
+                   .In(x, c)
                    .Options(tfl::AddOptionsT{})
                    .Out("a", tfl::TensorType_FLOAT32, {1, 4, 4, 2});
-  TensorId r = g.Op(tfl::BuiltinOperator_RELU).In(a)
+  TensorId r = g.Op(tfl::BuiltinOperator_RELU)
+                   .In(a)
                    .Out("r", tfl::TensorType_FLOAT32, {1, 4, 4, 2});
   TensorId w = g.Constant<float>("w", {2, 1, 1, 2}, Ramp(4));
   TensorId cb = g.Constant<float>("cb", {2}, Ramp(2));
   tfl::Conv2DOptionsT conv;
   conv.padding = tfl::Padding_VALID;
   conv.stride_w = conv.stride_h = 1;
-  TensorId v = g.Op(tfl::BuiltinOperator_CONV_2D).In(r, w, cb).Options(conv)
+  TensorId v = g.Op(tfl::BuiltinOperator_CONV_2D)
+                   .In(r, w, cb)
+                   .Options(conv)
                    .Out("v", tfl::TensorType_FLOAT32, {1, 4, 4, 2});
   TensorId c2 = g.Constant<float>("c2", {1}, {2.0f});
-  TensorId y = g.Op(tfl::BuiltinOperator_MUL).In(v, c2)
+  TensorId y = g.Op(tfl::BuiltinOperator_MUL)
+                   .In(v, c2)
                    .Options(tfl::MulOptionsT{})
                    .Out("y", tfl::TensorType_FLOAT32, {1, 4, 4, 2});
   g.Output(y);
@@ -191,14 +198,18 @@ TEST(ApplyExampleTest, CycleCaseSplitsGroup) {
   ModelBuilder b;
   auto& g = b.Subgraph("main");
   TensorId x = g.Input("x", tfl::TensorType_FLOAT32, {1, 8});
-  TensorId a = g.Op(tfl::BuiltinOperator_RELU).In(x)
+  TensorId a = g.Op(tfl::BuiltinOperator_RELU)
+                   .In(x)
                    .Out("a", tfl::TensorType_FLOAT32, {1, 8});
-  TensorId u = g.Op(tfl::BuiltinOperator_SQUARED_DIFFERENCE).In(a, x)
+  TensorId u = g.Op(tfl::BuiltinOperator_SQUARED_DIFFERENCE)
+                   .In(a, x)
                    .Out("u", tfl::TensorType_FLOAT32, {1, 8});
-  TensorId c = g.Op(tfl::BuiltinOperator_MUL).In(a, x)
+  TensorId c = g.Op(tfl::BuiltinOperator_MUL)
+                   .In(a, x)
                    .Options(tfl::MulOptionsT{})
                    .Out("c", tfl::TensorType_FLOAT32, {1, 8});
-  TensorId d = g.Op(tfl::BuiltinOperator_ADD).In(u, c)
+  TensorId d = g.Op(tfl::BuiltinOperator_ADD)
+                   .In(u, c)
                    .Options(tfl::AddOptionsT{})
                    .Out("d", tfl::TensorType_FLOAT32, {1, 8});
   g.Output(d);
@@ -214,14 +225,18 @@ TEST(ApplyExampleTest, SharedConstantAndGraphOutputInsidePartition) {
   auto& g = b.Subgraph("main");
   TensorId x = g.Input("x", tfl::TensorType_FLOAT32, {1, 4});
   TensorId w = g.Constant<float>("w", {4, 4}, Ramp(16));
-  TensorId h = g.Op(tfl::BuiltinOperator_FULLY_CONNECTED).In(x, w, kNoTensor)
+  TensorId h = g.Op(tfl::BuiltinOperator_FULLY_CONNECTED)
+                   .In(x, w, kNoTensor)
                    .Options(tfl::FullyConnectedOptionsT{})
                    .Out("h", tfl::TensorType_FLOAT32, {1, 4});
-  TensorId r = g.Op(tfl::BuiltinOperator_RELU).In(h)
+  TensorId r = g.Op(tfl::BuiltinOperator_RELU)
+                   .In(h)
                    .Out("r", tfl::TensorType_FLOAT32, {1, 4});
-  TensorId e = g.Op(tfl::BuiltinOperator_EXP).In(r)
+  TensorId e = g.Op(tfl::BuiltinOperator_EXP)
+                   .In(r)
                    .Out("e", tfl::TensorType_FLOAT32, {1, 4});
-  TensorId y = g.Op(tfl::BuiltinOperator_FULLY_CONNECTED).In(e, w, kNoTensor)
+  TensorId y = g.Op(tfl::BuiltinOperator_FULLY_CONNECTED)
+                   .In(e, w, kNoTensor)
                    .Options(tfl::FullyConnectedOptionsT{})
                    .Out("y", tfl::TensorType_FLOAT32, {1, 4});
   g.Output(h).Output(y);
@@ -234,11 +249,14 @@ TEST(ApplyExampleTest, SingleModuleOptionSharesOneModule) {
   ModelBuilder b;
   auto& g = b.Subgraph("main");
   TensorId x = g.Input("x", tfl::TensorType_FLOAT32, {1, 4});
-  TensorId a = g.Op(tfl::BuiltinOperator_RELU).In(x)
+  TensorId a = g.Op(tfl::BuiltinOperator_RELU)
+                   .In(x)
                    .Out("a", tfl::TensorType_FLOAT32, {1, 4});
-  TensorId e = g.Op(tfl::BuiltinOperator_EXP).In(a)
+  TensorId e = g.Op(tfl::BuiltinOperator_EXP)
+                   .In(a)
                    .Out("e", tfl::TensorType_FLOAT32, {1, 4});
-  TensorId y = g.Op(tfl::BuiltinOperator_TANH).In(e)
+  TensorId y = g.Op(tfl::BuiltinOperator_TANH)
+                   .In(e)
                    .Out("y", tfl::TensorType_FLOAT32, {1, 4});
   g.Output(y);
   auto m = std::move(b).Build();
@@ -250,14 +268,16 @@ TEST(ApplyExampleTest, SingleModuleOptionSharesOneModule) {
   ASSERT_EQ(report->partitions.size(), 2u);
   ASSERT_EQ(report->modules.size(), 1u);
   EXPECT_EQ(report->partitions[0].module, report->partitions[1].module);
-  EXPECT_NE(report->partitions[0].entry_point, report->partitions[1].entry_point);
+  EXPECT_NE(report->partitions[0].entry_point,
+            report->partitions[1].entry_point);
 }
 
 TEST(ApplyExampleTest, RefusesAlreadyCompiledModel) {
   ModelBuilder b;
   auto& g = b.Subgraph("main");
   TensorId x = g.Input("x", tfl::TensorType_FLOAT32, {1, 4});
-  TensorId y = g.Op(tfl::BuiltinOperator_RELU).In(x)
+  TensorId y = g.Op(tfl::BuiltinOperator_RELU)
+                   .In(x)
                    .Out("y", tfl::TensorType_FLOAT32, {1, 4});
   g.Output(y);
   auto m = std::move(b).Build();
@@ -267,8 +287,10 @@ TEST(ApplyExampleTest, RefusesAlreadyCompiledModel) {
   ASSERT_TRUE(ApplyPlugins(*m, {&raw, 1}, {}).ok());
   auto again = ApplyPlugins(*m, {&raw, 1}, {});
   ASSERT_FALSE(again.ok());
-  EXPECT_NE(again.status().message().find("already compiled (by graft, for example)"),
-            std::string::npos) << again.status();
+  EXPECT_NE(
+      again.status().message().find("already compiled (by graft, for example)"),
+      std::string::npos)
+      << again.status();
 }
 
 // A small graph every misbehaving case runs on: 4 ops, all taken.
@@ -277,7 +299,8 @@ Model FourOps() {
   auto& g = b.Subgraph("main");
   TensorId t = g.Input("x", tfl::TensorType_FLOAT32, {1, 4});
   for (int i = 0; i < 4; ++i) {
-    t = g.Op(tfl::BuiltinOperator_RELU).In(t)
+    t = g.Op(tfl::BuiltinOperator_RELU)
+            .In(t)
             .Out(absl::StrCat("t", i), tfl::TensorType_FLOAT32, {1, 4});
   }
   g.Output(t);
@@ -334,7 +357,8 @@ TEST(PluginLoadTest, RejectsOtherAbiMajorBeforeCallingAnythingElse) {
   auto p = LoadCompilerPlugin(Misbehaving("abi2"));
   ASSERT_FALSE(p.ok());
   EXPECT_NE(p.status().message().find("built for Graft plugin ABI 2.0"),
-            std::string::npos) << p.status();
+            std::string::npos)
+      << p.status();
 }
 
 TEST(PluginLoadTest, RejectsMissingRequiredFunction) {
@@ -342,7 +366,8 @@ TEST(PluginLoadTest, RejectsMissingRequiredFunction) {
   ASSERT_FALSE(p.ok());
   EXPECT_NE(p.status().message().find("missing required function(s) "
                                       "graft_compiler_plugin_compile"),
-            std::string::npos) << p.status();
+            std::string::npos)
+      << p.status();
 }
 
 TEST(PluginLoadTest, RejectsFileThatIsNotAPlugin) {
@@ -353,14 +378,16 @@ TEST(PluginLoadTest, RejectsFileThatIsNotAPlugin) {
   ASSERT_FALSE(p.ok());
   EXPECT_NE(p.status().message().find(path), std::string::npos);
   EXPECT_NE(p.status().message().find("cannot load shared library"),
-            std::string::npos) << p.status();
+            std::string::npos)
+      << p.status();
 }
 
 TEST(PluginLoadTest, RejectsSharedLibraryWithoutEntryPoints) {
   auto p = LoadCompilerPlugin("libm.so.6");
   ASSERT_FALSE(p.ok());
   EXPECT_NE(p.status().message().find("not a compiler plugin"),
-            std::string::npos) << p.status();
+            std::string::npos)
+      << p.status();
 }
 
 TEST(PluginLoadTest, RejectsUnknownSocModel) {
@@ -465,11 +492,12 @@ TEST(ApplyCliTest, FailureLeavesNoOutputFile) {
   std::string model = dir.Join("m.tflite"), out = dir.Join("out.tflite");
   ASSERT_TRUE(SaveModel(FourOps(), model).ok());
   std::string text;
-  EXPECT_EQ(RunGraft(absl::StrCat("apply ", model, " -o ", out, " --plugin=",
-                                  Misbehaving("ok"),
+  EXPECT_EQ(RunGraft(absl::StrCat("apply ", model, " -o ", out,
+                                  " --plugin=", Misbehaving("ok"),
                                   " --plugin-option=misbehave=wrong_vendor"),
                      &text),
-            1) << text;
+            1)
+      << text;
   EXPECT_NE(text.find("someone_else"), std::string::npos) << text;
   EXPECT_FALSE(std::filesystem::exists(out));
   EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path()),
@@ -486,7 +514,8 @@ TEST(ApplyCliTest, ApplyIsDeterministic) {
     ASSERT_EQ(RunGraft(absl::StrCat("apply ", model, " -o ", dir.Join(out),
                                     " --plugin=", ExamplePlugin()),
                        &text),
-              0) << text;
+              0)
+        << text;
   }
   EXPECT_NE(text.find("4/4 ops taken (100%) in 1 partition"), std::string::npos)
       << text;
@@ -503,10 +532,12 @@ TEST(ApplyCliTest, RefusesToReplaceNonRegularFile) {
   std::string fifo = dir.Join("pipe");
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
   std::string text;
-  EXPECT_EQ(RunGraft(absl::StrCat("apply ", model, " --mode=noop -o ", fifo), &text),
-            1);
+  EXPECT_EQ(
+      RunGraft(absl::StrCat("apply ", model, " --mode=noop -o ", fifo), &text),
+      1);
   EXPECT_NE(text.find("is not a regular file; refusing to replace it"),
-            std::string::npos) << text;
+            std::string::npos)
+      << text;
   EXPECT_FALSE(std::filesystem::is_regular_file(fifo));
 }
 
@@ -532,23 +563,32 @@ TEST(ApplyCliTest, MissingVendorSaysWhatToDo) {
   std::string model = dir.Join("m.tflite");
   ASSERT_TRUE(SaveModel(FourOps(), model).ok());
   std::string text;
-  EXPECT_EQ(RunGraft(absl::StrCat("apply ", model, " --vendor=acme"), &text), 1);
-  EXPECT_NE(text.find("no compiler plugin for vendor 'acme'"), std::string::npos)
+  EXPECT_EQ(RunGraft(absl::StrCat("apply ", model, " --vendor=acme"), &text),
+            1);
+  EXPECT_NE(text.find("no compiler plugin for vendor 'acme'"),
+            std::string::npos)
       << text;
 }
 
-// A plugin directory in `dir` holding the example plugin and acme (with_mul),
-// which both take ADD and MUL.
-std::string ExampleAndAcmePluginDir(testing::TempDir& dir) {
+// A plugin directory "plugins" in `dir` holding links to `files`.
+std::string PluginDir(testing::TempDir& dir,
+                      const std::vector<std::string>& files) {
   const std::string plugins = dir.Join("plugins");
   std::filesystem::create_directory(plugins);
-  std::filesystem::create_symlink(
-      ExamplePlugin(), plugins + "/libgraft_compiler_plugin_example.so");
-  std::filesystem::create_symlink(
-      BinaryDir() +
-          "/tests/plugins/acme/with_mul/libgraft_compiler_plugin_acme.so",
-      plugins + "/libgraft_compiler_plugin_acme.so");
+  for (const std::string& file : files) {
+    std::filesystem::create_symlink(
+        file, plugins + "/" + std::filesystem::path(file).filename().string());
+  }
   return plugins;
+}
+
+// The example plugin and acme (with_mul), which both take ADD and MUL.
+std::string ExampleAndAcmePluginDir(testing::TempDir& dir) {
+  return PluginDir(
+      dir,
+      {ExamplePlugin(),
+       BinaryDir() +
+           "/tests/plugins/acme/with_mul/libgraft_compiler_plugin_acme.so"});
 }
 
 // The order of --vendor is the priority: example and acme (with_mul) both
@@ -576,8 +616,7 @@ TEST(ApplyCliTest, VendorOrderIsThePriority) {
   EXPECT_NE(text.find("vendor priority: example > acme"), std::string::npos)
       << text;
   // example takes all five of its ops; acme gets nothing left.
-  EXPECT_NE(text.find("5/6 ops taken (83%) in 1 partition"),
-            std::string::npos)
+  EXPECT_NE(text.find("5/6 ops taken (83%) in 1 partition"), std::string::npos)
       << text;
   text = taken_by("");
   EXPECT_NE(text.find("vendor priority: acme > example"), std::string::npos)
@@ -594,21 +633,24 @@ TEST(VendorGuideTest, AcmePluginReportsAndAddingMulJoinsThePartition) {
   std::string text;
   testing::TempDir scratch;
   ASSERT_EQ(RunGraft(absl::StrCat("apply ", model, " --mode=partition -o ",
-                                  scratch.Join("p.tflite"),
-                                  " --plugin=", dir,
+                                  scratch.Join("p.tflite"), " --plugin=", dir,
                                   "base/libgraft_compiler_plugin_acme.so"),
                      &text),
-            0) << text;
+            0)
+      << text;
   EXPECT_NE(text.find("1/6 ops taken (17%) in 1 partition"), std::string::npos)
       << text;
-  EXPECT_NE(text.find("acme: UNSUPPORTED_OP: acme: op MUL is not supported yet"),
-            std::string::npos) << text;
+  EXPECT_NE(
+      text.find("acme: UNSUPPORTED_OP: acme: op MUL is not supported yet"),
+      std::string::npos)
+      << text;
   testing::TempDir out;
   ASSERT_EQ(RunGraft(absl::StrCat("apply ", model, " --mode=compile -o ",
                                   out.path(), " --plugin=", dir,
                                   "with_mul/libgraft_compiler_plugin_acme.so"),
                      &text),
-            0) << text;
+            0)
+      << text;
   EXPECT_NE(text.find("2/6 ops taken (33%) in 1 partition"), std::string::npos)
       << text;
   auto module = ReadFile(out.Join("acme_module_0.bin"));
@@ -629,11 +671,7 @@ TEST(OnDeviceTest, CompilesOnceThenLoadsFromCache) {
   std::filesystem::copy_file(SourceDir() + "/test_models/residual_mlp.tflite",
                              model);
   // A plugin dir holding only the example plugin (vendor_libs/ has others).
-  const std::string plugin_dir = dir.Join("plugins");
-  std::filesystem::create_directory(plugin_dir);
-  std::filesystem::create_symlink(
-      ExamplePlugin(), plugin_dir + "/" +
-                           std::filesystem::path(ExamplePlugin()).filename().string());
+  const std::string plugin_dir = PluginDir(dir, {ExamplePlugin()});
   OnDeviceOptions options;
   options.plugin_dir = plugin_dir;
   options.cache_dir = dir.Join("cache");
@@ -669,12 +707,8 @@ TEST(OnDeviceTest, CompilesWithoutACacheItCannotWrite) {
   std::string model = dir.Join("mlp.tflite");
   std::filesystem::copy_file(SourceDir() + "/test_models/residual_mlp.tflite",
                              model);
-  const std::string plugin_dir = dir.Join("plugins");
-  std::filesystem::create_directory(plugin_dir);
-  std::filesystem::create_symlink(
-      ExamplePlugin(),
-      plugin_dir + "/" +
-          std::filesystem::path(ExamplePlugin()).filename().string());
+  // A plugin dir holding only the example plugin (vendor_libs/ has others).
+  const std::string plugin_dir = PluginDir(dir, {ExamplePlugin()});
   OnDeviceOptions options;
   options.plugin_dir = plugin_dir;
   // Not creatable: a path under a regular file (whoever runs the test).
@@ -710,12 +744,8 @@ TEST(OnDeviceTest, CompilesWithoutACacheItCannotWrite) {
 // skipped and named; the others compile.
 TEST(OnDeviceTest, SkipsAPluginThatCannotLoadAndSaysWhich) {
   testing::TempDir dir;
-  const std::string plugin_dir = dir.Join("plugins");
-  std::filesystem::create_directory(plugin_dir);
-  std::filesystem::create_symlink(
-      ExamplePlugin(),
-      plugin_dir + "/" +
-          std::filesystem::path(ExamplePlugin()).filename().string());
+  // A plugin dir holding only the example plugin (vendor_libs/ has others).
+  const std::string plugin_dir = PluginDir(dir, {ExamplePlugin()});
   const std::string broken = plugin_dir + "/libLiteRtCompilerPlugin_Broken.so";
   const std::string text = "not an ELF file";
   const absl::Span<const uint8_t> piece(
@@ -777,7 +807,8 @@ TEST(OnDeviceTest, MissingPluginDirSaysSo) {
                            options);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("/nonexistent/graft/plugins"),
-            std::string::npos) << r.status();
+            std::string::npos)
+      << r.status();
 }
 
 // End to end: the bundled model compiled by the example plugin runs its
@@ -792,12 +823,13 @@ TEST_P(EndToEndTest, CompiledModelRunsOnExampleDispatchWithCpuOutputs) {
   const std::string compiled = dir.Join("compiled.tflite");
   const std::string plugin_options = GetParam();
   std::string text;
-  ASSERT_EQ(RunGraft(absl::StrCat("apply ", model, " -o ", compiled,
-                                  " --plugin=", ExamplePlugin(),
-                                  plugin_options.empty() ? "" : " --plugin-option=",
-                                  plugin_options),
-                     &text),
-            0)
+  ASSERT_EQ(
+      RunGraft(absl::StrCat("apply ", model, " -o ", compiled,
+                            " --plugin=", ExamplePlugin(),
+                            plugin_options.empty() ? "" : " --plugin-option=",
+                            plugin_options),
+               &text),
+      0)
       << text;
   {
     auto written = LoadModel(compiled);
@@ -829,7 +861,8 @@ TEST_P(EndToEndTest, CompiledModelRunsOnExampleDispatchWithCpuOutputs) {
   ASSERT_TRUE((*npu)->Invoke().ok());
   for (int i = 0; i < 16; ++i) {
     EXPECT_NEAR((*npu)->output(0)->data<float>()[i],
-                (*cpu)->output(0)->data<float>()[i], 1e-6f) << i;
+                (*cpu)->output(0)->data<float>()[i], 1e-6f)
+        << i;
   }
   // Requiring the accelerator fails, naming the op left on CPU (SOFTMAX).
   options.policy = AcceleratorPolicy::kRequireAccelerator;
@@ -863,8 +896,8 @@ TEST(ApplyCorpusTest, EveryCorpusModelApplies) {
   for (const auto& e : std::filesystem::recursive_directory_iterator(
            testing::ThirdPartyModelsDir())) {
     std::string path = e.path().string();
-    if (!e.is_regular_file() || (e.path().extension() != ".tflite" &&
-                                 e.path().extension() != ".bin")) {
+    if (!e.is_regular_file() ||
+        (e.path().extension() != ".tflite" && e.path().extension() != ".bin")) {
       continue;
     }
     auto m = LoadModel(path);
