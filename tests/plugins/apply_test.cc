@@ -655,7 +655,12 @@ TEST(VendorGuideTest, AcmePluginReportsAndAddingMulJoinsThePartition) {
       << text;
   auto module = ReadFile(out.Join("acme_module_0.bin"));
   ASSERT_TRUE(module.ok()) << module.status();
-  EXPECT_EQ(*module, "acme v1 acme-npu-1\nadd t1 t0 -> t2\nmul t2 t3 -> t4\n");
+  // Self-describing: inputs in call order, the intermediate, the constant
+  // by model buffer, the output, then the instructions.
+  EXPECT_EQ(*module,
+            "acme v1 acme-npu-1\ninput t0 16\ninput t1 16\ntensor t2 16\n"
+            "const t3 1 buffer 5\noutput t4 16\nadd t1 t0 -> t2\n"
+            "mul t2 t3 -> t4\n");
 }
 
 bool HasDispatchOp(const Model& m) {
