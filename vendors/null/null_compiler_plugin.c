@@ -5,10 +5,12 @@
  * message naming the function; the rest (ABI version, create, destroy,
  * info) already work, so the host can load, list and unload this library.
  *
- * To start a vendor: copy vendors/null to vendors/<name>, rename "null"
- * throughout, fill in the info below, then implement partition and compile
- * (vendors/example shows both). Keep the argument checks: the ABI promises a
- * status, never a crash, for NULL arguments. */
+ * To start a vendor: copy this folder and rename "null" throughout, file
+ * names included (README.md has the recipe), then fill in every
+ * TODO(vendor) below: the info, partition, compile and its result
+ * (docs/vendor_guide.md walks through a small one, vendors/example a full
+ * one). Keep the argument checks: the ABI promises a status, never a crash,
+ * for NULL arguments. */
 #include <stdlib.h>
 
 #include "graft_compiler_plugin.h"
@@ -18,9 +20,12 @@
 struct graft_compiler_plugin_t {
   /* Borrowed from create; valid until destroy. */
   const graft_host_api_t* host;
+  /* TODO(vendor): your compiler's state: parsed options, reason strings of
+   * the last partition call (they must live until the next one). */
   graft_compiler_plugin_info_t info;
 };
 
+/* TODO(vendor): the SoC models you compile for; the first is the default. */
 static const char* const k_soc_models[] = {"null-soc"};
 
 /* Statuses for the paths where no host table is reachable. */
@@ -61,7 +66,9 @@ GRAFT_EXPORT graft_status_t* graft_compiler_plugin_create(
     return &k_bad_create_args_status;
   }
   if (num_options > 0) {
-    /* A real vendor parses its options here; the skeleton has none. */
+    /* TODO(vendor): parse your options here (graft_vendor_helper.h's
+     * graft_vendor_check_options and graft_vendor_option_int do the work)
+     * and list them in info.options; the skeleton has none. */
     return host->status_create_formatted(
         host, GRAFT_STATUS_INVALID_ARGUMENT,
         "null vendor: unknown option '%s' (the null vendor takes none)",
@@ -73,6 +80,9 @@ GRAFT_EXPORT graft_status_t* graft_compiler_plugin_create(
   plugin->info.struct_size = sizeof(plugin->info);
   plugin->info.abi_version = GRAFT_ABI_VERSION;
   plugin->info.flags = 0;
+  /* TODO(vendor): who you are. The vendor name ([a-z0-9_]+) is shared with
+   * your dispatch library and recorded in every compiled model; change
+   * plugin_version whenever your bytecode changes. */
   plugin->info.vendor = NULL_VENDOR;
   plugin->info.plugin_version = "0.0.0";
   plugin->info.description =
@@ -111,6 +121,8 @@ GRAFT_EXPORT graft_status_t* graft_compiler_plugin_check_compatibility(
     return null_error(plugin, GRAFT_STATUS_INVALID_ARGUMENT,
                       "null vendor: check_compatibility: soc_model is NULL");
   }
+  /* TODO(vendor): can this SoC model be built here (a toolchain present)?
+   * Or delete this function: the host then accepts your listed models. */
   return null_error(plugin, GRAFT_STATUS_UNIMPLEMENTED,
                     "null vendor: check_compatibility is not implemented; "
                     "copy vendors/null and fill it in");
@@ -126,6 +138,8 @@ GRAFT_EXPORT graft_status_t* graft_compiler_plugin_partition(
         "null vendor: partition: graph, soc_model and out_result are "
         "required");
   }
+  /* TODO(vendor): for each op of graph, out_result->decisions[i]: taken
+   * with a group id, or a reason code and one line of text. */
   return null_error(plugin, GRAFT_STATUS_UNIMPLEMENTED,
                     "null vendor: partition is not implemented; copy "
                     "vendors/null and fill it in");
@@ -143,6 +157,10 @@ GRAFT_EXPORT graft_status_t* graft_compiler_plugin_compile(
         "null vendor: compile: soc_model, partitions (at least one) and "
         "out_result are required");
   }
+  /* TODO(vendor): compile each partition view into a module; fill a
+   * graft_compiled_result_t with modules, one call per partition and a
+   * stamp with every field set (vendor, plugin version, SoC model, ABI and
+   * bytecode format versions). Deterministic: same input, same bytes. */
   return null_error(plugin, GRAFT_STATUS_UNIMPLEMENTED,
                     "null vendor: compile is not implemented; copy "
                     "vendors/null and fill it in");
@@ -150,6 +168,7 @@ GRAFT_EXPORT graft_status_t* graft_compiler_plugin_compile(
 
 GRAFT_EXPORT void graft_compiler_plugin_compiled_result_destroy(
     graft_compiled_result_t* result) {
-  /* compile never produces a result, so there is nothing to free. */
+  /* TODO(vendor): free what compile allocated for `result`. The skeleton's
+   * compile never produces one, so there is nothing to free. */
   (void)result;
 }

@@ -5,12 +5,13 @@
  * message naming the function; the rest (ABI version, create, destroy,
  * info) already work, so the host can load, list and unload this library.
  *
- * To start a vendor: copy vendors/null to vendors/<name>, rename "null"
- * throughout, fill in the info below, then implement check_compatibility,
- * the device context and the invocation functions (vendors/example shows
- * all of them). The optional async and profiling functions are here so that
- * the set is complete; delete the ones you do not implement and leave their
- * capability bits clear. Keep the argument checks: the ABI promises a
+ * To start a vendor: copy this folder and rename "null" throughout, file
+ * names included (README.md has the recipe), then fill in every
+ * TODO(vendor) below: the info, check_compatibility, the device context and
+ * the invocation functions (docs/vendor_guide/acme_dispatch.c is a small
+ * one, vendors/example a full one). The optional async and profiling
+ * functions are here so that the set is complete; delete the ones you do not
+ * implement and leave their capability bits clear. Keep the argument checks: the ABI promises a
  * status, never a crash, for NULL arguments. */
 #include <stdlib.h>
 
@@ -24,12 +25,12 @@ struct graft_dispatch_t {
   graft_dispatch_info_t info;
 };
 
-/* A real library keeps its device handle here. */
+/* TODO(vendor): your device handle. */
 struct graft_dispatch_device_context_t {
   graft_dispatch_t* dispatch;
 };
 
-/* A real library keeps the prepared program and attached buffers here. */
+/* TODO(vendor): the prepared program and the attached buffers. */
 struct graft_dispatch_invocation_t {
   const graft_host_api_t* host;
 };
@@ -79,7 +80,8 @@ GRAFT_EXPORT graft_status_t* graft_dispatch_create(
     return &k_bad_create_args_status;
   }
   if (num_options > 0) {
-    /* A real vendor parses its options here; the skeleton has none. */
+    /* TODO(vendor): parse your options here (graft_vendor_helper.h) and
+     * list them in info.options; the skeleton has none. */
     return host->status_create_formatted(
         host, GRAFT_STATUS_INVALID_ARGUMENT,
         "null dispatch: unknown option '%s' (the null vendor takes none)",
@@ -90,7 +92,9 @@ GRAFT_EXPORT graft_status_t* graft_dispatch_create(
   dispatch->host = host;
   dispatch->info.struct_size = sizeof(dispatch->info);
   dispatch->info.abi_version = GRAFT_ABI_VERSION;
-  /* Set GRAFT_DISPATCH_CAPABILITY_* bits only for what works. */
+  /* TODO(vendor): who you are: the compiler plugin's vendor name, your
+   * library version, the bytecode format versions you run, and
+   * GRAFT_DISPATCH_CAPABILITY_* bits only for what works. */
   dispatch->info.capabilities = 0;
   dispatch->info.vendor = NULL_VENDOR;
   dispatch->info.library_version = "0.0.0";
@@ -131,8 +135,8 @@ GRAFT_EXPORT graft_status_t* graft_dispatch_check_compatibility(
         dispatch->host, GRAFT_STATUS_INVALID_ARGUMENT,
         "null dispatch: check_compatibility: stamp is NULL");
   }
-  /* A real vendor compares stamp->vendor, bytecode_format_version and
-   * soc_model with what it runs, and says which differs. */
+  /* TODO(vendor): compare stamp->vendor, bytecode_format_version and
+   * soc_model with what you run, and say which differs. */
   return null_unimplemented(dispatch->host, "check_compatibility");
 }
 
@@ -146,6 +150,7 @@ GRAFT_EXPORT graft_status_t* graft_dispatch_device_context_create(
         "null dispatch: device_context_create needs out_context, and options "
         "when num_options > 0");
   }
+  /* TODO(vendor): open your device. */
   return null_unimplemented(dispatch->host, "device_context_create");
 }
 
@@ -166,6 +171,9 @@ GRAFT_EXPORT graft_status_t* graft_dispatch_invocation_create(
                                "null dispatch: invocation_create needs desc "
                                "and out_invocation");
   }
+  /* TODO(vendor): parse and validate desc->bytecode for desc->entry_point,
+   * check the input and output counts, allocate: everything expensive
+   * happens here, once. */
   return null_unimplemented(host, "invocation_create");
 }
 
@@ -186,6 +194,8 @@ GRAFT_EXPORT graft_status_t* graft_dispatch_invocation_get_buffer_requirements(
         invocation->host, GRAFT_STATUS_INVALID_ARGUMENT,
         "null dispatch: get_buffer_requirements: out_requirements is NULL");
   }
+  /* TODO(vendor): size, alignment and element type of input or output
+   * `index`. */
   return null_unimplemented(invocation->host, "get_buffer_requirements");
 }
 
@@ -197,12 +207,15 @@ GRAFT_EXPORT graft_status_t* graft_dispatch_invocation_attach_host_memory(
   (void)data;
   (void)size;
   if (invocation == NULL) return &k_null_invocation_status;
+  /* TODO(vendor): remember `data` for input or output `index`; no
+   * allocation here. */
   return null_unimplemented(invocation->host, "attach_host_memory");
 }
 
 GRAFT_EXPORT graft_status_t* graft_dispatch_invocation_invoke(
     graft_dispatch_invocation_t* invocation) {
   if (invocation == NULL) return &k_null_invocation_status;
+  /* TODO(vendor): run the prepared program on the attached buffers. */
   return null_unimplemented(invocation->host, "invoke");
 }
 
