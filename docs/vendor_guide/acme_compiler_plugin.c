@@ -1,6 +1,6 @@
 /* The vendor guide's plugin (docs/vendor_guide.md): a complete, minimal
  * compiler plugin for an imaginary "acme" NPU that runs float32 ADD (and
- * MUL, when built with -DACME_WITH_MUL: the guide's step 7). Its bytecode
+ * MUL, when built with -DACME_WITH_MUL: the guide's step 9). Its bytecode
  * says which tensors are inputs, outputs, constants and intermediates, and
  * acme_dispatch.c runs it.
  * Plain C99 against Graft's headers only. tests/docs builds, applies and
@@ -54,7 +54,7 @@ GRAFT_EXPORT graft_status_t* graft_compiler_plugin_create(
   p->info.abi_version = GRAFT_ABI_VERSION;
   p->info.vendor = "acme";
   p->info.plugin_version = "0.1.0";
-  p->info.description = "vendor guide plugin: float32 ADD (and MUL, step 7)";
+  p->info.description = "vendor guide plugin: float32 ADD (and MUL, step 9)";
   p->info.soc_models = k_soc_models;
   p->info.num_soc_models = 1;
   p->info.hardware_kinds = GRAFT_HARDWARE_KIND_NPU;
@@ -83,7 +83,7 @@ static const struct {
 } k_ops[] = {
     {GRAFT_OP_ADD, "add"},
 #ifdef ACME_WITH_MUL
-    {GRAFT_OP_MUL, "mul"}, /* step 7 of the guide */
+    {GRAFT_OP_MUL, "mul"}, /* step 9 of the guide */
 #endif
 };
 
