@@ -285,6 +285,12 @@ GRAFT_EXPORT graft_status_t* graft_dispatch_invocation_create(
     return host->status_create(host, GRAFT_STATUS_INVALID_ARGUMENT,
                                "acme: empty bytecode");
   }
+  /* acme's plugin names its one entry point per module "main". */
+  if (desc->entry_point == NULL || strcmp(desc->entry_point, "main") != 0) {
+    return host->status_create_formatted(
+        host, GRAFT_STATUS_NOT_FOUND, "acme: no entry point '%s' (only main)",
+        desc->entry_point ? desc->entry_point : "");
+  }
   text = (const char*)desc->bytecode.data;
   end = text + desc->bytecode.size;
   inv = calloc(1, sizeof(*inv));
@@ -319,22 +325,24 @@ GRAFT_EXPORT graft_status_t* graft_dispatch_invocation_create(
     }
     text = newline ? newline + 1 : end;
   }
-  for (i = 0; i < inv->num_outputs; ++i) {
+  for (i = 0; i < inv->num_outputs && status == NULL; ++i) {
     if (!inv->tensors[inv->outputs[i]].written) {
-      graft_dispatch_invocation_destroy(inv);
-      return host->status_create_formatted(host, GRAFT_STATUS_INVALID_ARGUMENT,
-                                           "acme: output t%d is never written",
-                                           inv->outputs[i]);
+      status = host->status_create_formatted(
+          host, GRAFT_STATUS_INVALID_ARGUMENT,
+          "acme: output t%d is never written", inv->outputs[i]);
     }
   }
-  if (inv->num_inputs != desc->num_inputs ||
-      inv->num_outputs != desc->num_outputs) {
-    graft_dispatch_invocation_destroy(inv);
-    return host->status_create_formatted(
+  if (status == NULL && (inv->num_inputs != desc->num_inputs ||
+                         inv->num_outputs != desc->num_outputs)) {
+    status = host->status_create_formatted(
         host, GRAFT_STATUS_INVALID_ARGUMENT,
         "acme: the bytecode has %zu inputs and %zu outputs, the host %zu and "
         "%zu",
         inv->num_inputs, inv->num_outputs, desc->num_inputs, desc->num_outputs);
+  }
+  if (status != NULL) {
+    graft_dispatch_invocation_destroy(inv);
+    return status;
   }
   *out_invocation = inv;
   return NULL;
