@@ -159,7 +159,7 @@ DepthwiseRowsFn PickDepthwiseRows() {
 }
 
 absl::Status EvalDepthwise(EvalContext& ctx) {
-  static const DepthwiseRowsFn rows_fn = PickDepthwiseRows();
+  const DepthwiseRowsFn rows_fn = PickDepthwiseRows();
   const DepthwiseState& s = *ctx.state<DepthwiseState>();
   const Tensor* bias_t = ctx.input(2);
   const DepthwiseArgs a{

@@ -7,11 +7,14 @@
 // (the baseline x86-64 or other target) and inside a function marked
 // GRAFT_AVX2_FMA_TARGET, where GCC and Clang compile the same vector code to
 // 256-bit registers and contract `acc += a * b` into fused multiply-adds.
-// It picks one of the two once with CpuHasAvx2Fma().
+// It picks one of the two with CpuHasAvx2Fma() at each call (cpu_features.h:
+// a test's cap applies at once).
 #ifndef GRAFT_DISPATCH_KERNELS_FLOAT_SIMD_H_
 #define GRAFT_DISPATCH_KERNELS_FLOAT_SIMD_H_
 
 #include <cstring>
+
+#include "dispatch/kernels/cpu_features.h"
 
 // The helpers return V8 by value; they are always inlined, so the warning
 // about the AVX calling convention (-Wpsabi, given where a baseline function
@@ -29,12 +32,11 @@ namespace graft::kernels {
 #define GRAFT_AVX2_FMA_TARGET
 #endif
 
-// Whether GRAFT_AVX2_FMA_TARGET code can run here (false where there is no
-// such build). Safe to call before main().
+// Whether GRAFT_AVX2_FMA_TARGET code may run (false where there is no
+// such build): KernelIsa() has AVX2 and FMA.
 inline bool CpuHasAvx2Fma() {
 #if GRAFT_HAVE_AVX2_FMA_BUILD
-  __builtin_cpu_init();
-  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return KernelIsaAtLeast(CpuIsa::kAvx2);
 #else
   return false;
 #endif

@@ -136,7 +136,7 @@ void PackRhs(const float* b, int64_t k, int64_t n, int64_t stride_k,
 
 void Gemm(const GemmArgs& g, ThreadPool* pool) {
   if (g.m <= 0 || g.n <= 0) return;
-  static const TilesFn tiles_fn = PickTiles();
+  const TilesFn tiles_fn = PickTiles();
   const int64_t m_tiles = (g.m + kGemmMr - 1) / kGemmMr;
   const int64_t panels = (g.n + kGemmNr - 1) / kGemmNr;
   const int64_t tiles = m_tiles * panels;

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "dispatch/kernel.h"
+#include "dispatch/kernels/cpu_features.h"
 #include "dispatch/kernels/kernel_util.h"
 #include "dispatch/kernels/quantization_util.h"
 #include "dispatch/kernels/quantized_gemm.h"
@@ -80,6 +81,9 @@ struct QConvState : KernelState {
   int threads = 1;
   // Per group, `panels` panels of [k][kQNr] filter values (QGemmPackRows).
   std::vector<int16_t> packed;
+  // Or, on AVX-512 VNNI (one group): the filter packed for QGemmVnni, a
+  // holding input + 128 as unsigned bytes (EvalQConvVnni).
+  QGemmVnniWeights vnni;
   // INT8 DEPTHWISE_CONV_2D channel-innermost path.
   bool dw_fast = false;
   // Vector requantization of the GEMM and depthwise paths.
@@ -185,6 +189,82 @@ absl::Status EvalQConvGemm(EvalContext& ctx) {
               s.panels, s.rq, int64_t{g} * s.group_out_c,
               out + r0 * s.out_c + int64_t{g} * s.group_out_c, s.out_c);
       }
+    }
+  };
+  if (ctx.thread_pool() != nullptr) {
+    ctx.thread_pool()->ParallelForWithThreadIndex(chunks, 1, body);
+  } else {
+    body(0, 0, chunks);
+  }
+  return absl::OkStatus();
+}
+
+// Rows [r0, r1) of the im2col matrix (one group) for QGemmVnni: input +
+// 128 as unsigned bytes, rows of QGemmVnniPaddedK(k) bytes, the pad zero;
+// where the window leaves the input, the zero point + 128 (whose product
+// the column term cancels, as the reference skips it).
+void QIm2ColVnni(const QConvState& s, const int8_t* in, int64_t r0, int64_t r1,
+                 uint8_t* col) {
+  const int64_t kp = QGemmVnniPaddedK(s.k);
+  if (s.k_h == 1 && s.k_w == 1 && s.stride_h == 1 && s.stride_w == 1 &&
+      s.pad_h == 0 && s.pad_w == 0) {
+    if (kp == s.k) {
+      QGemmVnniFlip(in + r0 * s.in_c, (r1 - r0) * s.k, col);
+    } else {
+      QGemmVnniRowsFromInt8(in + r0 * s.in_c, r1 - r0, s.k, s.in_c, col);
+    }
+    return;
+  }
+  const uint8_t pad = static_cast<uint8_t>(128 - s.input_offset);
+  for (int64_t r = r0; r < r1; ++r) {
+    const int64_t b = r / (int64_t{s.out_h} * s.out_w);
+    const int oy = static_cast<int>(r / s.out_w % s.out_h);
+    const int ox = static_cast<int>(r % s.out_w);
+    uint8_t* dst = col + (r - r0) * kp;
+    std::fill(dst + s.k, dst + kp, uint8_t{0});
+    for (int ky = 0; ky < s.k_h; ++ky) {
+      const int iy = oy * s.stride_h - s.pad_h + ky * s.dil_h;
+      const bool row_in = iy >= 0 && iy < s.in_h;
+      int kx = 0;
+      // Consecutive taps of one filter row that read consecutive input
+      // pixels (dilation 1) are one run of k_w * in_c bytes.
+      const int ix0 = ox * s.stride_w - s.pad_w;
+      if (row_in && s.dil_w == 1 && ix0 >= 0 && ix0 + s.k_w <= s.in_w) {
+        const int8_t* src = in + ((b * s.in_h + iy) * s.in_w + ix0) * s.in_c;
+        QGemmVnniFlip(src, int64_t{s.k_w} * s.in_c, dst);
+        dst += int64_t{s.k_w} * s.in_c;
+        continue;
+      }
+      for (; kx < s.k_w; ++kx) {
+        const int ix = ix0 + kx * s.dil_w;
+        if (!row_in || ix < 0 || ix >= s.in_w) {
+          std::fill(dst, dst + s.in_c, pad);
+        } else {
+          const int8_t* src = in + ((b * s.in_h + iy) * s.in_w + ix) * s.in_c;
+          QGemmVnniFlip(src, s.in_c, dst);
+        }
+        dst += s.in_c;
+      }
+    }
+  }
+}
+
+absl::Status EvalQConvVnni(EvalContext& ctx) {
+  const auto& s = *ctx.state<QConvState>();
+  const int8_t* in = ctx.input(0)->data<int8_t>();
+  int8_t* out = ctx.output(0)->data<int8_t>();
+  uint8_t* scratch = ctx.scratch_as<uint8_t>();
+  const int64_t kp = QGemmVnniPaddedK(s.k);
+  const int64_t rows = int64_t{s.batch} * s.out_h * s.out_w;
+  const int64_t chunks = (rows + s.chunk_rows - 1) / s.chunk_rows;
+  auto body = [&](int thread, int64_t begin, int64_t end) {
+    uint8_t* col = scratch + thread * s.chunk_rows * kp;
+    for (int64_t c = begin; c < end; ++c) {
+      const int64_t r0 = c * s.chunk_rows;
+      const int64_t r1 = std::min(rows, r0 + s.chunk_rows);
+      QIm2ColVnni(s, in, r0, r1, col);
+      QGemmVnni(col, r1 - r0, s.vnni, 0, s.panels, s.rq, 0, out + r0 * s.out_c,
+                s.out_c);
     }
   };
   if (ctx.thread_pool() != nullptr) {
@@ -345,7 +425,7 @@ using DwRowsFn = void (*)(const QConvState&, const int8_t*, const int8_t*,
 
 DwRowsFn PickDepthwiseRowsInt8() {
 #if GRAFT_QGEMM_AVX2
-  if (__builtin_cpu_supports("avx2")) return DepthwiseRowsInt8Avx2;
+  if (KernelIsaAtLeast(CpuIsa::kAvx2)) return DepthwiseRowsInt8Avx2;
 #endif
   return DepthwiseRowsInt8;
 }
@@ -472,7 +552,7 @@ absl::Status EvalQConv(EvalContext& ctx) {
         ConvRows<T, Acc>(s, in, w, out, r0, r1);
       } else if constexpr (std::is_same_v<T, int8_t>) {
         if (s.dw_fast) {
-          static const DwRowsFn dw_rows = PickDepthwiseRowsInt8();
+          const DwRowsFn dw_rows = PickDepthwiseRowsInt8();
           dw_rows(s, in, w, out, r0, r1);
         } else {
           DepthwiseRows<T, Acc>(s, in, w, out, r0, r1);
@@ -578,7 +658,25 @@ absl::Status PrepareConv2DQuantized(PrepareContext& ctx) {
       ctx, *in, *w, bias, o->fused_activation_function, 0, s));
   SetEvalFor<ConvKind::kConv>(ctx, is16);
   s->k = int64_t{s->k_h} * s->k_w * s->group_in_c;
-  if (!is16 && w->constant && QGemmOffsetFits(s->input_offset)) {
+  // AVX-512 VNNI: one group, and a zero point whose + 128 is a byte.
+  const bool vnni = !is16 && w->constant && groups == 1 &&
+                    KernelIsaAtLeast(CpuIsa::kAvx512Vnni) &&
+                    s->input_offset >= -127 && s->input_offset <= 128;
+  if (vnni) {
+    s->panels = static_cast<int>(QGemmPanels(s->out_c));
+    QGemmVnniPackRows(w->data<int8_t>(), s->out_c, s->k, s->k,
+                      s->input_offset - 128, &s->vnni);
+    PrepareRequantizeV8(s);
+    s->threads = ctx.thread_pool() ? ctx.thread_pool()->num_threads() : 1;
+    const int64_t rows = int64_t{s->batch} * s->out_h * s->out_w;
+    const int64_t per_thread = (rows + s->threads - 1) / s->threads;
+    constexpr int mr = kQGemmVnniMr;
+    s->chunk_rows = std::max<int64_t>(
+        mr, std::min(kQChunkRows, (per_thread + mr - 1) / mr * mr));
+    ctx.RequestScratch(static_cast<size_t>(s->threads * s->chunk_rows *
+                                           QGemmVnniPaddedK(s->k)));
+    ctx.SetEval(EvalQConvVnni);
+  } else if (!is16 && w->constant && QGemmOffsetFits(s->input_offset)) {
     PackQFilter(s, w->data<int8_t>());
     PrepareRequantizeV8(s);
     s->threads = ctx.thread_pool() ? ctx.thread_pool()->num_threads() : 1;
@@ -642,8 +740,7 @@ absl::Status PrepareTransposeConvQuantized(PrepareContext& ctx) {
   Shape out_shape;
   if (ctx.ValuesKnown(shape_t)) {
     GRAFT_ASSIGN_OR_RETURN(std::vector<int64_t> v, ReadIntValues(*shape_t));
-    GRAFT_KERNEL_CHECK(v.size() == 4, "output_shape must have 4 values");
-    for (int64_t d : v) out_shape.push_back(static_cast<int32_t>(d));
+    GRAFT_ASSIGN_OR_RETURN(out_shape, TransposeConvOutputShape(v));
   } else if (std::optional<Shape> declared =
                  StaticDeclaredOutputShape(ctx, 0)) {
     out_shape = *std::move(declared);
@@ -666,6 +763,12 @@ absl::Status PrepareTransposeConvQuantized(PrepareContext& ctx) {
   s->stride_h = o->stride_h, s->stride_w = o->stride_w;
   GRAFT_KERNEL_CHECK(s->stride_h > 0 && s->stride_w > 0,
                      "strides must be positive");
+  GRAFT_KERNEL_CHECK(
+      TransposeWindowFitsInt(s->in_h, s->k_h, s->stride_h) &&
+          TransposeWindowFitsInt(s->in_w, s->k_w, s->stride_w),
+      "the window (input %dx%d, filter %dx%d, strides %d,%d) exceeds "
+      "32-bit index arithmetic",
+      s->in_h, s->in_w, s->k_h, s->k_w, s->stride_h, s->stride_w);
   // TFLite pads as a convolution from the output size back to the input.
   const int conv_out_h =
       ComputeOutSize(o->padding, s->out_h, s->k_h, s->stride_h);

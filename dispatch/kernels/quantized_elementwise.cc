@@ -30,6 +30,7 @@
 #include <limits>
 
 #include "dispatch/kernel.h"
+#include "dispatch/kernels/cpu_features.h"
 #include "dispatch/kernels/kernel_util.h"
 #include "dispatch/kernels/quantization_util.h"
 #include "dispatch/kernels/quantized_gemm.h"
@@ -267,7 +268,7 @@ absl::Status PrepareQBinary(PrepareContext& ctx) {
     s->table2[v] = Contribution<kOp>(x, s->in2_offset, s->left_shift, s->in2_mult);
   }
 #if GRAFT_QGEMM_AVX2
-  s->avx2 = __builtin_cpu_supports("avx2");
+  s->avx2 = KernelIsaAtLeast(CpuIsa::kAvx2);
 #endif
   if (s->avx2) {
     QGemmPrepareRequant(std::vector<QuantizedMultiplier>(kQGemmNr, s->out_mult),

@@ -57,6 +57,7 @@
 #include <vector>
 
 #include "dispatch/kernel.h"
+#include "dispatch/kernels/cpu_features.h"
 #include "dispatch/kernels/kernel_util.h"
 #include "dispatch/kernels/quantization_util.h"
 #include "dispatch/kernels/quantized_gemm.h"
@@ -82,6 +83,10 @@ struct QFcState : KernelState {
   int64_t panel_groups = 0;   // tasks per row block
   int64_t group_panels = 0;   // panels per task
   size_t packed_scratch = 0;  // bytes of scratch for run-time weights
+  // AVX-512 VNNI (EvalQFcVnni): INT8 with constant weights of zero point 0,
+  // packed at prepare; the input rows become x + 128 in scratch.
+  bool vnni = false;
+  QGemmVnniWeights vnni_w;
 };
 
 // Rounds bytes up to the scratch alignment.
@@ -128,6 +133,39 @@ absl::Status EvalQFcGemm(EvalContext& ctx) {
   return absl::OkStatus();
 }
 
+// EvalQFcGemm's tasks on the VNNI GEMM; scratch: per thread chunk_rows
+// unsigned-byte input rows.
+absl::Status EvalQFcVnni(EvalContext& ctx) {
+  const auto& s = *ctx.state<QFcState>();
+  const int8_t* in = ctx.input(0)->data<int8_t>();
+  int8_t* out = ctx.output(0)->data<int8_t>();
+  const int64_t kp = QGemmVnniPaddedK(s.k);
+  auto body = [&](int thread, int64_t begin, int64_t end) {
+    uint8_t* a = ctx.scratch_as<uint8_t>() + thread * s.chunk_rows * kp;
+    int64_t converted = -1;  // the row block now in `a`
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t rb = t / s.panel_groups, pg = t % s.panel_groups;
+      const int64_t r0 = rb * s.chunk_rows;
+      const int64_t rows = std::min(s.m - r0, s.chunk_rows);
+      const int64_t p0 = pg * s.group_panels;
+      const int64_t p1 = std::min(s.panels, p0 + s.group_panels);
+      if (p0 >= p1) continue;
+      if (converted != rb) {
+        QGemmVnniRowsFromInt8(in + r0 * s.k, rows, s.k, s.k, a);
+        converted = rb;
+      }
+      QGemmVnni(a, rows, s.vnni_w, p0, p1, s.rq, 0, out + r0 * s.n, s.n);
+    }
+  };
+  const int64_t tasks = s.row_blocks * s.panel_groups;
+  if (ctx.thread_pool() != nullptr) {
+    ctx.thread_pool()->ParallelForWithThreadIndex(tasks, 1, body);
+  } else {
+    body(0, 0, tasks);
+  }
+  return absl::OkStatus();
+}
+
 // Sets up the 8-bit GEMM path of `s` (prepared quantization parameters).
 void PrepareQFcGemm(PrepareContext& ctx, const Tensor& w, QFcState* s) {
   const int threads = ctx.thread_pool() ? ctx.thread_pool()->num_threads() : 1;
@@ -136,9 +174,13 @@ void PrepareQFcGemm(PrepareContext& ctx, const Tensor& w, QFcState* s) {
   s->panels = QGemmPanels(s->n);
   // Row blocks of at most 48 rows (their int16 copy stays in L1/L2), then
   // enough panel groups that every thread gets about two tasks.
+  s->vnni = w.constant && w.type == tfl::TensorType_INT8 &&
+            s->filter_offset == 0 && KernelIsaAtLeast(CpuIsa::kAvx512Vnni) &&
+            s->input_offset >= -127 && s->input_offset <= 128;
+  const int64_t mr = s->vnni ? kQGemmVnniMr : kQGemmMr;
   const int64_t per_thread = (s->m + threads - 1) / threads;
-  s->chunk_rows = std::clamp<int64_t>(
-      (per_thread + kQGemmMr - 1) / kQGemmMr * kQGemmMr, kQGemmMr, 48);
+  s->chunk_rows =
+      std::clamp<int64_t>((per_thread + mr - 1) / mr * mr, mr, 48);
   s->row_blocks = (s->m + s->chunk_rows - 1) / s->chunk_rows;
   const int64_t want = threads > 1 ? 2 * threads : 1;
   s->panel_groups = std::max<int64_t>(
@@ -149,6 +191,13 @@ void PrepareQFcGemm(PrepareContext& ctx, const Tensor& w, QFcState* s) {
       std::max<int64_t>(1, (s->panels + s->panel_groups - 1) / s->panel_groups);
   s->panel_groups =
       std::max<int64_t>(1, (s->panels + s->group_panels - 1) / s->group_panels);
+  if (s->vnni) {
+    QGemmVnniPackRows(w.data<int8_t>(), s->n, s->k, s->k,
+                      s->input_offset - 128, &s->vnni_w);
+    ctx.RequestScratch(static_cast<size_t>(threads * s->chunk_rows *
+                                           QGemmVnniPaddedK(s->k)));
+    return;
+  }
   const size_t packed_values = static_cast<size_t>(QGemmPackedSize(s->n, s->k));
   s->weights_packed = w.constant;
   if (w.constant) {
@@ -287,7 +336,9 @@ absl::Status PrepareFullyConnectedQuantized(PrepareContext& ctx) {
   if ((i8 || u8) && QGemmOffsetFits(s->input_offset) &&
       QGemmOffsetFits(s->filter_offset)) {
     PrepareQFcGemm(ctx, *w, s);
-    ctx.SetEval(i8 ? EvalQFcGemm<int8_t> : EvalQFcGemm<uint8_t>);
+    ctx.SetEval(s->vnni ? EvalQFcVnni
+                : i8    ? EvalQFcGemm<int8_t>
+                        : EvalQFcGemm<uint8_t>);
   }
   if (i16) ctx.SetEval(EvalQFc<int16_t, int8_t, int64_t>);
   ctx.SetReductionLength(s->k);

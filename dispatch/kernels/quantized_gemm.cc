@@ -1,6 +1,7 @@
 #include "dispatch/kernels/quantized_gemm.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -207,11 +208,27 @@ template <typename Store>
 using QGemmFn = void (*)(const int16_t*, int64_t, int64_t, const int16_t*,
                          int64_t, int64_t, int64_t, const Store&);
 
+std::atomic<int64_t> g_calls[3];
+
+}  // namespace
+
+void CountQGemmCall(CpuIsa path) {
+  g_calls[static_cast<int>(path)].fetch_add(1, std::memory_order_relaxed);
+}
+
+namespace {
+
+// The kernel for KernelIsa(), asked at each call so that a test's cap
+// applies at once (one relaxed load); counted.
 template <typename Store>
 QGemmFn<Store> PickQGemm() {
 #if GRAFT_QGEMM_AVX2
-  if (__builtin_cpu_supports("avx2")) return QGemmAvx2<Store>;
+  if (KernelIsaAtLeast(CpuIsa::kAvx2)) {
+    CountQGemmCall(CpuIsa::kAvx2);
+    return QGemmAvx2<Store>;
+  }
 #endif
+  CountQGemmCall(CpuIsa::kBaseline);
   return QGemmGeneric<Store>;
 }
 
@@ -226,6 +243,10 @@ void WidenRows(const S* src, int64_t rows, int64_t k, int64_t src_stride,
 }
 
 }  // namespace
+
+int64_t QGemmCallsForTesting(CpuIsa path) {
+  return g_calls[static_cast<int>(path)].load(std::memory_order_relaxed);
+}
 
 // b's value for column j of a panel and reduction step kk.
 inline int64_t PackedIndex(int64_t kk, int j) {
@@ -319,16 +340,14 @@ void QGemm(const int16_t* a, int64_t rows, int64_t k, const int16_t* packed,
            int64_t n, int64_t p0, int64_t p1, const QGemmRequant& rq,
            int64_t channel0, T* out, int64_t out_stride) {
   static_assert(sizeof(T) == 1, "8-bit outputs only");
-  static const QGemmFn<RequantStore> impl = PickQGemm<RequantStore>();
-  impl(a, rows, k, packed, n, p0, p1,
+  PickQGemm<RequantStore>()(a, rows, k, packed, n, p0, p1,
        RequantStore{rq, channel0, reinterpret_cast<uint8_t*>(out), out_stride});
 }
 
 void QGemmSums(const int16_t* a, int64_t rows, int64_t k,
                const int16_t* packed, int64_t n, int64_t p0, int64_t p1,
                int32_t* out, int64_t out_stride) {
-  static const QGemmFn<SumStore> impl = PickQGemm<SumStore>();
-  impl(a, rows, k, packed, n, p0, p1, SumStore{out, out_stride});
+  PickQGemm<SumStore>()(a, rows, k, packed, n, p0, p1, SumStore{out, out_stride});
 }
 
 template void QGemm<int8_t>(const int16_t*, int64_t, int64_t, const int16_t*,

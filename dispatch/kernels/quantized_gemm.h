@@ -27,6 +27,7 @@
 #include <cstring>
 #include <vector>
 
+#include "dispatch/kernels/cpu_features.h"
 #include "dispatch/kernels/quantization_util.h"
 
 #if defined(__x86_64__) && defined(__GNUC__) && \
@@ -289,6 +290,80 @@ void QGemm(const int16_t* a, int64_t rows, int64_t k, const int16_t* packed,
 void QGemmSums(const int16_t* a, int64_t rows, int64_t k,
                const int16_t* packed, int64_t n, int64_t p0, int64_t p1,
                int32_t* out, int64_t out_stride);
+
+
+// How many QGemm / QGemmSums / QGemmVnni calls ran each path (AVX2,
+// baseline, AVX-512 VNNI) since the process started: tests check with it
+// that the path they force is the one taken. Relaxed counters, one
+// increment per call (a call is a whole block of rows).
+int64_t QGemmCallsForTesting(CpuIsa path);
+// Counts one call of `path` (for the GEMM's own sources).
+void CountQGemmCall(CpuIsa path);
+
+// The AVX-512 VNNI form of the GEMM (KernelIsa() == kAvx512Vnni), for
+// 8-bit activations with INT8 weights whose zero point is 0 (b's values
+// must fit a signed byte): vpdpbusd multiplies 64 unsigned bytes of a by
+// 64 signed bytes of b and adds each group of four products to an int32
+// lane. a therefore holds unsigned bytes u with x + input_offset = u +
+// a_offset (INT8 activations: u = x + 128, a_offset = input_offset - 128;
+// UINT8: u = x, a_offset = input_offset), so that
+//   sum_k (x + input_offset) * w = sum_k u * w + a_offset * sum_k w,
+// and the last term, one int32 per column, is computed once at pack time
+// (`col_offset`) and added before the bias. Each product u * w fits 16
+// bits and vpdpbusd (unlike vpdpbusds) does not saturate: its int32 sums
+// wrap as the reference kernels' do, and the column term is formed modulo
+// 2^32 as well, so results stay bit-exact (integer sums in another order).
+//
+// Micro-tile: kQGemmVnniMr rows x two panels of kQGemmNr columns (32
+// int32 lanes per row in two zmm registers; 16 accumulators), or one panel
+// for the last odd one.
+constexpr int kQGemmVnniMr = 8;
+
+// The reduction length rounded up to groups of four: a's row stride.
+inline int64_t QGemmVnniPaddedK(int64_t k) { return (k + 3) / 4 * 4; }
+
+// Weights packed for QGemmVnni: owned by the prepared kernel, built once
+// at prepare.
+struct QGemmVnniWeights {
+  int64_t n = 0, k = 0;
+  // Per panel of kQGemmNr columns, per group of four reduction steps, the
+  // 16 columns' four values side by side ([kp / 4][kQGemmNr][4]), zero
+  // past k and past the last column.
+  std::vector<int8_t> packed;
+  // Per column (padded to whole panels, then by kQGemmNr): a_offset times
+  // the column's weight sum, modulo 2^32.
+  std::vector<int32_t> col_offset;
+  // Bytes held, for the load's memory accounting.
+  size_t bytes() const {
+    return packed.size() + col_offset.size() * sizeof(int32_t);
+  }
+};
+
+// Packs b[c][kk] = w[c * row_stride + kk] for c < n, kk < k (INT8 weights
+// with zero point 0, [N, K] layout) and the column terms for `a_offset`.
+void QGemmVnniPackRows(const int8_t* w, int64_t n, int64_t k,
+                       int64_t row_stride, int32_t a_offset,
+                       QGemmVnniWeights* out);
+
+// a's rows [0, rows) from INT8 rows src[r * src_stride + kk], kk < k, as
+// x + 128 (unsigned bytes): rows of QGemmVnniPaddedK(k) bytes at dst, the
+// pad bytes zero.
+void QGemmVnniRowsFromInt8(const int8_t* src, int64_t rows, int64_t k,
+                           int64_t src_stride, uint8_t* dst);
+// dst[i] = src[i] + 128 as unsigned bytes, i < n (im2col pieces); AVX-512
+// where KernelIsa() has it.
+void QGemmVnniFlip(const int8_t* src, int64_t n, uint8_t* dst);
+
+// As QGemm, from unsigned-byte rows `a` (row stride QGemmVnniPaddedK(k))
+// and VNNI-packed weights: rows [0, rows) times panels [p0, p1), the
+// column terms and rq's bias added, requantized with channels
+// [channel0 + p0 * kQGemmNr, ...) of `rq`, stored as T at
+// out[r * out_stride + c]. Needs KernelIsa() == kAvx512Vnni (the caller
+// chose this packing at prepare because it was).
+template <typename T>
+void QGemmVnni(const uint8_t* a, int64_t rows, const QGemmVnniWeights& b,
+               int64_t p0, int64_t p1, const QGemmRequant& rq,
+               int64_t channel0, T* out, int64_t out_stride);
 
 }  // namespace graft::kernels
 

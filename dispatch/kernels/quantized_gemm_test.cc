@@ -1,0 +1,313 @@
+// The int8 GEMM's paths (baseline vector extensions, AVX2, AVX-512 VNNI)
+// against a scalar reference over drawn shapes (every row, column and
+// reduction tail), bit-exact; the path each test forces is checked to be
+// the one taken, and paths the CPU lacks skip saying so. Then INT8 CONV_2D
+// and FULLY_CONNECTED through the runtime under each path: identical
+// outputs.
+#include "dispatch/kernels/quantized_gemm.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "dispatch/kernels/cpu_features.h"
+#include "dispatch/kernels/kernel_test_util.h"
+#include "dispatch/kernels/quantization_util.h"
+#include "gtest/gtest.h"
+
+namespace graft {
+namespace {
+
+using kernels::CpuIsa;
+using testing::RandomInt;
+
+// Caps KernelIsa() for one scope.
+class IsaCap {
+ public:
+  explicit IsaCap(CpuIsa cap) : old_(kernels::SetKernelIsaCapForTesting(cap)) {}
+  ~IsaCap() { kernels::SetKernelIsaCapForTesting(old_); }
+
+ private:
+  CpuIsa old_;
+};
+
+// Skips the calling test where the CPU lacks `isa`.
+#define SKIP_UNLESS_CPU_HAS(isa)                                             \
+  if (static_cast<int>(kernels::DetectedCpuIsa()) < static_cast<int>(isa)) { \
+    GTEST_SKIP() << "this CPU has no " << kernels::CpuIsaName(isa)           \
+                 << " (it has "                                              \
+                 << kernels::CpuIsaName(kernels::DetectedCpuIsa())           \
+                 << "): that path is tested on a machine that has it";       \
+  }
+
+struct Problem {
+  int64_t rows, k, n;
+  int32_t in_off;
+  std::vector<int8_t> a, w;  // [rows][k], [n][k]
+  std::vector<kernels::QuantizedMultiplier> mult;
+  std::vector<int64_t> bias;
+  int32_t out_off, act_min, act_max;
+  bool single_rounding;
+};
+
+Problem Draw(std::mt19937& rng) {
+  Problem p;
+  p.rows = RandomInt(rng, 1, 40);
+  p.k = RandomInt(rng, 1, RandomInt(rng, 0, 3) == 0 ? 600 : 70);
+  p.n = RandomInt(rng, 1, 80);
+  p.in_off = RandomInt(rng, -127, 128);
+  p.a.resize(p.rows * p.k);
+  p.w.resize(p.n * p.k);
+  for (auto& v : p.a) v = static_cast<int8_t>(RandomInt(rng, -128, 127));
+  for (auto& v : p.w) v = static_cast<int8_t>(RandomInt(rng, -128, 127));
+  for (int64_t c = 0; c < p.n; ++c) {
+    p.mult.push_back(kernels::QuantizeMultiplier(std::ldexp(
+        RandomInt(rng, 1000, 100000) / 100000.0, -RandomInt(rng, 4, 16))));
+    p.bias.push_back(RandomInt(rng, -100000, 100000));
+  }
+  p.out_off = RandomInt(rng, -128, 127);
+  p.act_min = RandomInt(rng, 0, 1) ? -128 : RandomInt(rng, -128, 0);
+  p.act_max = RandomInt(rng, 0, 1) ? 127 : RandomInt(rng, p.act_min, 127);
+  p.single_rounding = RandomInt(rng, 0, 1) == 1;
+  return p;
+}
+
+// TFLite's reference: int32 sums of (x + in_off) * w, bias, rescale.
+std::vector<int8_t> Reference(const Problem& p) {
+  std::vector<int8_t> out(p.rows * p.n);
+  for (int64_t r = 0; r < p.rows; ++r) {
+    for (int64_t c = 0; c < p.n; ++c) {
+      int32_t acc = 0;
+      for (int64_t kk = 0; kk < p.k; ++kk) {
+        acc += (p.a[r * p.k + kk] + p.in_off) * int32_t{p.w[c * p.k + kk]};
+      }
+      acc += static_cast<int32_t>(p.bias[c]);
+      int32_t v = p.single_rounding
+                      ? kernels::MultiplyByQuantizedMultiplierSingleRounding(
+                            acc, p.mult[c].multiplier, p.mult[c].shift)
+                      : kernels::MultiplyByQuantizedMultiplier(
+                            acc, p.mult[c].multiplier, p.mult[c].shift);
+      v = std::min(p.act_max, std::max(p.act_min, v + p.out_off));
+      out[r * p.n + c] = static_cast<int8_t>(v);
+    }
+  }
+  return out;
+}
+
+// The int16 GEMM (QGemm) under whatever KernelIsa() is now.
+std::vector<int8_t> RunQGemm(const Problem& p) {
+  std::vector<int16_t> packed(kernels::QGemmPackedSize(p.n, p.k));
+  kernels::QGemmPackRows(p.w.data(), p.n, p.k, p.k, 0, packed.data());
+  std::vector<int16_t> a(p.rows * kernels::QGemmPaddedK(p.k));
+  kernels::QGemmWidenRows(p.a.data(), p.rows, p.k, p.k, p.in_off, a.data());
+  kernels::QGemmRequant rq;
+  kernels::QGemmPrepareRequant(p.mult, p.bias, p.single_rounding, p.out_off,
+                               p.act_min, p.act_max, &rq);
+  std::vector<int8_t> out(p.rows * p.n);
+  kernels::QGemm(a.data(), p.rows, p.k, packed.data(), p.n, 0,
+                 kernels::QGemmPanels(p.n), rq, 0, out.data(), p.n);
+  return out;
+}
+
+std::vector<int8_t> RunQGemmVnni(const Problem& p) {
+  kernels::QGemmVnniWeights b;
+  kernels::QGemmVnniPackRows(p.w.data(), p.n, p.k, p.k, p.in_off - 128, &b);
+  std::vector<uint8_t> a(p.rows * kernels::QGemmVnniPaddedK(p.k));
+  kernels::QGemmVnniRowsFromInt8(p.a.data(), p.rows, p.k, p.k, a.data());
+  kernels::QGemmRequant rq;
+  kernels::QGemmPrepareRequant(p.mult, p.bias, p.single_rounding, p.out_off,
+                               p.act_min, p.act_max, &rq);
+  // Two calls over panel ranges, as a threaded caller splits them.
+  std::vector<int8_t> out(p.rows * p.n);
+  const int64_t panels = kernels::QGemmPanels(p.n), mid = panels / 2;
+  kernels::QGemmVnni(a.data(), p.rows, b, 0, mid, rq, 0, out.data(), p.n);
+  kernels::QGemmVnni(a.data(), p.rows, b, mid, panels, rq, 0, out.data(), p.n);
+  return out;
+}
+
+void ExpectPathMatchesReference(CpuIsa isa) {
+  IsaCap cap(isa);
+  ASSERT_EQ(kernels::KernelIsa(), isa);
+  std::mt19937 rng = testing::SeededRng(static_cast<uint32_t>(isa));
+  const int64_t calls_before = kernels::QGemmCallsForTesting(isa);
+  for (int iter = 0; iter < 150; ++iter) {
+    const Problem p = Draw(rng);
+    const std::vector<int8_t> want = Reference(p);
+    const std::vector<int8_t> got =
+        isa == CpuIsa::kAvx512Vnni ? RunQGemmVnni(p) : RunQGemm(p);
+    for (size_t i = 0; i < want.size(); ++i) {
+      ASSERT_EQ(int{got[i]}, int{want[i]})
+          << kernels::CpuIsaName(isa) << " iteration " << iter << " rows "
+          << p.rows << " k " << p.k << " n " << p.n << " in_off " << p.in_off
+          << " single_rounding " << p.single_rounding << " at row " << i / p.n
+          << " column " << i % p.n;
+    }
+  }
+  EXPECT_GT(kernels::QGemmCallsForTesting(isa), calls_before)
+      << "the " << kernels::CpuIsaName(isa) << " GEMM was not the one run";
+}
+
+TEST(QGemmPathsTest, BaselineMatchesReference) {
+  ExpectPathMatchesReference(CpuIsa::kBaseline);
+}
+
+TEST(QGemmPathsTest, Avx2MatchesReference) {
+  SKIP_UNLESS_CPU_HAS(CpuIsa::kAvx2);
+  ExpectPathMatchesReference(CpuIsa::kAvx2);
+}
+
+TEST(QGemmPathsTest, Avx512VnniMatchesReference) {
+  SKIP_UNLESS_CPU_HAS(CpuIsa::kAvx512Vnni);
+  ExpectPathMatchesReference(CpuIsa::kAvx512Vnni);
+}
+
+// Extreme values: every activation and weight at the ends of their range,
+// long reductions, so the int32 sums and column terms are as large as the
+// shapes allow (vpdpbusd's products of 255 * -128 sum without saturation).
+TEST(QGemmPathsTest, Avx512VnniExtremeValuesMatchReference) {
+  SKIP_UNLESS_CPU_HAS(CpuIsa::kAvx512Vnni);
+  std::mt19937 rng = testing::SeededRng(7);
+  for (int iter = 0; iter < 20; ++iter) {
+    Problem p = Draw(rng);
+    p.k = RandomInt(rng, 1000, 5000);
+    p.a.resize(p.rows * p.k);
+    p.w.resize(p.n * p.k);
+    const int8_t av = RandomInt(rng, 0, 1) ? 127 : -128;
+    for (auto& v : p.a) v = RandomInt(rng, 0, 4) ? av : int8_t{0};
+    for (auto& v : p.w) v = RandomInt(rng, 0, 1) ? 127 : -128;
+    p.in_off = RandomInt(rng, 0, 1) ? 128 : -127;
+    const std::vector<int8_t> want = Reference(p);
+    ASSERT_EQ(RunQGemmVnni(p), want) << "iteration " << iter;
+  }
+}
+
+TEST(CpuFeaturesTest, CapsAndNames) {
+  for (CpuIsa isa : {CpuIsa::kBaseline, CpuIsa::kAvx2, CpuIsa::kAvx512Vnni}) {
+    EXPECT_EQ(kernels::ParseCpuIsa(kernels::CpuIsaName(isa)), isa);
+    IsaCap cap(isa);
+    EXPECT_LE(static_cast<int>(kernels::KernelIsa()), static_cast<int>(isa));
+    EXPECT_LE(static_cast<int>(kernels::KernelIsa()),
+              static_cast<int>(kernels::DetectedCpuIsa()));
+  }
+  EXPECT_FALSE(kernels::ParseCpuIsa("sse9").has_value());
+  std::printf("this CPU: %s\n", kernels::CpuIsaName(kernels::DetectedCpuIsa()));
+}
+
+// INT8 CONV_2D (drawn kernel sizes, strides, dilations, padding, channel
+// counts) or FULLY_CONNECTED, built once, run under each path the CPU has:
+// every path's output equals the baseline's.
+std::vector<int8_t> RunOp(bool fc, uint32_t seed, CpuIsa isa, int threads) {
+  IsaCap cap(isa);
+  std::mt19937 rng(seed);
+  const int h = RandomInt(rng, 1, 12), w = RandomInt(rng, 1, 12);
+  const int cin = RandomInt(rng, 1, 40), cout = RandomInt(rng, 1, 70);
+  const int kh = fc ? 1 : RandomInt(rng, 1, 4),
+            kw = fc ? 1 : RandomInt(rng, 1, 4);
+  const int stride = RandomInt(rng, 1, 2), dil = RandomInt(rng, 1, 2);
+  const bool same = RandomInt(rng, 0, 1) == 1;
+  const int in_zp = RandomInt(rng, -128, 127),
+            out_zp = RandomInt(rng, -128, 127);
+  const int batch = fc ? RandomInt(rng, 1, 30) : 1;
+  std::vector<float> ws(cout);
+  for (auto& s : ws)
+    s = std::uniform_real_distribution<float>(0.001f, 0.01f)(rng);
+  std::vector<int8_t> wv(int64_t{cout} * kh * kw * cin);
+  for (auto& v : wv) v = static_cast<int8_t>(RandomInt(rng, -128, 127));
+  std::vector<int32_t> bv(cout);
+  for (auto& v : bv) v = RandomInt(rng, -5000, 5000);
+  ModelBuilder mb;
+  auto& g = mb.Subgraph("main");
+  const std::vector<int32_t> xs = fc ? std::vector<int32_t>{batch, cin}
+                                     : std::vector<int32_t>{1, h, w, cin};
+  TensorId x = g.Input("x", tfl::TensorType_INT8, xs);
+  TensorId tw = fc ? g.Constant<int8_t>("w", {cout, cin}, wv)
+                   : g.Constant<int8_t>("w", {cout, kh, kw, cin}, wv);
+  TensorId tb = g.Constant<int32_t>("b", {cout}, bv);
+  const float in_s = 0.05f;
+  g.Quantize(x, in_s, in_zp);
+  std::vector<float> bs(cout);
+  for (int c = 0; c < cout; ++c) bs[c] = in_s * ws[c];
+  std::vector<int64_t> zeros(cout, 0);
+  g.QuantizePerChannel(tw, ws, zeros, 0).QuantizePerChannel(tb, bs, zeros, 0);
+  TensorId y;
+  std::vector<int32_t> ys;
+  if (fc) {
+    ys = {batch, cout};
+    tfl::FullyConnectedOptionsT o;
+    o.fused_activation_function = tfl::ActivationFunctionType_RELU;
+    y = g.Op(tfl::BuiltinOperator_FULLY_CONNECTED)
+            .In(x, tw, tb)
+            .Options(o)
+            .Out("y", tfl::TensorType_INT8, ys);
+  } else {
+    const int ekh = (kh - 1) * dil + 1, ekw = (kw - 1) * dil + 1;
+    const int oh = same ? (h + stride - 1) / stride : (h - ekh) / stride + 1;
+    const int ow = same ? (w + stride - 1) / stride : (w - ekw) / stride + 1;
+    if (oh <= 0 || ow <= 0) return {};
+    ys = {1, oh, ow, cout};
+    tfl::Conv2DOptionsT o;
+    o.stride_h = o.stride_w = stride;
+    o.dilation_h_factor = o.dilation_w_factor = dil;
+    o.padding = same ? tfl::Padding_SAME : tfl::Padding_VALID;
+    o.fused_activation_function = RandomInt(rng, 0, 1)
+                                      ? tfl::ActivationFunctionType_RELU6
+                                      : tfl::ActivationFunctionType_NONE;
+    y = g.Op(tfl::BuiltinOperator_CONV_2D)
+            .In(x, tw, tb)
+            .Options(o)
+            .Out("y", tfl::TensorType_INT8, ys);
+  }
+  g.Quantize(y, 0.1f, out_zp).Output(y);
+  auto rt = testing::LoadBuilt(mb, threads);
+  EXPECT_TRUE(rt.ok()) << rt.status();
+  if (!rt.ok()) return {};
+  int64_t nx = 1;
+  for (int32_t d : xs) nx *= d;
+  std::vector<int8_t> xv(nx);
+  for (auto& v : xv) v = static_cast<int8_t>(RandomInt(rng, -128, 127));
+  testing::SetInput(**rt, 0, xv);
+  EXPECT_TRUE((*rt)->Invoke().ok());
+  return testing::GetOutput<int8_t>(**rt, 0);
+}
+
+void ExpectOpPathsAgree(bool fc) {
+  const uint32_t seed = testing::TestSeed() + (fc ? 1000 : 0);
+  std::vector<CpuIsa> paths = {CpuIsa::kAvx2, CpuIsa::kAvx512Vnni};
+  for (CpuIsa isa : paths) {
+    if (static_cast<int>(kernels::DetectedCpuIsa()) < static_cast<int>(isa)) {
+      std::printf("skipping the %s path: this CPU has %s\n",
+                  kernels::CpuIsaName(isa),
+                  kernels::CpuIsaName(kernels::DetectedCpuIsa()));
+    }
+  }
+  for (int iter = 0; iter < 60; ++iter) {
+    const std::vector<int8_t> base =
+        RunOp(fc, seed + iter, CpuIsa::kBaseline, 1);
+    for (CpuIsa isa : paths) {
+      if (static_cast<int>(kernels::DetectedCpuIsa()) < static_cast<int>(isa)) {
+        continue;
+      }
+      const int64_t before = kernels::QGemmCallsForTesting(isa);
+      for (int threads : {1, 2}) {
+        ASSERT_EQ(RunOp(fc, seed + iter, isa, threads), base)
+            << kernels::CpuIsaName(isa) << " " << threads << " threads, seed "
+            << seed + iter;
+      }
+      if (!base.empty()) {
+        EXPECT_GT(kernels::QGemmCallsForTesting(isa), before)
+            << kernels::CpuIsaName(isa) << " not taken, seed " << seed + iter;
+      }
+    }
+  }
+}
+
+TEST(QGemmPathsTest, Conv2DAgreesOnEveryPath) { ExpectOpPathsAgree(false); }
+TEST(QGemmPathsTest, FullyConnectedAgreesOnEveryPath) {
+  ExpectOpPathsAgree(true);
+}
+
+}  // namespace
+}  // namespace graft
