@@ -15,55 +15,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "example_bytecode.h"
 #include "graft_compiler_plugin.h"
+#include "graft_vendor_helper.h"
 
-#define EX_VENDOR "example"
 #define EX_PLUGIN_VERSION "1.0.0"
-#define EX_BYTECODE_FORMAT_VERSION 1u
 
-/* TFLite BuiltinOperator numbers (schema.fbs) of the ops this vendor takes. */
-enum {
-  EX_OP_ADD = 0,
-  EX_OP_FULLY_CONNECTED = 9,
-  EX_OP_LOGISTIC = 14,
-  EX_OP_MUL = 18,
-  EX_OP_RELU = 19,
-  EX_OP_RELU6 = 21,
-  EX_OP_TANH = 28,
-  EX_OP_SUB = 41,
-  EX_OP_DIV = 42
-};
-
-/* TFLite ActivationFunctionType numbers. */
-enum { EX_ACT_NONE = 0, EX_ACT_RELU = 1, EX_ACT_RELU6 = 3 };
-
-typedef enum {
-  EX_KIND_BINARY,
-  EX_KIND_UNARY,
-  EX_KIND_FULLY_CONNECTED
-} ex_kind_t;
-
-typedef struct {
-  int32_t builtin_code;
-  ex_kind_t kind;
-  /* The bytecode opcode (BYTECODE.md). */
-  const char* opcode;
-} ex_op_entry_t;
-
-static const ex_op_entry_t k_ops[] = {
-    {EX_OP_ADD, EX_KIND_BINARY, "add"},
-    {EX_OP_SUB, EX_KIND_BINARY, "sub"},
-    {EX_OP_MUL, EX_KIND_BINARY, "mul"},
-    {EX_OP_DIV, EX_KIND_BINARY, "div"},
-    {EX_OP_RELU, EX_KIND_UNARY, "relu"},
-    {EX_OP_RELU6, EX_KIND_UNARY, "relu6"},
-    {EX_OP_LOGISTIC, EX_KIND_UNARY, "logistic"},
-    {EX_OP_TANH, EX_KIND_UNARY, "tanh"},
-    {EX_OP_FULLY_CONNECTED, EX_KIND_FULLY_CONNECTED, "fully_connected"},
-};
-
-static const char* const k_soc_models[] = {"example-soc-1", "example-soc-2"};
-#define EX_NUM_SOC_MODELS (sizeof(k_soc_models) / sizeof(k_soc_models[0]))
+/* The bytecode's identity, instructions, activations and shape rules are
+ * example_bytecode.h's, shared with the dispatch library. */
 
 static const graft_option_info_t k_options[] = {
     {"single_module", "0",
@@ -321,47 +280,27 @@ static int ex_refuse(ex_refusal_t* refusal, graft_partition_reason_t code,
   return 0;
 }
 
-static const ex_op_entry_t* ex_find_op(int32_t builtin_code) {
-  size_t i;
-  for (i = 0; i < sizeof(k_ops) / sizeof(k_ops[0]); ++i) {
-    if (k_ops[i].builtin_code == builtin_code) return &k_ops[i];
-  }
-  return NULL;
-}
-
 static int ex_same_dims(const graft_tensor_t* a, const graft_tensor_t* b) {
-  size_t i;
-  if (a->rank != b->rank) return 0;
-  for (i = 0; i < a->rank; ++i) {
-    if (a->dims[i] != b->dims[i]) return 0;
-  }
-  return 1;
+  return exb_same_shape(a->dims, a->rank, b->dims, b->rank);
 }
 
-/* True when `small`, with its leading 1s dropped, equals the trailing
- * dimensions of `large`: then small[i % numel(small)] lines up with
- * large[i] in row-major order (a single element or a trailing-dims row). */
+/* The bytecode's broadcast rule (exb_broadcasts_to): small[i % numel(small)]
+ * lines up with large[i] in row-major order. */
 static int ex_is_trailing_broadcast(const graft_tensor_t* small,
                                     const graft_tensor_t* large) {
-  size_t skip = 0, kept, i;
-  while (skip < small->rank && small->dims[skip] == 1) ++skip;
-  kept = small->rank - skip;
-  if (kept > large->rank) return 0;
-  for (i = 0; i < kept; ++i) {
-    if (small->dims[skip + i] != large->dims[large->rank - kept + i]) return 0;
-  }
-  return 1;
+  return exb_broadcasts_to(small->dims, small->rank, large->dims, large->rank);
 }
 
 /* Reads the fused activation into *out_act; refuses values other than
  * NONE, RELU and RELU6. A missing attribute means NONE (schema default). */
 static int ex_read_activation(const graft_op_t* op, int64_t* out_act,
                               ex_refusal_t* refusal) {
+  exb_act_t supported;
   const graft_attribute_t* attribute =
-      graft_op_find_attribute(op, "fused_activation_function");
+      graft_op_find_attribute(op, GRAFT_ATTR_FUSED_ACTIVATION_FUNCTION);
   int64_t value;
   if (attribute == NULL) {
-    *out_act = EX_ACT_NONE;
+    *out_act = GRAFT_ACTIVATION_FUNCTION_TYPE_NONE;
     return 1;
   }
   value = attribute->int_value;
@@ -372,7 +311,7 @@ static int ex_read_activation(const graft_op_t* op, int64_t* out_act,
                      ", expected an enum",
                      op->name, attribute->type);
   }
-  if (value != EX_ACT_NONE && value != EX_ACT_RELU && value != EX_ACT_RELU6) {
+  if (!exb_act_from_tflite(value, &supported)) {
     if (attribute->string_value != NULL) {
       return ex_refuse(refusal, GRAFT_PARTITION_REASON_UNSUPPORTED_ATTRIBUTE,
                        "%s fused activation %s not supported (NONE, RELU, "
@@ -509,11 +448,11 @@ static int ex_check_fully_connected(const graft_graph_view_t* graph,
     bias = graph->tensors[op->inputs[2]];
   }
   if (!ex_read_activation(op, &act, refusal)) return 0;
-  if (ex_int_attribute(op, "keep_num_dims") != 0) {
+  if (ex_int_attribute(op, GRAFT_ATTR_KEEP_NUM_DIMS) != 0) {
     return ex_refuse(refusal, GRAFT_PARTITION_REASON_UNSUPPORTED_ATTRIBUTE,
                      "FULLY_CONNECTED with keep_num_dims=true not supported");
   }
-  format = graft_op_find_attribute(op, "weights_format");
+  format = graft_op_find_attribute(op, GRAFT_ATTR_WEIGHTS_FORMAT);
   if (format != NULL && format->int_value != 0) {
     return ex_refuse(
         refusal, GRAFT_PARTITION_REASON_UNSUPPORTED_ATTRIBUTE,
@@ -572,24 +511,24 @@ static int ex_check_fully_connected(const graft_graph_view_t* graph,
  * or 0 with *refusal filled. */
 static int ex_check_op(const graft_graph_view_t* graph, const graft_op_t* op,
                        ex_refusal_t* refusal) {
-  const ex_op_entry_t* entry;
+  const exb_opcode_t* entry;
   size_t expected_inputs, i;
   if (op->builtin_code == GRAFT_BUILTIN_CUSTOM) {
     return ex_refuse(refusal, GRAFT_PARTITION_REASON_UNSUPPORTED_OP,
                      "custom op '%s' not supported by the example vendor",
                      op->name);
   }
-  entry = ex_find_op(op->builtin_code);
+  entry = exb_opcode_for_builtin(op->builtin_code);
   if (entry == NULL) {
     return ex_refuse(refusal, GRAFT_PARTITION_REASON_UNSUPPORTED_OP,
                      "op %s not supported by the example vendor", op->name);
   }
-  expected_inputs = entry->kind == EX_KIND_BINARY  ? 2
-                    : entry->kind == EX_KIND_UNARY ? 1
-                                                   : 3;
+  expected_inputs = entry->kind == EXB_KIND_BINARY  ? 2
+                    : entry->kind == EXB_KIND_UNARY ? 1
+                                                    : 3;
   if (op->num_outputs != 1 ||
       !(op->num_inputs == expected_inputs ||
-        (entry->kind == EX_KIND_FULLY_CONNECTED && op->num_inputs == 2))) {
+        (entry->kind == EXB_KIND_FULLY_CONNECTED && op->num_inputs == 2))) {
     return ex_refuse(refusal, GRAFT_PARTITION_REASON_UNSUPPORTED_OP,
                      "%s with %zu inputs and %zu outputs not supported",
                      op->name, op->num_inputs, op->num_outputs);
@@ -597,7 +536,7 @@ static int ex_check_op(const graft_graph_view_t* graph, const graft_op_t* op,
   for (i = 0; i < op->num_inputs; ++i) {
     /* Only FULLY_CONNECTED's bias (input 2) may be omitted. */
     if (op->inputs[i] < 0) {
-      if (entry->kind == EX_KIND_FULLY_CONNECTED && i == 2) continue;
+      if (entry->kind == EXB_KIND_FULLY_CONNECTED && i == 2) continue;
       return ex_refuse(refusal, GRAFT_PARTITION_REASON_UNSUPPORTED_OP,
                        "%s with omitted input %zu not supported", op->name, i);
     }
@@ -623,11 +562,11 @@ static int ex_check_op(const graft_graph_view_t* graph, const graft_op_t* op,
     }
   }
   switch (entry->kind) {
-    case EX_KIND_BINARY:
+    case EXB_KIND_BINARY:
       return ex_check_binary(graph, op, refusal);
-    case EX_KIND_UNARY:
+    case EXB_KIND_UNARY:
       return ex_check_unary(graph, op, refusal);
-    case EX_KIND_FULLY_CONNECTED:
+    case EXB_KIND_FULLY_CONNECTED:
       return ex_check_fully_connected(graph, op, refusal);
   }
   return 0;
@@ -662,13 +601,13 @@ static const char* ex_keep_reason(graft_compiler_plugin_t* plugin,
   return copy;
 }
 
-/* Index of `soc_model` in k_soc_models, or -1 with *out_status set. */
+/* Index of `soc_model` in exb_soc_models, or -1 with *out_status set. */
 static int ex_find_soc_model(const graft_compiler_plugin_t* plugin,
                              const char* soc_model,
                              graft_status_t** out_status) {
   size_t i;
-  for (i = 0; i < EX_NUM_SOC_MODELS; ++i) {
-    if (strcmp(soc_model, k_soc_models[i]) == 0) return (int)i;
+  for (i = 0; i < EXB_NUM_SOC_MODELS; ++i) {
+    if (strcmp(soc_model, exb_soc_models[i]) == 0) return (int)i;
   }
   *out_status = plugin->host->status_create_formatted(
       plugin->host, GRAFT_STATUS_NOT_FOUND,
@@ -737,15 +676,15 @@ GRAFT_EXPORT graft_status_t* graft_compiler_plugin_create(
   plugin->info.struct_size = sizeof(plugin->info);
   plugin->info.abi_version = GRAFT_ABI_VERSION;
   plugin->info.flags = 0;
-  plugin->info.vendor = EX_VENDOR;
+  plugin->info.vendor = EXB_VENDOR;
   plugin->info.plugin_version = EX_PLUGIN_VERSION;
   plugin->info.description =
       "teaching vendor: float32 elementwise ops and FULLY_CONNECTED, "
       "readable text bytecode";
-  plugin->info.soc_models = k_soc_models;
-  plugin->info.num_soc_models = EX_NUM_SOC_MODELS;
+  plugin->info.soc_models = exb_soc_models;
+  plugin->info.num_soc_models = EXB_NUM_SOC_MODELS;
   plugin->info.hardware_kinds = GRAFT_HARDWARE_KIND_CPU;
-  plugin->info.bytecode_format_version = EX_BYTECODE_FORMAT_VERSION;
+  plugin->info.bytecode_format_version = EXB_FORMAT_VERSION;
   plugin->info.options = k_options;
   plugin->info.num_options = sizeof(k_options) / sizeof(k_options[0]);
   *out_plugin = plugin;
@@ -880,8 +819,11 @@ static void ex_result_free(ex_result_t* result) {
   ex_free(host, result);
 }
 
+/* The bytecode's name of TFLite activation `act` (one partition accepted). */
 static const char* ex_activation_name(int64_t act) {
-  return act == EX_ACT_RELU ? "relu" : act == EX_ACT_RELU6 ? "relu6" : "none";
+  exb_act_t bytecode_act = EXB_ACT_NONE;
+  exb_act_from_tflite(act, &bytecode_act);
+  return exb_act_name(bytecode_act);
 }
 
 static void ex_emit_type(ex_text_t* text, const graft_tensor_t* tensor) {
@@ -1036,10 +978,10 @@ static graft_status_t* ex_emit_entry(graft_compiler_plugin_t* plugin,
 
   for (i = 0; i < graph->num_ops; ++i) {
     const graft_op_t* op = graph->ops[i];
-    const ex_op_entry_t* entry = ex_find_op(op->builtin_code);
+    const exb_opcode_t* entry = exb_opcode_for_builtin(op->builtin_code);
     graft_debug_map_entry_t* map_entry;
     void* debug_map = result->debug_map;
-    int64_t act = EX_ACT_NONE;
+    int64_t act = GRAFT_ACTIVATION_FUNCTION_TYPE_NONE;
     ex_refusal_t unused;
     if (!ex_reserve(host, &debug_map, &result->debug_map_capacity,
                     sizeof(graft_debug_map_entry_t),
@@ -1054,18 +996,18 @@ static graft_status_t* ex_emit_entry(graft_compiler_plugin_t* plugin,
     map_entry->original_op_index = op->original_op_index;
     map_entry->partition_index = (int32_t)partition_index;
 
-    ex_text_append(text, "  %s t%" PRId32 " = t%" PRId32, entry->opcode,
+    ex_text_append(text, "  %s t%" PRId32 " = t%" PRId32, entry->name,
                    op->outputs[0], op->inputs[0]);
     switch (entry->kind) {
-      case EX_KIND_UNARY:
+      case EXB_KIND_UNARY:
         ex_text_append(text, "\n");
         break;
-      case EX_KIND_BINARY:
+      case EXB_KIND_BINARY:
         ex_read_activation(op, &act, &unused);
         ex_text_append(text, ", t%" PRId32 " act=%s\n", op->inputs[1],
                        ex_activation_name(act));
         break;
-      case EX_KIND_FULLY_CONNECTED:
+      case EXB_KIND_FULLY_CONNECTED:
         ex_read_activation(op, &act, &unused);
         ex_text_append(text, ", t%" PRId32, op->inputs[1]);
         if (op->num_inputs == 3 && op->inputs[2] >= 0) {
@@ -1088,7 +1030,7 @@ static void ex_begin_module(ex_text_t* text, const graft_host_api_t* host,
                             const char* soc_model) {
   memset(text, 0, sizeof(*text));
   text->host = host;
-  ex_text_append(text, "example-bytecode v%u\n", EX_BYTECODE_FORMAT_VERSION);
+  ex_text_append(text, EXB_MAGIC " v%u\n", EXB_FORMAT_VERSION);
   ex_text_append(text, "soc %s\n", soc_model);
 }
 
@@ -1165,7 +1107,7 @@ GRAFT_EXPORT graft_status_t* graft_compiler_plugin_compile(
     char entry_point[32];
     size_t module_index = plugin->single_module ? 0 : i;
     if (i == 0 || !plugin->single_module) {
-      ex_begin_module(&text, host, k_soc_models[soc_index]);
+      ex_begin_module(&text, host, exb_soc_models[soc_index]);
     }
     status =
         ex_emit_entry(plugin, partitions[i], i, module_index, &text, result);
@@ -1195,10 +1137,10 @@ GRAFT_EXPORT graft_status_t* graft_compiler_plugin_compile(
 
   result->stamp.struct_size = sizeof(result->stamp);
   result->stamp.abi_version = GRAFT_ABI_VERSION;
-  result->stamp.bytecode_format_version = EX_BYTECODE_FORMAT_VERSION;
-  result->stamp.vendor = EX_VENDOR;
+  result->stamp.bytecode_format_version = EXB_FORMAT_VERSION;
+  result->stamp.vendor = EXB_VENDOR;
   result->stamp.plugin_version = EX_PLUGIN_VERSION;
-  result->stamp.soc_model = k_soc_models[soc_index];
+  result->stamp.soc_model = exb_soc_models[soc_index];
 
   result->base.struct_size = sizeof(result->base);
   result->base.stamp = &result->stamp;
