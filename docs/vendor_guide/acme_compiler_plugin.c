@@ -76,6 +76,18 @@ GRAFT_EXPORT graft_status_t* graft_compiler_plugin_get_info(
   return NULL;
 }
 
+/* NULL when acme compiles for `soc_model`, else an error naming it. */
+static graft_status_t* acme_check_soc(const graft_compiler_plugin_t* p,
+                                      const char* soc_model) {
+  if (soc_model != NULL && strcmp(soc_model, k_soc_models[0]) == 0) {
+    return NULL;
+  }
+  return p->host->status_create_formatted(
+      p->host, GRAFT_STATUS_INVALID_ARGUMENT,
+      "acme: no SoC model '%s' (acme compiles for acme-npu-1)",
+      soc_model != NULL ? soc_model : "(NULL)");
+}
+
 /* The ops acme runs: TFLite builtin code -> acme instruction. */
 static const struct {
   int32_t builtin_code;
@@ -145,13 +157,18 @@ GRAFT_EXPORT graft_status_t* graft_compiler_plugin_partition(
     const char* soc_model, graft_partition_result_t* out) {
   size_t i;
   acme_reason_t* reasons;
+  graft_status_t* status;
   if (p == NULL) return &k_null_argument;
-  if (graph == NULL || out == NULL || out->decisions == NULL) {
+  /* What the host passes is checked, not trusted: a status, never a crash. */
+  if (graph == NULL || out == NULL ||
+      !GRAFT_STRUCT_HAS_MEMBER(out, graft_partition_result_t, num_decisions) ||
+      out->decisions == NULL || out->num_decisions != graph->num_ops) {
     return p->host->status_create(p->host, GRAFT_STATUS_INVALID_ARGUMENT,
                                   "acme: partition needs a graph and a result");
   }
+  status = acme_check_soc(p, soc_model);
+  if (status != NULL) return status;
   reasons = realloc(p->reasons, (graph->num_ops + 1) * sizeof(acme_reason_t));
-  (void)soc_model;
   if (reasons == NULL) {
     return p->host->status_create(p->host, GRAFT_STATUS_RESOURCE_EXHAUSTED,
                                   "acme: out of memory");
@@ -211,14 +228,16 @@ GRAFT_EXPORT graft_status_t* graft_compiler_plugin_compile(
     const graft_graph_view_t* const* partitions, size_t n,
     graft_compiled_result_t** out_result) {
   acme_result_t* r;
+  graft_status_t* status;
   size_t i, j;
   if (p == NULL) return &k_null_argument;
-  if ((partitions == NULL && n > 0) || out_result == NULL ||
-      soc_model == NULL) {
+  if (partitions == NULL || n == 0 || out_result == NULL || soc_model == NULL) {
     return p->host->status_create(
         p->host, GRAFT_STATUS_INVALID_ARGUMENT,
         "acme: compile needs partitions, a SoC model and out_result");
   }
+  status = acme_check_soc(p, soc_model);
+  if (status != NULL) return status;
   r = calloc(1, sizeof(*r));
   if (r == NULL) goto oom;
   r->modules = calloc(n, sizeof(*r->modules));
