@@ -17,13 +17,12 @@
 // column panels, and requantized per channel: the GEMM of
 // quantized_gemm.h, shared with FULLY_CONNECTED and BATCH_MATMUL. INT8
 // DEPTHWISE_CONV_2D with depth multiplier 1 (filters up to 7x7) sums 16
-// channels of a pixel at a time over its taps, channel innermost. Both vectorize and give the same int32
-// sums as the reference loops (integer addition is associative), so
-// results are bit-exact. Other
-// cases (16x8, depth multiplier > 1, weights computed at run time) run the
-// reference kernels' direct loops. Work is split over output rows across
-// the thread pool; the result does not depend on the split because each
-// output is one integer sum.
+// channels of a pixel at a time over its taps, channel innermost. Both
+// vectorize and give the same int32 sums as the reference loops (integer
+// addition is associative), so results are bit-exact. Other cases (16x8, depth
+// multiplier > 1, weights computed at run time) run the reference kernels'
+// direct loops. Work is split over output rows across the thread pool; the
+// result does not depend on the split because each output is one integer sum.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -185,8 +184,7 @@ absl::Status EvalQConvGemm(EvalContext& ctx) {
         QIm2Col(s, in, g, r0, r1, col);
         QGemm(col, r1 - r0, s.k,
               s.packed.data() + g * QGemmPackedSize(s.group_out_c, s.k),
-              s.group_out_c, 0,
-              s.panels, s.rq, int64_t{g} * s.group_out_c,
+              s.group_out_c, 0, s.panels, s.rq, int64_t{g} * s.group_out_c,
               out + r0 * s.out_c + int64_t{g} * s.group_out_c, s.out_c);
       }
     }
@@ -290,9 +288,11 @@ struct DwPixel {
   const int8_t* w[kDwMaxTaps];
 };
 
-inline __attribute__((always_inline)) void ListDwTaps(
-    const QConvState& s, const int8_t* in, const int8_t* w, int b, int oy,
-    int ox, DwPixel* px) {
+inline __attribute__((always_inline)) void ListDwTaps(const QConvState& s,
+                                                      const int8_t* in,
+                                                      const int8_t* w, int b,
+                                                      int oy, int ox,
+                                                      DwPixel* px) {
   px->taps = 0;
   for (int ky = 0; ky < s.k_h; ++ky) {
     const int iy = oy * s.stride_h - s.pad_h + s.dil_h * ky;
@@ -309,9 +309,9 @@ inline __attribute__((always_inline)) void ListDwTaps(
 }
 
 // Sums of channels [c0, c0 + 16): lo the first 8, hi the next.
-inline __attribute__((always_inline)) void SumDwBlock(const DwPixel& px,
-                                                      int c0, int16_t off,
-                                                      V8i* lo, V8i* hi) {
+inline __attribute__((always_inline)) void SumDwBlock(const DwPixel& px, int c0,
+                                                      int16_t off, V8i* lo,
+                                                      V8i* hi) {
   V8i acc_lo = {}, acc_hi = {};
   for (int t = 0; t < px.taps; ++t) {
     V16b xb, wb;
@@ -321,8 +321,7 @@ inline __attribute__((always_inline)) void SumDwBlock(const DwPixel& px,
                       (__builtin_convertvector(xb, V16s) + off);
     V8s p_lo, p_hi;
     std::memcpy(&p_lo, &prod, sizeof(p_lo));
-    std::memcpy(&p_hi, reinterpret_cast<const char*>(&prod) + 16,
-                sizeof(p_hi));
+    std::memcpy(&p_hi, reinterpret_cast<const char*>(&prod) + 16, sizeof(p_hi));
     acc_lo += __builtin_convertvector(p_lo, V8i);
     acc_hi += __builtin_convertvector(p_hi, V8i);
   }
@@ -331,8 +330,10 @@ inline __attribute__((always_inline)) void SumDwBlock(const DwPixel& px,
 }
 
 // Channels [c0, out_c), one at a time.
-inline __attribute__((always_inline)) void FinishDwChannels(
-    const QConvState& s, const DwPixel& px, int c0, int8_t* op) {
+inline __attribute__((always_inline)) void FinishDwChannels(const QConvState& s,
+                                                            const DwPixel& px,
+                                                            int c0,
+                                                            int8_t* op) {
   for (int c = c0; c < s.out_c; ++c) {
     int32_t sum = 0;
     for (int t = 0; t < px.taps; ++t) {
@@ -355,8 +356,7 @@ inline __attribute__((always_inline)) void DepthwiseRowsInt8Body(
     const int b = static_cast<int>(r / s.out_h);
     const int oy = static_cast<int>(r % s.out_h);
     for (int ox = 0; ox < s.out_w; ++ox) {
-      int8_t* op = out + ((int64_t{b} * s.out_h + oy) * s.out_w + ox) *
-                             s.out_c;
+      int8_t* op = out + ((int64_t{b} * s.out_h + oy) * s.out_w + ox) * s.out_c;
       ListDwTaps(s, in, w, b, oy, ox, &px);
       int c0 = 0;
       for (; c0 + 16 <= s.out_c; c0 += 16) block(px, c0, off, op);
@@ -403,8 +403,8 @@ struct DwBlockAvx2 {
       const __m256i wt = _mm256_cvtepi8_epi16(
           _mm_loadu_si128(reinterpret_cast<const __m128i*>(px.w[t] + c0)));
       const __m256i prod = _mm256_mullo_epi16(wt, _mm256_add_epi16(x, voff));
-      lo = _mm256_add_epi32(lo,
-                            _mm256_cvtepi16_epi32(_mm256_castsi256_si128(prod)));
+      lo = _mm256_add_epi32(
+          lo, _mm256_cvtepi16_epi32(_mm256_castsi256_si128(prod)));
       hi = _mm256_add_epi32(
           hi, _mm256_cvtepi16_epi32(_mm256_extracti128_si256(prod, 1)));
     }
@@ -418,6 +418,60 @@ __attribute__((target("avx2"))) void DepthwiseRowsInt8Avx2(
     int64_t r0, int64_t r1) {
   DepthwiseRowsInt8Body(s, in, w, out, r0, r1, DwBlockAvx2{s.rq});
 }
+
+// 32 channels per block in AVX-512 (two int32 zmm of sums, the 16-lane
+// requantization of quantized_gemm.h); a remaining 16 go through the AVX2
+// block, the last out_c % 16 one by one, as above.
+struct DwBlockAvx512 {
+  const QGemmRequant& rq;
+  GRAFT_AVX512_TARGET inline void Block32(const DwPixel& px, int c0,
+                                          int16_t off, int8_t* op) const {
+    const __m512i voff = _mm512_set1_epi16(off);
+    __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
+    for (int t = 0; t < px.taps; ++t) {
+      const __m512i x = _mm512_cvtepi8_epi16(
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(px.in[t] + c0)));
+      const __m512i wt = _mm512_cvtepi8_epi16(
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(px.w[t] + c0)));
+      const __m512i prod = _mm512_mullo_epi16(wt, _mm512_add_epi16(x, voff));
+      __m256i halves[2];
+      std::memcpy(halves, &prod, sizeof(prod));
+      lo = _mm512_add_epi32(lo, _mm512_cvtepi16_epi32(halves[0]));
+      hi = _mm512_add_epi32(hi, _mm512_cvtepi16_epi32(halves[1]));
+    }
+    uint8_t* dst = reinterpret_cast<uint8_t*>(op + c0);
+    StoreBytesAvx512(
+        RequantDoubleAvx512(rq, LoadRequant16(rq, c0, nullptr), lo), 16, dst);
+    StoreBytesAvx512(
+        RequantDoubleAvx512(rq, LoadRequant16(rq, c0 + 16, nullptr), hi), 16,
+        dst + 16);
+  }
+};
+
+GRAFT_AVX512_TARGET void DepthwiseRowsInt8Avx512(const QConvState& s,
+                                                 const int8_t* in,
+                                                 const int8_t* w, int8_t* out,
+                                                 int64_t r0, int64_t r1) {
+  const DwBlockAvx512 block32{s.rq};
+  const DwBlockAvx2 block16{s.rq};
+  const int16_t off = static_cast<int16_t>(s.input_offset);
+  DwPixel px;
+  for (int64_t r = r0; r < r1; ++r) {
+    const int b = static_cast<int>(r / s.out_h);
+    const int oy = static_cast<int>(r % s.out_h);
+    for (int ox = 0; ox < s.out_w; ++ox) {
+      int8_t* op = out + ((int64_t{b} * s.out_h + oy) * s.out_w + ox) * s.out_c;
+      ListDwTaps(s, in, w, b, oy, ox, &px);
+      int c0 = 0;
+      for (; c0 + 32 <= s.out_c; c0 += 32) block32.Block32(px, c0, off, op);
+      if (c0 + 16 <= s.out_c) {
+        block16(px, c0, off, op);
+        c0 += 16;
+      }
+      FinishDwChannels(s, px, c0, op);
+    }
+  }
+}
 #endif
 
 using DwRowsFn = void (*)(const QConvState&, const int8_t*, const int8_t*,
@@ -425,6 +479,7 @@ using DwRowsFn = void (*)(const QConvState&, const int8_t*, const int8_t*,
 
 DwRowsFn PickDepthwiseRowsInt8() {
 #if GRAFT_QGEMM_AVX2
+  if (KernelIsaAtLeast(CpuIsa::kAvx512Vnni)) return DepthwiseRowsInt8Avx512;
   if (KernelIsaAtLeast(CpuIsa::kAvx2)) return DepthwiseRowsInt8Avx2;
 #endif
   return DepthwiseRowsInt8;
@@ -448,8 +503,8 @@ void ConvRows(const QConvState& s, const T* in, const int8_t* w, T* out,
           for (int kx = 0; kx < s.k_w; ++kx) {
             const int ix = ix0 + s.dil_w * kx;
             if (ix < 0 || ix >= s.in_w) continue;
-            const T* ip = in + ((int64_t{b} * s.in_h + iy) * s.in_w + ix) *
-                                   s.in_c +
+            const T* ip = in +
+                          ((int64_t{b} * s.in_h + iy) * s.in_w + ix) * s.in_c +
                           g * s.group_in_c;
             const int8_t* wp =
                 w + ((int64_t{oc} * s.k_h + ky) * s.k_w + kx) * s.group_in_c;
@@ -508,14 +563,13 @@ absl::Status EvalQConv(EvalContext& ctx) {
     // Scatter into an Acc scratch, as the reference kernel does: each
     // output is still one exact integer sum.
     Acc* acc = ctx.scratch_as<Acc>();
-    const int64_t out_elems =
-        int64_t{s.batch} * s.out_h * s.out_w * s.out_c;
+    const int64_t out_elems = int64_t{s.batch} * s.out_h * s.out_w * s.out_c;
     std::fill(acc, acc + out_elems, Acc{0});
     for (int b = 0; b < s.batch; ++b) {
       for (int iy = 0; iy < s.in_h; ++iy) {
         for (int ix = 0; ix < s.in_w; ++ix) {
-          const T* ip = in + ((int64_t{b} * s.in_h + iy) * s.in_w + ix) *
-                                 s.in_c;
+          const T* ip =
+              in + ((int64_t{b} * s.in_h + iy) * s.in_w + ix) * s.in_c;
           const int oy0 = iy * s.stride_h - s.pad_h;
           const int ox0 = ix * s.stride_w - s.pad_w;
           for (int ky = 0; ky < s.k_h; ++ky) {
@@ -524,8 +578,8 @@ absl::Status EvalQConv(EvalContext& ctx) {
             for (int kx = 0; kx < s.k_w; ++kx) {
               const int ox = ox0 + kx;
               if (ox < 0 || ox >= s.out_w) continue;
-              Acc* op = acc + ((int64_t{b} * s.out_h + oy) * s.out_w + ox) *
-                                  s.out_c;
+              Acc* op =
+                  acc + ((int64_t{b} * s.out_h + oy) * s.out_w + ox) * s.out_c;
               for (int oc = 0; oc < s.out_c; ++oc) {
                 const int8_t* wp =
                     w + ((int64_t{oc} * s.k_h + ky) * s.k_w + kx) * s.in_c;
@@ -610,9 +664,8 @@ absl::Status CheckTypes(PrepareContext& ctx, const Tensor& in, const Tensor& w,
   const Tensor& out = *ctx.output(0);
   const bool i8 = in.type == tfl::TensorType_INT8;
   const bool i16 = in.type == tfl::TensorType_INT16;
-  const bool bias_ok =
-      bias == nullptr || bias->type == tfl::TensorType_INT32 ||
-      (i16 && bias->type == tfl::TensorType_INT64);
+  const bool bias_ok = bias == nullptr || bias->type == tfl::TensorType_INT32 ||
+                       (i16 && bias->type == tfl::TensorType_INT64);
   if (!(i8 || i16) || w.type != tfl::TensorType_INT8 || out.type != in.type ||
       !bias_ok || !IsQuantized(in) || !IsQuantized(w) || !IsQuantized(out)) {
     return ctx.Unsupported(absl::StrFormat("%s input with %s weights",
@@ -650,12 +703,12 @@ absl::Status PrepareConv2DQuantized(PrepareContext& ctx) {
                      s->in_c, s->group_in_c);
   const int groups = s->in_c / s->group_in_c;
   GRAFT_KERNEL_CHECK(s->out_c % groups == 0,
-                     "%d output channels do not split into %d groups",
-                     s->out_c, groups);
+                     "%d output channels do not split into %d groups", s->out_c,
+                     groups);
   s->group_out_c = s->out_c / groups;
   GRAFT_RETURN_IF_ERROR(PrepareConvWindow(*o, s));
-  GRAFT_RETURN_IF_ERROR(PrepareQuantParams(
-      ctx, *in, *w, bias, o->fused_activation_function, 0, s));
+  GRAFT_RETURN_IF_ERROR(PrepareQuantParams(ctx, *in, *w, bias,
+                                           o->fused_activation_function, 0, s));
   SetEvalFor<ConvKind::kConv>(ctx, is16);
   s->k = int64_t{s->k_h} * s->k_w * s->group_in_c;
   // AVX-512 VNNI: one group, and a zero point whose + 128 is a byte.
@@ -685,9 +738,9 @@ absl::Status PrepareConv2DQuantized(PrepareContext& ctx) {
     const int64_t per_thread = (rows + s->threads - 1) / s->threads;
     s->chunk_rows = std::max<int64_t>(
         kQMr, std::min(kQChunkRows, (per_thread + kQMr - 1) / kQMr * kQMr));
-    ctx.RequestScratch(static_cast<size_t>(s->threads * s->chunk_rows *
-                                           QGemmPaddedK(s->k)) *
-                       sizeof(int16_t));
+    ctx.RequestScratch(
+        static_cast<size_t>(s->threads * s->chunk_rows * QGemmPaddedK(s->k)) *
+        sizeof(int16_t));
     ctx.SetEval(EvalQConvGemm);
   }
   ctx.SetReductionLength(s->k);
@@ -714,8 +767,8 @@ absl::Status PrepareDepthwiseConv2DQuantized(PrepareContext& ctx) {
                      s->out_c, s->in_c);
   s->depth_multiplier = s->out_c / s->in_c;
   GRAFT_RETURN_IF_ERROR(PrepareConvWindow(*o, s));
-  GRAFT_RETURN_IF_ERROR(PrepareQuantParams(
-      ctx, *in, *w, bias, o->fused_activation_function, 3, s));
+  GRAFT_RETURN_IF_ERROR(PrepareQuantParams(ctx, *in, *w, bias,
+                                           o->fused_activation_function, 3, s));
   SetEvalFor<ConvKind::kDepthwise>(ctx, is16);
   // The fast path forms filter * (input + input_offset) in int16, which
   // needs the offset of an in-range INT8 zero point.
@@ -754,8 +807,8 @@ absl::Status PrepareTransposeConvQuantized(PrepareContext& ctx) {
   s->in_c = in->dim(3);
   s->out_c = w->dim(0), s->k_h = w->dim(1), s->k_w = w->dim(2);
   GRAFT_KERNEL_CHECK(w->dim(3) == s->in_c,
-                     "weights depth %d differs from input depth %d",
-                     w->dim(3), s->in_c);
+                     "weights depth %d differs from input depth %d", w->dim(3),
+                     s->in_c);
   GRAFT_KERNEL_CHECK(out_shape[0] == s->batch && out_shape[3] == s->out_c,
                      "output_shape %s disagrees with input and weights",
                      ShapeToString(out_shape));
@@ -776,8 +829,8 @@ absl::Status PrepareTransposeConvQuantized(PrepareContext& ctx) {
       ComputeOutSize(o->padding, s->out_w, s->k_w, s->stride_w);
   s->pad_h = ComputePadding(s->stride_h, 1, s->out_h, s->k_h, conv_out_h);
   s->pad_w = ComputePadding(s->stride_w, 1, s->out_w, s->k_w, conv_out_w);
-  GRAFT_RETURN_IF_ERROR(PrepareQuantParams(
-      ctx, *in, *w, bias, o->fused_activation_function, 0, s));
+  GRAFT_RETURN_IF_ERROR(PrepareQuantParams(ctx, *in, *w, bias,
+                                           o->fused_activation_function, 0, s));
   SetEvalFor<ConvKind::kTranspose>(ctx, is16);
   const size_t acc_size = is16 ? sizeof(int64_t) : sizeof(int32_t);
   ctx.RequestScratch(static_cast<size_t>(NumElements(out_shape)) * acc_size);

@@ -184,12 +184,12 @@ inline void RequantizeV8(const QGemmRequant& rq, const V8i& acc, int64_t c,
 __attribute__((target("avx2"), always_inline)) inline __m256i HighMulAvx2(
     __m256i x, __m256i m) {
   const __m256i half = _mm256_set1_epi64x(int64_t{1} << 30);
-  const __m256i even = _mm256_srli_epi64(
-      _mm256_add_epi64(_mm256_mul_epi32(x, m), half), 31);
+  const __m256i even =
+      _mm256_srli_epi64(_mm256_add_epi64(_mm256_mul_epi32(x, m), half), 31);
   const __m256i odd = _mm256_srli_epi64(
-      _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(x, 32),
-                                        _mm256_srli_epi64(m, 32)),
-                       half),
+      _mm256_add_epi64(
+          _mm256_mul_epi32(_mm256_srli_epi64(x, 32), _mm256_srli_epi64(m, 32)),
+          half),
       31);
   return _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA);
 }
@@ -241,6 +241,113 @@ __attribute__((target("avx2"), always_inline)) inline void StoreBytesAvx2(
     std::memcpy(op, tmp, cols);
   }
 }
+
+// The same requantization on 16 lanes of AVX-512 (the VNNI GEMM's epilogue
+// and the int8 depthwise convolution's 32-channel blocks), for functions
+// built with GRAFT_AVX512_TARGET and run where KernelIsa() is
+// kAvx512Vnni (which implies AVX-512 F, BW, VL and DQ).
+#define GRAFT_AVX512_TARGET \
+  __attribute__((           \
+      target("avx2,fma,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")))
+#define GRAFT_AVX512_INLINE \
+  GRAFT_AVX512_TARGET inline __attribute__((always_inline))
+
+// GCC 12's AVX-512 intrinsics pass a self-initialized "undefined" vector as
+// the unused merge operand of their unmasked forms, which
+// -Wmaybe-uninitialized reports wherever they are inlined: off in the files
+// that include this header (as float_simd.h turns off -Wpsabi).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// The requantization constants of channels [channel, channel + 16), loaded
+// once and shared by the rows of a tile.
+struct Requant16 {
+  __m512i offset;  // the bias, plus the VNNI GEMM's column terms
+  __m512i mult, lshift, rshift, mask;
+};
+
+// `col_offset`: 16 more int32 to add to the bias, or null.
+GRAFT_AVX512_INLINE Requant16 LoadRequant16(const QGemmRequant& rq,
+                                            int64_t channel,
+                                            const int32_t* col_offset) {
+  Requant16 r;
+  r.offset = _mm512_loadu_si512(rq.bias.data() + channel);
+  if (col_offset != nullptr) {
+    r.offset = _mm512_add_epi32(r.offset, _mm512_loadu_si512(col_offset));
+  }
+  r.mult = _mm512_loadu_si512(rq.mult.data() + channel);
+  r.lshift = _mm512_loadu_si512(rq.lshift.data() + channel);
+  r.rshift = _mm512_loadu_si512(rq.rshift.data() + channel);
+  r.mask = _mm512_loadu_si512(rq.mask.data() + channel);
+  return r;
+}
+
+// RequantizeAvx2 (quantized_gemm.h) on 16 lanes: TFLite's double-rounding
+// MultiplyByQuantizedMultiplier, output offset and clamp, the high
+// multiply as even and odd 32x32->64 products.
+GRAFT_AVX512_INLINE __m512i RequantDoubleAvx512(const QGemmRequant& rq,
+                                                const Requant16& r,
+                                                __m512i acc) {
+  const __m512i x =
+      _mm512_sllv_epi32(_mm512_add_epi32(acc, r.offset), r.lshift);
+  const __m512i half = _mm512_set1_epi64(int64_t{1} << 30);
+  const __m512i even = _mm512_srli_epi64(
+      _mm512_add_epi64(_mm512_mul_epi32(x, r.mult), half), 31);
+  // The odd lanes' bits 31..62 land in the high half by a left shift of 1.
+  const __m512i odd = _mm512_slli_epi64(
+      _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(x, 32),
+                                        _mm512_srli_epi64(r.mult, 32)),
+                       half),
+      1);
+  const __m512i h = _mm512_mask_blend_epi32(0xAAAA, even, odd);
+  // RoundingDivideByPOT: round half away from zero.
+  const __m512i rem = _mm512_and_si512(h, r.mask);
+  const __m512i threshold =
+      _mm512_sub_epi32(_mm512_srai_epi32(r.mask, 1), _mm512_srai_epi32(h, 31));
+  __m512i v = _mm512_srav_epi32(h, r.rshift);
+  v = _mm512_mask_add_epi32(v, _mm512_cmpgt_epi32_mask(rem, threshold), v,
+                            _mm512_set1_epi32(1));
+  v = _mm512_add_epi32(v, _mm512_set1_epi32(rq.output_offset));
+  v = _mm512_max_epi32(v, _mm512_set1_epi32(rq.act_min));
+  return _mm512_min_epi32(v, _mm512_set1_epi32(rq.act_max));
+}
+
+// FULLY_CONNECTED's single rounding on 16 lanes: (x * m + 2^(ts - 1)) >> ts
+// in 64 bits (rshift holds ts = 31 - shift), saturated to int32, then
+// output offset and clamp.
+GRAFT_AVX512_INLINE __m512i RequantSingleAvx512(const QGemmRequant& rq,
+                                                const Requant16& r,
+                                                __m512i acc) {
+  const __m512i x = _mm512_add_epi32(acc, r.offset);
+  const __m512i one = _mm512_set1_epi64(1);
+  const __m512i lo = _mm512_set1_epi64(INT32_MIN),
+                hi = _mm512_set1_epi64(INT32_MAX);
+  auto round = [&](__m512i prod, __m512i ts) GRAFT_AVX512_TARGET {
+    const __m512i bias = _mm512_sllv_epi64(one, _mm512_sub_epi64(ts, one));
+    const __m512i q = _mm512_srav_epi64(_mm512_add_epi64(prod, bias), ts);
+    return _mm512_min_epi64(_mm512_max_epi64(q, lo), hi);
+  };
+  const __m512i ts_even =
+      _mm512_and_si512(r.rshift, _mm512_set1_epi64(0xFFFFFFFF));
+  const __m512i ts_odd = _mm512_srli_epi64(r.rshift, 32);
+  const __m512i even = round(_mm512_mul_epi32(x, r.mult), ts_even);
+  const __m512i odd = round(
+      _mm512_mul_epi32(_mm512_srli_epi64(x, 32), _mm512_srli_epi64(r.mult, 32)),
+      ts_odd);
+  __m512i v = _mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64(odd, 32));
+  v = _mm512_add_epi32(v, _mm512_set1_epi32(rq.output_offset));
+  v = _mm512_max_epi32(v, _mm512_set1_epi32(rq.act_min));
+  return _mm512_min_epi32(v, _mm512_set1_epi32(rq.act_max));
+}
+
+// Stores the low bytes of 16 results (each in the 8-bit range after the
+// clamp, so its low byte is the INT8 or UINT8 value), `cols` of them.
+GRAFT_AVX512_INLINE void StoreBytesAvx512(__m512i v, int cols, uint8_t* op) {
+  const __m128i bytes = _mm512_cvtepi32_epi8(v);
+  if (cols == kQGemmNr) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(op), bytes);
+  } else {
+    _mm_mask_storeu_epi8(op, static_cast<__mmask16>((1u << cols) - 1), bytes);
+  }
+}
 #endif  // GRAFT_QGEMM_AVX2
 
 // dst[i] = src[i] + off for i < n (in int16), inlined into the caller and
@@ -287,10 +394,9 @@ void QGemm(const int16_t* a, int64_t rows, int64_t k, const int16_t* packed,
 // As QGemm, but stores the int32 sums themselves (no bias, no rescale) at
 // out[r * out_stride + c]: for kernels with their own epilogue (the hybrid
 // convolution's float rescale).
-void QGemmSums(const int16_t* a, int64_t rows, int64_t k,
-               const int16_t* packed, int64_t n, int64_t p0, int64_t p1,
-               int32_t* out, int64_t out_stride);
-
+void QGemmSums(const int16_t* a, int64_t rows, int64_t k, const int16_t* packed,
+               int64_t n, int64_t p0, int64_t p1, int32_t* out,
+               int64_t out_stride);
 
 // How many QGemm / QGemmSums / QGemmVnni calls ran each path (AVX2,
 // baseline, AVX-512 VNNI) since the process started: tests check with it
@@ -362,8 +468,8 @@ void QGemmVnniFlip(const int8_t* src, int64_t n, uint8_t* dst);
 // chose this packing at prepare because it was).
 template <typename T>
 void QGemmVnni(const uint8_t* a, int64_t rows, const QGemmVnniWeights& b,
-               int64_t p0, int64_t p1, const QGemmRequant& rq,
-               int64_t channel0, T* out, int64_t out_stride);
+               int64_t p0, int64_t p1, const QGemmRequant& rq, int64_t channel0,
+               T* out, int64_t out_stride);
 
 }  // namespace graft::kernels
 

@@ -21,37 +21,8 @@ inline int64_t VnniIndex(int64_t kk, int j) {
 }
 
 #if GRAFT_QGEMM_AVX2
-#define GRAFT_VNNI_TARGET \
-  __attribute__((         \
-      target("avx2,fma,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni")))
-#define GRAFT_VNNI_INLINE \
-  GRAFT_VNNI_TARGET inline __attribute__((always_inline))
-
-// Stores row results of one panel: the 16 sums plus the column terms,
-// requantized (double rounding in AVX2 intrinsics, single rounding with
-// the vector-extension code) and stored as bytes, `cols` of them.
-GRAFT_VNNI_INLINE void StorePanelRow(const QGemmRequant& rq,
-                                     const int32_t* col_offset, __m512i acc,
-                                     int64_t channel, int cols, uint8_t* op) {
-  acc = _mm512_add_epi32(acc, _mm512_loadu_si512(col_offset));
-  // Halves by memcpy: GCC 12's extract intrinsics warn of an uninitialized
-  // (unused) operand.
-  __m256i halves[2];
-  std::memcpy(halves, &acc, sizeof(acc));
-  const __m256i lo = halves[0], hi = halves[1];
-  if (!rq.single_rounding) {
-    StoreBytesAvx2(RequantizeAvx2(rq, lo, channel),
-                   RequantizeAvx2(rq, hi, channel + 8), cols, op);
-    return;
-  }
-  V8i v[2];
-  std::memcpy(&v[0], &lo, sizeof(lo));
-  std::memcpy(&v[1], &hi, sizeof(hi));
-  int32_t res[kQGemmNr];
-  RequantizeV8(rq, v[0], channel, res);
-  RequantizeV8(rq, v[1], channel + 8, res + 8);
-  for (int j = 0; j < cols; ++j) op[j] = static_cast<uint8_t>(res[j]);
-}
+#define GRAFT_VNNI_TARGET GRAFT_AVX512_TARGET
+#define GRAFT_VNNI_INLINE GRAFT_AVX512_INLINE
 
 // acc + the four products of x's unsigned bytes and w's signed bytes per
 // int32 lane (vpdpbusd). In asm, not _mm512_dpbusd_epi32: GCC 12 gave the
@@ -113,9 +84,13 @@ GRAFT_VNNI_INLINE void TileVnni(const uint8_t* a, int64_t kp, int64_t row0,
   for (int j = 0; j < NP; ++j) {
     const int64_t n0 = (p + j) * kQGemmNr;
     const int cols = static_cast<int>(std::min<int64_t>(kQGemmNr, b.n - n0));
+    const Requant16 r =
+        LoadRequant16(rq, channel0 + n0, b.col_offset.data() + n0);
     for (int i = 0; i < MR; ++i) {
-      StorePanelRow(rq, b.col_offset.data() + n0, c[i][j], channel0 + n0, cols,
-                    out + (row0 + i) * out_stride + n0);
+      const __m512i v = rq.single_rounding
+                            ? RequantSingleAvx512(rq, r, c[i][j])
+                            : RequantDoubleAvx512(rq, r, c[i][j]);
+      StoreBytesAvx512(v, cols, out + (row0 + i) * out_stride + n0);
     }
   }
 }

@@ -304,6 +304,71 @@ void ExpectOpPathsAgree(bool fc) {
   }
 }
 
+// INT8 DEPTHWISE_CONV_2D (depth multiplier 1: the blocked paths; channel
+// counts that leave 32-, 16- and 1-channel tails) under each path.
+std::vector<int8_t> RunDepthwise(uint32_t seed, CpuIsa isa, int threads) {
+  IsaCap cap(isa);
+  std::mt19937 rng(seed);
+  const int h = RandomInt(rng, 1, 10), w = RandomInt(rng, 1, 10);
+  const int c = RandomInt(rng, 1, 100), k = RandomInt(rng, 1, 5);
+  const int stride = RandomInt(rng, 1, 2);
+  const int in_zp = RandomInt(rng, -127, 127),
+            out_zp = RandomInt(rng, -128, 127);
+  std::vector<float> ws(c);
+  for (auto& s : ws)
+    s = std::uniform_real_distribution<float>(0.001f, 0.02f)(rng);
+  std::vector<int8_t> wv(int64_t{k} * k * c);
+  for (auto& v : wv) v = static_cast<int8_t>(RandomInt(rng, -128, 127));
+  std::vector<int32_t> bv(c);
+  for (auto& v : bv) v = RandomInt(rng, -5000, 5000);
+  const int oh = (h + stride - 1) / stride, ow = (w + stride - 1) / stride;
+  ModelBuilder mb;
+  auto& g = mb.Subgraph("main");
+  TensorId x = g.Input("x", tfl::TensorType_INT8, {1, h, w, c});
+  TensorId tw = g.Constant<int8_t>("w", {1, k, k, c}, wv);
+  TensorId tb = g.Constant<int32_t>("b", {c}, bv);
+  g.Quantize(x, 0.05f, in_zp);
+  std::vector<float> bs(c);
+  for (int i = 0; i < c; ++i) bs[i] = 0.05f * ws[i];
+  std::vector<int64_t> zeros(c, 0);
+  g.QuantizePerChannel(tw, ws, zeros, 3).QuantizePerChannel(tb, bs, zeros, 0);
+  tfl::DepthwiseConv2DOptionsT o;
+  o.stride_h = o.stride_w = stride;
+  o.depth_multiplier = 1;
+  o.padding = tfl::Padding_SAME;
+  TensorId y = g.Op(tfl::BuiltinOperator_DEPTHWISE_CONV_2D)
+                   .In(x, tw, tb)
+                   .Options(o)
+                   .Out("y", tfl::TensorType_INT8, {1, oh, ow, c});
+  g.Quantize(y, 0.1f, out_zp).Output(y);
+  auto rt = testing::LoadBuilt(mb, threads);
+  EXPECT_TRUE(rt.ok()) << rt.status();
+  if (!rt.ok()) return {};
+  std::vector<int8_t> xv(int64_t{h} * w * c);
+  for (auto& v : xv) v = static_cast<int8_t>(RandomInt(rng, -128, 127));
+  testing::SetInput(**rt, 0, xv);
+  EXPECT_TRUE((*rt)->Invoke().ok());
+  return testing::GetOutput<int8_t>(**rt, 0);
+}
+
+TEST(QGemmPathsTest, DepthwiseConv2DAgreesOnEveryPath) {
+  const uint32_t seed = testing::TestSeed() + 2000;
+  for (int iter = 0; iter < 60; ++iter) {
+    const std::vector<int8_t> base =
+        RunDepthwise(seed + iter, CpuIsa::kBaseline, 1);
+    for (CpuIsa isa : {CpuIsa::kAvx2, CpuIsa::kAvx512Vnni}) {
+      if (static_cast<int>(kernels::DetectedCpuIsa()) < static_cast<int>(isa)) {
+        continue;  // announced by the GEMM tests' skips
+      }
+      for (int threads : {1, 2}) {
+        ASSERT_EQ(RunDepthwise(seed + iter, isa, threads), base)
+            << kernels::CpuIsaName(isa) << " " << threads << " threads, seed "
+            << seed + iter;
+      }
+    }
+  }
+}
+
 TEST(QGemmPathsTest, Conv2DAgreesOnEveryPath) { ExpectOpPathsAgree(false); }
 TEST(QGemmPathsTest, FullyConnectedAgreesOnEveryPath) {
   ExpectOpPathsAgree(true);
