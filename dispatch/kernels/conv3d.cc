@@ -123,6 +123,10 @@ absl::Status SetAxis(tfl::Padding padding, int in, int k, int stride, int dil,
   GRAFT_KERNEL_CHECK(stride > 0 && dil > 0,
                      "strides and dilations must be positive, got %d and %d",
                      stride, dil);
+  GRAFT_KERNEL_CHECK(WindowFitsInt(in, k, stride, dil),
+                     "the window (input %d, filter %d, stride %d, dilation "
+                     "%d) exceeds 32-bit index arithmetic",
+                     in, k, stride, dil);
   a->in = in, a->k = k, a->stride = stride, a->dil = dil;
   a->out = ComputeOutSize(padding, in, k, stride, dil);
   GRAFT_KERNEL_CHECK(a->out > 0,

@@ -127,6 +127,29 @@ inline bool WindowFitsInt(int64_t in, int64_t filter, int64_t stride,
              std::numeric_limits<int32_t>::max();
 }
 
+// A transposed convolution scatters input index i to the output indices
+// i * stride - pad + tap, computed in int: the input extent times the
+// stride, plus the filter, must stay below 2^31.
+inline bool TransposeWindowFitsInt(int64_t in, int64_t filter,
+                                   int64_t stride) {
+  return in >= 0 && filter >= 0 && stride > 0 &&
+         in * stride + filter <= std::numeric_limits<int32_t>::max();
+}
+
+// TRANSPOSE_CONV's output_shape values as a shape: four dimensions, each in
+// [0, 2^31) (a wider value is not cut to 32 bits).
+inline absl::StatusOr<Shape> TransposeConvOutputShape(
+    absl::Span<const int64_t> values) {
+  GRAFT_KERNEL_CHECK(values.size() == 4, "output_shape must have 4 values");
+  Shape shape;
+  for (int64_t d : values) {
+    GRAFT_KERNEL_CHECK(d >= 0 && d <= std::numeric_limits<int32_t>::max(),
+                       "output_shape dimension %d is out of range", d);
+    shape.push_back(static_cast<int32_t>(d));
+  }
+  return shape;
+}
+
 // A 2-D convolution's window (CONV_2D, DEPTHWISE_CONV_2D; Options is their
 // options table): the strides and dilations, which must be positive, the
 // output size and the padding before the first element, set in kernel

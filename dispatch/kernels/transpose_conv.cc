@@ -116,8 +116,7 @@ absl::Status PrepareTransposeConv(PrepareContext& ctx) {
   Shape out_shape;
   if (ctx.ValuesKnown(shape_t)) {
     GRAFT_ASSIGN_OR_RETURN(std::vector<int64_t> v, ReadIntValues(*shape_t));
-    GRAFT_KERNEL_CHECK(v.size() == 4, "output_shape must have 4 values");
-    for (int64_t d : v) out_shape.push_back(static_cast<int32_t>(d));
+    GRAFT_ASSIGN_OR_RETURN(out_shape, TransposeConvOutputShape(v));
   } else if (std::optional<Shape> declared =
                  StaticDeclaredOutputShape(ctx, 0)) {
     out_shape = *std::move(declared);
@@ -140,6 +139,12 @@ absl::Status PrepareTransposeConv(PrepareContext& ctx) {
   s->stride_h = o->stride_h, s->stride_w = o->stride_w;
   GRAFT_KERNEL_CHECK(s->stride_h > 0 && s->stride_w > 0,
                      "strides must be positive");
+  GRAFT_KERNEL_CHECK(
+      TransposeWindowFitsInt(s->in_h, s->k_h, s->stride_h) &&
+          TransposeWindowFitsInt(s->in_w, s->k_w, s->stride_w),
+      "the window (input %dx%d, filter %dx%d, strides %d,%d) exceeds "
+      "32-bit index arithmetic",
+      s->in_h, s->in_w, s->k_h, s->k_w, s->stride_h, s->stride_w);
   // TFLite computes the padding as for a convolution from the output size
   // back to the input size.
   int conv_out_h = ComputeOutSize(o->padding, s->out_h, s->k_h, s->stride_h);
