@@ -11,6 +11,7 @@
 #include "core/outline.h"
 #include "core/status.h"
 #include "plugins/graph_view.h"
+#include "plugins/stamp_check.h"
 
 namespace graft {
 namespace {
@@ -292,12 +293,11 @@ absl::StatusOr<CompiledPartitions> GraftPluginAdapter::Compile(
                                e.original_op_index, e.partition_index});
     }
   }
-  // Members past the stamp's struct_size are not the plugin's to give.
-  if (!GRAFT_STRUCT_HAS_MEMBER(raw->stamp, graft_compatibility_stamp_t,
-                               soc_model)) {
-    return bad(absl::StrCat("the compatibility stamp's struct_size (",
-                            raw->stamp->struct_size, ") does not cover its ",
-                            sizeof(graft_compatibility_stamp_t), " bytes"));
+  // The stamp is checked field by field (stamp_check.h) so the vendor
+  // learns which one is wrong here, not from a device refusing the model.
+  if (absl::Status st = CheckCompatibilityStamp(*raw->stamp, info_, soc_model);
+      !st.ok()) {
+    return bad(std::string(st.message()));
   }
   const graft_compatibility_stamp_t& stamp = *raw->stamp;
   out.stamp_vendor = VendorString(stamp.vendor);
@@ -305,10 +305,6 @@ absl::StatusOr<CompiledPartitions> GraftPluginAdapter::Compile(
   out.stamp_soc_model = VendorString(stamp.soc_model);
   out.stamp_abi_version = stamp.abi_version;
   out.bytecode_format_version = stamp.bytecode_format_version;
-  if (out.stamp_vendor != info_.vendor) {
-    return bad(absl::StrCat("the stamp names vendor '", out.stamp_vendor,
-                            "', but the plugin is '", info_.vendor, "'"));
-  }
   out.owner = std::move(owner);
   return out;
 }

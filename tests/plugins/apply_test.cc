@@ -342,14 +342,24 @@ INSTANTIATE_TEST_SUITE_P(
         Misbehavior{"bad_module_index", "1", "names module 7 of 1"},
         Misbehavior{"huge_module", "1", "claims 1099511627776 bytes"},
         Misbehavior{"empty_module", "1", "module 0 is empty"},
-        Misbehavior{"wrong_vendor", "1", "stamp names vendor 'someone_else'"},
+        Misbehavior{"wrong_vendor", "1",
+                    "stamp's vendor is 'someone_else'"},
         Misbehavior{"duplicate_entry", "2", "appears twice in module 0"},
         Misbehavior{"fail_partition_1", "2", "cannot compile partition 1"},
         // Issue 17: exact limits, struct_size, sanitized messages.
         Misbehavior{"module_4gib", "1",
                     "claims 4294967296 bytes (limit 4294967295)"},
         Misbehavior{"short_stamp", "1",
-                    "stamp's struct_size (16) does not cover"},
+                    "stamp's struct_size is 16, which does not cover"},
+        // Issue 19: every stamp field, named to the vendor.
+        Misbehavior{"stamp_two_fields", "1",
+                    "stamp's abi_version is 0.0 (unset), but this Graft "
+                    "speaks ABI 1.x; set it to GRAFT_ABI_VERSION"},
+        Misbehavior{"stamp_no_version", "1",
+                    "stamp's plugin_version is empty; set it to \"0.1\""},
+        Misbehavior{"stamp_other_format", "1",
+                    "stamp's bytecode_format_version is 2, but get_info's "
+                    "is 1"},
         Misbehavior{"noisy_error", "1", "line one\\nline two\\x1b[31m red"}),
     [](const auto& info) { return std::string(info.param.option); });
 

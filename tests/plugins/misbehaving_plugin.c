@@ -13,6 +13,9 @@
  *   fail_partition_1   compile fails for partition 1 with a message
  *   module_4gib        compile claims a module of exactly 4 GiB
  *   short_stamp        the stamp's struct_size stops before its strings
+ *   stamp_two_fields   the stamp sets only struct_size and vendor (issue 19)
+ *   stamp_no_version   the stamp's plugin_version is ""
+ *   stamp_other_format the stamp's bytecode format differs from get_info's
  *   noisy_error        partition fails with a 64 KiB message holding a
  *                      newline and a terminal escape
  *   crash_partition    partition dies of SIGSEGV (raised, so sanitizers
@@ -197,6 +200,13 @@ GRAFT_EXPORT graft_status_t* graft_compiler_plugin_compile(
   if (is(p, "short_stamp")) {
     r->stamp.struct_size = offsetof(graft_compatibility_stamp_t, vendor);
   }
+  if (is(p, "stamp_two_fields")) {
+    memset(&r->stamp, 0, sizeof(r->stamp));
+    r->stamp.struct_size = sizeof(r->stamp);
+    r->stamp.vendor = "misbehaving";
+  }
+  if (is(p, "stamp_no_version")) r->stamp.plugin_version = "";
+  if (is(p, "stamp_other_format")) r->stamp.bytecode_format_version = 2;
   r->base.struct_size = sizeof(r->base);
   r->base.stamp = &r->stamp;
   r->base.modules = r->modules;
