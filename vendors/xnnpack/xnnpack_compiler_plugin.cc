@@ -1610,6 +1610,14 @@ GRAFT_EXPORT graft_status_t* graft_compiler_plugin_partition(
         host, GRAFT_STATUS_INVALID_ARGUMENT,
         "xnnpack vendor: partition needs a graph and one decision per op");
   }
+  // A result too short to hold the decisions is not one to write (found by
+  // `graft check`'s misuse probes).
+  if (out_result->struct_size < sizeof(graft_partition_result_t)) {
+    return host->status_create_formatted(
+        host, GRAFT_STATUS_INVALID_ARGUMENT,
+        "xnnpack vendor: partition result struct_size %zu is less than %zu",
+        out_result->struct_size, sizeof(graft_partition_result_t));
+  }
   graft_status_t* status =
       graft_compiler_plugin_check_compatibility(plugin, soc_model);
   if (status != nullptr) return status;
