@@ -12,6 +12,7 @@
 #include "absl/types/span.h"
 #include "tools/apply_cmd.h"
 #include "tools/bench_cmd.h"
+#include "tools/check_cmd.h"
 #include "tools/inspect.h"
 #include "tools/run_cmd.h"
 
@@ -36,6 +37,7 @@ constexpr Command kCommands[] = {
     {"apply", kApplySummary, RunApplyCommand},
     {"run", kRunSummary, RunRunCommand},
     {"bench", kBenchSummary, RunBenchCommand},
+    {"check", kCheckSummary, RunCheckCommand},
 };
 
 // Exit statuses shared by all subcommands.

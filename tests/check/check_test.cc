@@ -1,0 +1,223 @@
+// `graft check` as a vendor runs it: it passes on the example and xnnpack
+// vendors and on the "broken" vendor built correctly, and names each fault
+// of the broken builds (broken_plugin.c, broken_dispatch.c) with a failed
+// check and a reproduction command, exiting 1.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "core/test_support.h"
+#include "gtest/gtest.h"
+
+namespace graft {
+namespace {
+
+using testing::BinaryDir;
+
+struct Result {
+  int exit_code = -1;
+  std::string output;
+};
+
+// Runs `graft check ARGS` (stdout and stderr together).
+Result Check(const std::string& args) {
+  const std::string cmd = BinaryDir() + "/graft check " + args + " 2>&1";
+  Result r;
+  FILE* f = popen(cmd.c_str(), "r");
+  if (f == nullptr) return r;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof(buf), f)) r.output.append(buf, n);
+  const int status = pclose(f);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+// The report line of check `id`, which starts with its outcome.
+bool Reports(const Result& r, const std::string& outcome,
+             const std::string& id) {
+  return r.output.find(absl::StrCat(outcome, "  ", id, " ")) !=
+         std::string::npos;
+}
+
+std::string Broken(const std::string& kind, const std::string& variant) {
+  const std::string file = kind == "plugin"
+                               ? "libgraft_compiler_plugin_broken.so"
+                               : "libgraft_dispatch_broken.so";
+  return absl::StrCat(BinaryDir(), "/tests/check/broken/", kind, "_", variant,
+                      "/", file);
+}
+
+std::string BrokenPair(const std::string& plugin,
+                       const std::string& dispatch = "ok") {
+  return absl::StrCat("--plugin=", Broken("plugin", plugin),
+                      " --dispatch=", Broken("dispatch", dispatch));
+}
+
+// A fixed seed: the suite is reproducible; `graft check` prints it anyway.
+constexpr char kSeed[] = " --seed=20261126";
+
+TEST(CheckTest, PassesOnTheExampleVendor) {
+  const std::string dir = testing::ExampleVendorDir();
+  Result r = Check(absl::StrCat(
+      "--plugin=", dir, "/libgraft_compiler_plugin_example.so --dispatch=", dir,
+      "/libgraft_dispatch_example.so --draws=2", kSeed));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("FAIL"), std::string::npos) << r.output;
+  for (const char* id :
+       {"abi.plugin.exports", "abi.plugin.needed", "abi.plugin.version",
+        "abi.plugin.load", "abi.dispatch.exports", "abi.dispatch.load",
+        "identity.plugin", "identity.stamp", "identity.dispatch",
+        "promise.models", "promise.ops", "determinism", "misuse.plugin",
+        "misuse.dispatch", "dispatch.bytecode", "dispatch.buffers",
+        "dispatch.threads"}) {
+    EXPECT_TRUE(Reports(r, "pass", id)) << id << "\n" << r.output;
+  }
+  // It took ops (so the promise was tested, not vacuous).
+  EXPECT_EQ(r.output.find("the plugin took 0"), std::string::npos);
+  EXPECT_NE(r.output.find("FULLY_CONNECTED"), std::string::npos) << r.output;
+}
+
+#ifdef GRAFT_CHECK_HAVE_XNNPACK
+TEST(CheckTest, PassesOnXnnpack) {
+  const std::string dir = BinaryDir() + "/vendor_libs";
+  Result r = Check(absl::StrCat(
+      "--plugin=", dir, "/libgraft_compiler_plugin_xnnpack.so --dispatch=", dir,
+      "/libgraft_dispatch_xnnpack.so --draws=1", kSeed));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("FAIL"), std::string::npos) << r.output;
+  EXPECT_TRUE(Reports(r, "pass", "promise.ops")) << r.output;
+  EXPECT_NE(r.output.find("CONV_2D/int8"), std::string::npos) << r.output;
+}
+#endif
+
+TEST(CheckTest, PassesOnTheBrokenVendorBuiltCorrectly) {
+  Result r = Check(BrokenPair("ok") + " --ops=ADD --draws=4" + kSeed);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(Reports(r, "pass", "promise.models")) << r.output;
+  EXPECT_TRUE(Reports(r, "pass", "dispatch.bytecode")) << r.output;
+  EXPECT_TRUE(Reports(r, "pass", "dispatch.threads")) << r.output;
+}
+
+TEST(CheckTest, NamesACrashInPartition) {
+  Result r = Check(BrokenPair("crash_partition") + " --ops=ADD" + kSeed);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(Reports(r, "FAIL", "promise.models")) << r.output;
+  EXPECT_TRUE(Reports(r, "FAIL", "promise.ops")) << r.output;
+  EXPECT_NE(r.output.find("SIGSEGV"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("reproduce: graft check --plugin="),
+            std::string::npos)
+      << r.output;
+  // The ABI itself is fine, and graft check lived to say so.
+  EXPECT_TRUE(Reports(r, "pass", "abi.plugin.load")) << r.output;
+}
+
+TEST(CheckTest, NamesANondeterministicCompile) {
+  Result r = Check(BrokenPair("nondeterministic") + " --ops=ADD" + kSeed);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(Reports(r, "FAIL", "determinism")) << r.output;
+  EXPECT_NE(r.output.find("first differ at byte"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("--only=determinism --seed=20261126"),
+            std::string::npos)
+      << r.output;
+}
+
+TEST(CheckTest, NamesAStampWithMissingFields) {
+  Result r = Check(BrokenPair("stamp") + " --ops=ADD" + kSeed);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(Reports(r, "FAIL", "identity.stamp")) << r.output;
+  EXPECT_NE(r.output.find("stamp's abi_version is 0.0 (unset)"),
+            std::string::npos)
+      << r.output;
+}
+
+TEST(CheckTest, NamesAnOpThePluginTakesButCannotCompile) {
+  Result r = Check(BrokenPair("claims_mul") +
+                   " --only=promise.ops --ops=MUL --draws=60" + kSeed);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(Reports(r, "FAIL", "promise.ops")) << r.output;
+  EXPECT_NE(r.output.find("cannot compile MUL"), std::string::npos) << r.output;
+  // The reproduction names the op and the draw's own seed.
+  EXPECT_NE(r.output.find("--only=promise.ops --ops=MUL --seed="),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("--draws=1"), std::string::npos) << r.output;
+}
+
+TEST(CheckTest, NamesAWrongAbiVersion) {
+  Result r = Check(BrokenPair("abi2") + kSeed);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(Reports(r, "FAIL", "abi.plugin.version")) << r.output;
+  EXPECT_TRUE(Reports(r, "FAIL", "abi.plugin.load")) << r.output;
+  EXPECT_NE(r.output.find("built for Graft ABI 2.0"), std::string::npos)
+      << r.output;
+  EXPECT_TRUE(Reports(r, "skip", "promise.ops")) << r.output;
+}
+
+TEST(CheckTest, NamesACrashOnANullArgument) {
+  Result r = Check(BrokenPair("null_crash") + " --only=misuse" + kSeed);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(Reports(r, "FAIL", "misuse.plugin")) << r.output;
+  EXPECT_NE(r.output.find("get_info(plugin=NULL)"), std::string::npos)
+      << r.output;
+  EXPECT_TRUE(Reports(r, "pass", "misuse.dispatch")) << r.output;
+}
+
+TEST(CheckTest, NamesADispatchLibraryThatCrashesOnTruncatedBytecode) {
+  Result r = Check(BrokenPair("ok", "truncated_crash") + " --ops=ADD" + kSeed);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(Reports(r, "FAIL", "dispatch.bytecode")) << r.output;
+  EXPECT_NE(r.output.find("bytecode truncated to 1 of"), std::string::npos)
+      << r.output;
+  // Running its own bytecode works.
+  EXPECT_TRUE(Reports(r, "pass", "promise.models")) << r.output;
+}
+
+TEST(CheckTest, NamesWrongResultsOfTheDispatchLibrary) {
+  Result r = Check(BrokenPair("ok", "wrong_result") + " --ops=ADD" + kSeed);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(Reports(r, "FAIL", "promise.models")) << r.output;
+  EXPECT_NE(r.output.find("differs from Graft's CPU kernels"),
+            std::string::npos)
+      << r.output;
+}
+
+TEST(CheckTest, WarnsOfALiteRtPluginLiteRtsHostWouldRefuse) {
+  const std::string plugin =
+      BinaryDir() +
+      "/tests/plugins/litert_fake/ok/libLiteRtCompilerPlugin_Fakeco.so";
+  Result r = Check("--plugin=" + plugin + " --only=abi" + kSeed);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(Reports(r, "warn", "abi.plugin.exports")) << r.output;
+  EXPECT_NE(r.output.find("LiteRT 2.3.0's own host refuses a plugin without "
+                          "it"),
+            std::string::npos)
+      << r.output;
+  EXPECT_TRUE(Reports(r, "pass", "abi.plugin.load")) << r.output;
+}
+
+TEST(CheckTest, OnlyRunsTheNamedChecksAndJsonSaysWhetherItPassed) {
+  Result r = Check(BrokenPair("nondeterministic") +
+                   " --only=determinism --ops=ADD --json" + kSeed);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("\"passed\": false"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\"id\": \"determinism\""), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("\"outcome\": \"fail\""), std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("abi.plugin"), std::string::npos) << r.output;
+}
+
+TEST(CheckTest, BadCommandLinesExitTwo) {
+  EXPECT_EQ(Check("").exit_code, 2);
+  EXPECT_EQ(Check(BrokenPair("ok") + " --ops=NO_SUCH_OP").exit_code, 2);
+  EXPECT_EQ(Check(BrokenPair("ok") + " --draws=0").exit_code, 2);
+  Result help = Check("--help");
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.output.find("dispatch.threads"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace graft

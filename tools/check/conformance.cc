@@ -1,0 +1,66 @@
+#include "tools/check/conformance.h"
+
+#include <filesystem>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "tools/check/checks.h"
+#include "tools/check/raw_abi.h"
+
+namespace graft::check {
+
+bool Subject::Wants(absl::string_view id) const {
+  if (options.only.empty()) return true;
+  for (const std::string& o : options.only) {
+    if (id == o || (absl::StartsWith(id, o) && id.size() > o.size() &&
+                    id[o.size()] == '.')) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string Subject::Repro(const std::string& extra) const {
+  return absl::StrCat(options.command, extra);
+}
+
+CheckReport RunConformance(const CheckOptions& options) {
+  CheckReport report(options.command, options.seed);
+  Subject s(options);
+  const std::string plugin_file =
+      std::filesystem::path(options.plugin_path).filename().string();
+  const std::string dispatch_file =
+      std::filesystem::path(options.dispatch_path).filename().string();
+  s.litert_plugin = absl::StartsWith(plugin_file, "libLiteRtCompilerPlugin");
+  s.litert_dispatch = absl::StartsWith(dispatch_file, "libLiteRtDispatch");
+  report.AddContext("plugin", options.plugin_path);
+  if (!options.dispatch_path.empty()) {
+    report.AddContext("dispatch", options.dispatch_path);
+  }
+  if (!s.scratch.ok()) {
+    report.Add(
+        {"setup", Outcome::kFail, "cannot make a scratch directory", {}});
+    return report;
+  }
+
+  RunAbiChecks(s, report);
+  if (s.plugin != nullptr) {
+    const PluginInfo& info = s.plugin->info();
+    s.soc_model =
+        options.soc_model.empty() ? info.soc_models[0] : options.soc_model;
+    report.AddContext(
+        "vendor",
+        absl::StrCat(info.vendor, " ", info.plugin_version, " (",
+                     info.abi == PluginInfo::Abi::kLiteRt ? "LiteRT" : "Graft",
+                     " ABI), SoC model ", s.soc_model));
+  }
+  RunPluginIdentityCheck(s, report);
+  RunPromiseChecks(s, report);
+  RunStampAndDispatchIdentityChecks(s, report);
+  RunDeterminismCheck(s, report);
+  RunMisuseChecks(s, report);
+  RunDispatchRobustnessChecks(s, report);
+  return report;
+}
+
+}  // namespace graft::check

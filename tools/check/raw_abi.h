@@ -1,0 +1,80 @@
+// Graft-ABI vendor libraries with nothing between `graft check` and their
+// exports: every function looked up by name, called exactly as the probes
+// say. The adapters (plugins/graft_plugin_adapter.h, dispatch/
+// vendor_dispatch.h) never send a NULL or a short struct; the probes must.
+#ifndef GRAFT_TOOLS_CHECK_RAW_ABI_H_
+#define GRAFT_TOOLS_CHECK_RAW_ABI_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "core/vendor_library.h"
+#include "graft_compiler_plugin.h"
+#include "graft_dispatch.h"
+
+namespace graft::check {
+
+struct RawPlugin {
+  std::unique_ptr<DynamicLibrary> library;
+  graft_compiler_plugin_abi_version_fn abi_version = nullptr;
+  graft_compiler_plugin_create_fn create = nullptr;
+  graft_compiler_plugin_destroy_fn destroy = nullptr;
+  graft_compiler_plugin_get_info_fn get_info = nullptr;
+  graft_compiler_plugin_check_compatibility_fn check_compatibility = nullptr;
+  graft_compiler_plugin_partition_fn partition = nullptr;
+  graft_compiler_plugin_compile_fn compile = nullptr;
+  graft_compiler_plugin_compiled_result_destroy_fn compiled_result_destroy =
+      nullptr;
+};
+
+struct RawDispatch {
+  std::unique_ptr<DynamicLibrary> library;
+  graft_dispatch_abi_version_fn abi_version = nullptr;
+  graft_dispatch_create_fn create = nullptr;
+  graft_dispatch_destroy_fn destroy = nullptr;
+  graft_dispatch_get_info_fn get_info = nullptr;
+  graft_dispatch_check_compatibility_fn check_compatibility = nullptr;
+  graft_dispatch_device_context_create_fn device_context_create = nullptr;
+  graft_dispatch_device_context_destroy_fn device_context_destroy = nullptr;
+  graft_dispatch_invocation_create_fn invocation_create = nullptr;
+  graft_dispatch_invocation_destroy_fn invocation_destroy = nullptr;
+  graft_dispatch_invocation_get_buffer_requirements_fn get_buffer_requirements =
+      nullptr;
+  graft_dispatch_invocation_attach_host_memory_fn attach_host_memory = nullptr;
+  graft_dispatch_invocation_invoke_fn invoke = nullptr;
+};
+
+// Loads the library and looks up every function; FailedPrecondition when a
+// required one is missing (the ABI checks name which).
+absl::StatusOr<RawPlugin> LoadRawPlugin(const std::string& path);
+absl::StatusOr<RawDispatch> LoadRawDispatch(const std::string& path);
+
+// The required and optional exports of each Graft-ABI library kind, and of
+// a LiteRT compiler plugin (LiteRT 2.3.0's host also requires
+// LiteRtCompilerPluginRegisterAllTransformations; see abi_checks.h).
+struct ExportList {
+  std::vector<std::string> required, optional;
+};
+const ExportList& GraftPluginExports();
+const ExportList& GraftDispatchExports();
+const ExportList& LiteRtPluginExports();
+
+// A host table as a host of `size` bytes would pass it: this Graft's table,
+// cut short (struct_size < sizeof) or followed by zeroed members a later
+// ABI might append (struct_size > sizeof). Owns the bytes.
+class SizedHostTable {
+ public:
+  SizedHostTable(const HostApi& host, size_t size);
+  const graft_host_api_t* table() const {
+    return reinterpret_cast<const graft_host_api_t*>(bytes_.data());
+  }
+
+ private:
+  std::vector<uint64_t> bytes_;
+};
+
+}  // namespace graft::check
+
+#endif  // GRAFT_TOOLS_CHECK_RAW_ABI_H_
