@@ -30,8 +30,6 @@
 
 namespace graft {
 
-namespace tfl = ::graft::tfl;
-
 using TensorId = int32_t;
 using OpId = int32_t;
 using BufferId = uint32_t;
