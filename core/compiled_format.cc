@@ -1,28 +1,113 @@
 #include "core/compiled_format.h"
 
 #include <cstring>
+#include <limits>
+#include <optional>
+#include <type_traits>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "core/flatbuffer_util.h"
+#include "core/status.h"
 #include "flatbuffers/flexbuffers.h"
 
 namespace graft {
 namespace {
 
 // Reads a flexbuffer map, rejecting anything else with a message naming
-// `what`. flexbuffers itself does not bounds-check, so verify first.
-absl::StatusOr<flexbuffers::Map> RootMap(absl::Span<const uint8_t> data,
-                                         absl::string_view what) {
-  if (data.empty() ||
-      !flexbuffers::VerifyBuffer(data.data(), data.size(), nullptr)) {
+// `what` (VerifyFlexbuffer: verified, and safe to look keys up in).
+absl::StatusOr<VerifiedFlexbuffer> RootMap(absl::Span<const uint8_t> data,
+                                           absl::string_view what) {
+  std::optional<VerifiedFlexbuffer> buffer = VerifyFlexbuffer(data);
+  if (!buffer) {
     return absl::DataLossError(absl::StrCat(what, ": not a valid flexbuffer (",
                                             data.size(), " bytes)"));
   }
-  flexbuffers::Reference root = flexbuffers::GetRoot(data.data(), data.size());
-  if (!root.IsMap()) {
+  if (!buffer->root.IsMap()) {
     return absl::DataLossError(absl::StrCat(what, ": expected a map"));
   }
-  return root.AsMap();
+  return *std::move(buffer);
+}
+
+// Typed reads of one key of `map`: absent, the default; present with
+// another type, an error naming `what` and the key. (flexbuffers' own
+// conversions would cast a float to an integer unchecked, which is
+// undefined out of range, or read a key's bytes as a string.)
+absl::Status ReadString(const flexbuffers::Map& map, const char* key,
+                        absl::string_view what, std::string* out) {
+  flexbuffers::Reference r = map[key];
+  if (r.IsNull()) return absl::OkStatus();
+  if (!r.IsString()) {
+    return absl::DataLossError(
+        absl::StrCat(what, ": ", key, " is not a string"));
+  }
+  *out = r.AsString().str();
+  return absl::OkStatus();
+}
+
+// An integer in [min, max].
+absl::Status ReadInt(const flexbuffers::Map& map, const char* key,
+                     absl::string_view what, int64_t min, uint64_t max,
+                     int64_t* out_signed, uint64_t* out_unsigned) {
+  flexbuffers::Reference r = map[key];
+  if (r.IsNull()) return absl::OkStatus();
+  bool in_range = false;
+  uint64_t u = 0;
+  int64_t i = 0;
+  if (r.IsUInt()) {
+    u = r.AsUInt64();
+    i = static_cast<int64_t>(u);
+    in_range = u <= max && (min < 0 || u >= static_cast<uint64_t>(min));
+  } else if (r.IsInt()) {
+    i = r.AsInt64();
+    u = static_cast<uint64_t>(i);
+    in_range = i >= min && (i < 0 || static_cast<uint64_t>(i) <= max);
+  } else {
+    return absl::DataLossError(
+        absl::StrCat(what, ": ", key, " is not an integer"));
+  }
+  if (!in_range) {
+    return absl::DataLossError(absl::StrCat(what, ": ", key, " ",
+                                            r.IsUInt() ? absl::StrCat(u)
+                                                       : absl::StrCat(i),
+                                            " is out of range"));
+  }
+  if (out_signed != nullptr) *out_signed = i;
+  if (out_unsigned != nullptr) *out_unsigned = u;
+  return absl::OkStatus();
+}
+
+template <typename T>
+absl::Status ReadNumber(const flexbuffers::Map& map, const char* key,
+                        absl::string_view what, T* out) {
+  static_assert(std::is_integral_v<T>);
+  int64_t i = 0;
+  uint64_t u = 0;
+  GRAFT_RETURN_IF_ERROR(ReadInt(map, key, what,
+                                static_cast<int64_t>(std::numeric_limits<T>::min()),
+                                static_cast<uint64_t>(std::numeric_limits<T>::max()),
+                                &i, &u));
+  if (!map[key].IsNull()) {
+    *out = std::is_signed_v<T> ? static_cast<T>(i) : static_cast<T>(u);
+  }
+  return absl::OkStatus();
+}
+
+// A vector (absent: empty) or a map.
+absl::StatusOr<flexbuffers::Vector> ReadVector(const flexbuffers::Reference& r,
+                                               absl::string_view what,
+                                               absl::string_view name) {
+  if (r.IsNull()) return flexbuffers::Vector::EmptyVector();
+  if (!r.IsVector() || r.IsMap()) {
+    return absl::DataLossError(absl::StrCat(what, ": ", name, " is not a vector"));
+  }
+  return r.AsVector();
+}
+
+absl::StatusOr<flexbuffers::Map> ReadMap(const flexbuffers::Reference& r,
+                                         absl::string_view what) {
+  if (!r.IsMap()) return absl::DataLossError(absl::StrCat(what, " is not a map"));
+  return r.AsMap();
 }
 
 }  // namespace
@@ -41,15 +126,16 @@ std::vector<uint8_t> EncodeDispatchOpOptions(const DispatchOpOptions& o) {
 
 absl::StatusOr<DispatchOpOptions> DecodeDispatchOpOptions(
     absl::Span<const uint8_t> data) {
-  auto map = RootMap(data, "dispatch op options");
-  if (!map.ok()) return map.status();
+  constexpr absl::string_view kWhat = "dispatch op options";
+  GRAFT_ASSIGN_OR_RETURN(VerifiedFlexbuffer buffer, RootMap(data, kWhat));
+  const flexbuffers::Map map = buffer.root.AsMap();
   DispatchOpOptions o;
-  o.vendor = (*map)["vendor"].AsString().str();
-  o.entry_point = (*map)["entry_point"].AsString().str();
-  o.module_buffer = static_cast<uint32_t>((*map)["module_buffer"].AsUInt64());
-  flexbuffers::Reference fallback = (*map)["fallback_subgraph"];
-  o.fallback_subgraph =
-      fallback.IsNull() ? -1 : static_cast<int32_t>(fallback.AsInt64());
+  GRAFT_RETURN_IF_ERROR(ReadString(map, "vendor", kWhat, &o.vendor));
+  GRAFT_RETURN_IF_ERROR(ReadString(map, "entry_point", kWhat, &o.entry_point));
+  GRAFT_RETURN_IF_ERROR(
+      ReadNumber(map, "module_buffer", kWhat, &o.module_buffer));
+  GRAFT_RETURN_IF_ERROR(
+      ReadNumber(map, "fallback_subgraph", kWhat, &o.fallback_subgraph));
   const bool compiled = o.module_buffer != 0 && !o.entry_point.empty();
   if (o.vendor.empty() || (!compiled && o.fallback_subgraph < 0)) {
     return absl::DataLossError(
@@ -121,34 +207,46 @@ std::vector<uint8_t> EncodeManifest(const Manifest& m) {
 }
 
 absl::StatusOr<Manifest> DecodeManifest(absl::Span<const uint8_t> data) {
-  auto map = RootMap(data, "graft manifest");
-  if (!map.ok()) return map.status();
+  constexpr absl::string_view kWhat = "graft manifest";
+  GRAFT_ASSIGN_OR_RETURN(VerifiedFlexbuffer buffer, RootMap(data, kWhat));
+  const flexbuffers::Map map = buffer.root.AsMap();
   Manifest m;
-  m.format_version = static_cast<int32_t>((*map)["format_version"].AsInt64());
+  m.format_version = 0;
+  GRAFT_RETURN_IF_ERROR(
+      ReadNumber(map, "format_version", kWhat, &m.format_version));
   if (m.format_version > kCompiledFormatVersion || m.format_version < 1) {
     return absl::FailedPreconditionError(absl::StrCat(
         "graft manifest: format version ", m.format_version,
         " is not supported (this Graft reads up to ", kCompiledFormatVersion,
         "); recompile the model with this Graft"));
   }
-  flexbuffers::Vector vendors = (*map)["vendors"].AsVector();
+  GRAFT_ASSIGN_OR_RETURN(flexbuffers::Vector vendors,
+                         ReadVector(map["vendors"], kWhat, "vendors"));
   for (size_t i = 0; i < vendors.size(); ++i) {
-    flexbuffers::Map v = vendors[i].AsMap();
+    const std::string where = absl::StrCat(kWhat, ": vendors[", i, "]");
+    GRAFT_ASSIGN_OR_RETURN(flexbuffers::Map v, ReadMap(vendors[i], where));
     ManifestVendor out;
-    out.vendor = v["vendor"].AsString().str();
-    out.abi = v["abi"].AsString().str();
-    out.plugin_name = v["plugin_name"].AsString().str();
-    out.plugin_version = v["plugin_version"].AsString().str();
-    out.soc_model = v["soc_model"].AsString().str();
-    out.compiler_abi_version =
-        static_cast<uint32_t>(v["compiler_abi_version"].AsUInt64());
-    out.bytecode_format_version =
-        static_cast<uint32_t>(v["bytecode_format_version"].AsUInt64());
-    flexbuffers::Vector modules = v["modules"].AsVector();
+    GRAFT_RETURN_IF_ERROR(ReadString(v, "vendor", where, &out.vendor));
+    GRAFT_RETURN_IF_ERROR(ReadString(v, "abi", where, &out.abi));
+    GRAFT_RETURN_IF_ERROR(
+        ReadString(v, "plugin_name", where, &out.plugin_name));
+    GRAFT_RETURN_IF_ERROR(
+        ReadString(v, "plugin_version", where, &out.plugin_version));
+    GRAFT_RETURN_IF_ERROR(ReadString(v, "soc_model", where, &out.soc_model));
+    GRAFT_RETURN_IF_ERROR(ReadNumber(v, "compiler_abi_version", where,
+                                     &out.compiler_abi_version));
+    GRAFT_RETURN_IF_ERROR(ReadNumber(v, "bytecode_format_version", where,
+                                     &out.bytecode_format_version));
+    GRAFT_ASSIGN_OR_RETURN(flexbuffers::Vector modules,
+                           ReadVector(v["modules"], where, "modules"));
     for (size_t j = 0; j < modules.size(); ++j) {
-      flexbuffers::Map mod = modules[j].AsMap();
-      out.modules.push_back({static_cast<uint32_t>(mod["buffer"].AsUInt64()),
-                             mod["size"].AsUInt64(), mod["hash"].AsUInt64()});
+      const std::string at = absl::StrCat(where, ": modules[", j, "]");
+      GRAFT_ASSIGN_OR_RETURN(flexbuffers::Map mod, ReadMap(modules[j], at));
+      ManifestModule module;
+      GRAFT_RETURN_IF_ERROR(ReadNumber(mod, "buffer", at, &module.buffer));
+      GRAFT_RETURN_IF_ERROR(ReadNumber(mod, "size", at, &module.size));
+      GRAFT_RETURN_IF_ERROR(ReadNumber(mod, "hash", at, &module.hash));
+      out.modules.push_back(module);
     }
     if (out.vendor.empty()) {
       return absl::DataLossError(
@@ -156,17 +254,32 @@ absl::StatusOr<Manifest> DecodeManifest(absl::Span<const uint8_t> data) {
     }
     m.vendors.push_back(std::move(out));
   }
-  flexbuffers::Vector origins = (*map)["op_origins"].AsVector();
+  GRAFT_ASSIGN_OR_RETURN(flexbuffers::Vector origins,
+                         ReadVector(map["op_origins"], kWhat, "op_origins"));
   for (size_t i = 0; i < origins.size(); ++i) {
-    flexbuffers::Map o = origins[i].AsMap();
+    const std::string where = absl::StrCat(kWhat, ": op_origins[", i, "]");
+    GRAFT_ASSIGN_OR_RETURN(flexbuffers::Map o, ReadMap(origins[i], where));
     ManifestOpOrigins out;
-    out.subgraph = static_cast<int32_t>(o["subgraph"].AsInt64());
-    flexbuffers::Vector ops = o["ops"].AsVector();
+    GRAFT_RETURN_IF_ERROR(ReadNumber(o, "subgraph", where, &out.subgraph));
+    GRAFT_ASSIGN_OR_RETURN(flexbuffers::Vector ops,
+                           ReadVector(o["ops"], where, "ops"));
     for (size_t j = 0; j < ops.size(); ++j) {
-      flexbuffers::Vector from = ops[j].AsVector();
+      GRAFT_ASSIGN_OR_RETURN(
+          flexbuffers::Vector from,
+          ReadVector(ops[j], where, absl::StrCat("ops[", j, "]")));
       std::vector<int32_t> ids;
       for (size_t k = 0; k < from.size(); ++k) {
-        ids.push_back(static_cast<int32_t>(from[k].AsInt64()));
+        flexbuffers::Reference id = from[k];
+        if (!id.IsInt() && !id.IsUInt()) {
+          return absl::DataLossError(absl::StrCat(where, ": ops[", j, "][", k,
+                                                  "] is not an integer"));
+        }
+        const int64_t v = id.AsInt64();
+        if (v < 0 || v > std::numeric_limits<int32_t>::max()) {
+          return absl::DataLossError(absl::StrCat(where, ": ops[", j, "][", k,
+                                                  "] ", v, " is out of range"));
+        }
+        ids.push_back(static_cast<int32_t>(v));
       }
       out.ops.push_back(std::move(ids));
     }

@@ -1,9 +1,11 @@
 #include "core/litert_format.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "core/flatbuffer_util.h"
 #include "flatbuffers/flexbuffers.h"
 
 namespace graft {
@@ -39,13 +41,14 @@ std::vector<uint8_t> EncodeLiteRtDispatchOpOptions(
 
 absl::StatusOr<LiteRtDispatchOpOptions> DecodeLiteRtDispatchOpOptions(
     absl::Span<const uint8_t> data) {
-  if (data.empty() ||
-      !flexbuffers::VerifyBuffer(data.data(), data.size(), nullptr)) {
+  // A copy with a NUL after it: keys are read with strcmp (flatbuffer_util.h).
+  std::optional<VerifiedFlexbuffer> buffer = VerifyFlexbuffer(data);
+  if (!buffer) {
     return absl::DataLossError(
         absl::StrCat("DISPATCH_OP options: not a valid flexbuffer (",
                      data.size(), " bytes)"));
   }
-  flexbuffers::Reference root = flexbuffers::GetRoot(data.data(), data.size());
+  const flexbuffers::Reference root = buffer->root;
   if (!root.IsMap()) {
     return absl::DataLossError("DISPATCH_OP options: expected a map");
   }

@@ -164,6 +164,20 @@ absl::Status CheckExecutableSubgraph(const Model& model, SubgraphId id) {
       writer[t] = static_cast<int64_t>(k);
     }
   }
+  // An output must hold something when the subgraph ends: an op writes it,
+  // or it is an input, a constant or a variable. Otherwise no memory was
+  // ever given to it (a callee's output was copied from null).
+  for (size_t i = 0; i < sg.outputs.size(); ++i) {
+    const TensorId t = sg.outputs[i];
+    if (t < 0 || static_cast<size_t>(t) >= n) continue;  // VerifyModel's
+    if (writer[t] < 0 && !is_input[t] && !HasData(model, sg.tensors[t]) &&
+        !sg.tensors[t].is_variable) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: output %d is %s, which no op writes and which is no input, "
+          "constant or variable",
+          where, i, TensorLabel(sg, t)));
+    }
+  }
   return absl::OkStatus();
 }
 

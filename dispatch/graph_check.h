@@ -15,6 +15,8 @@
 //   constant, a variable (state an op updates in place, never an output),
 //   an input of the subgraph (a callee's inputs are its caller's tensors),
 //   or a tensor another op already writes;
+// - a subgraph output that nothing writes and that is no input, constant
+//   or variable;
 // - an omitted (-1) input of a dispatch op (GRAFT_DISPATCH, DISPATCH_OP:
 //   vendors get every input) or of a builtin op with a CPU kernel, at a
 //   position where TFLite does not allow one (a bias, an LSTM's optional

@@ -64,6 +64,27 @@ TEST(GraphCheckTest, RefusesAnOmittedInputOfADispatchOp) {
                 "is omitted (-1); a dispatch op passes every input"));
 }
 
+TEST(GraphCheckTest, RefusesAnOutputNothingWrites) {
+  // Found by tests/fuzz (runtime): a fallback subgraph without ops, whose
+  // output the call copied out of a null buffer at invoke.
+  ModelBuilder mb;
+  auto& g = mb.Subgraph("main");
+  auto& f = mb.Subgraph("fallback");
+  TensorId a = g.Input("a", F32, {4});
+  f.Input("a", F32, {4});
+  f.Output(f.Tensor("never_written", F32, {4}));
+  DispatchOpOptions o;
+  o.vendor = "acme";
+  o.fallback_subgraph = 1;
+  g.Output(g.CustomOp(kDispatchCustomCode)
+               .In(a)
+               .CustomOptions(EncodeDispatchOpOptions(o))
+               .Out("d", F32, {4}));
+  EXPECT_THAT(LoadError(mb),
+              HasSubstr("subgraph 1 ('fallback'): output 0 is tensor 1 "
+                        "('never_written'), which no op writes"));
+}
+
 TEST(GraphCheckTest, RefusesAnOmittedInputWhereTheOpNeedsOne) {
   ModelBuilder mb;
   auto& g = mb.Subgraph("main");

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "core/flatbuffer_util.h"
 #include "core/model_io.h"
 #include "flatbuffers/flexbuffers.h"
 #include "tools/flags.h"
@@ -254,13 +255,15 @@ uint64_t CustomOptionsSize(const tfl::OperatorT& op) {
 std::optional<std::string> FlexbufferText(const tfl::OperatorT& op) {
   const std::vector<uint8_t>& data = op.custom_options;
   if (op.custom_options_format != tfl::CustomOptionsFormat_FLEXBUFFERS ||
-      data.empty() || data.size() > (1u << 20) ||
-      !flexbuffers::VerifyBuffer(data.data(), data.size())) {
+      data.size() > (1u << 20)) {
     return std::nullopt;
   }
+  // ToString reads keys up to their NUL: from a padded copy
+  // (core/flatbuffer_util.h).
+  std::optional<VerifiedFlexbuffer> buffer = VerifyFlexbuffer(data);
+  if (!buffer) return std::nullopt;
   std::string text;
-  flexbuffers::GetRoot(data).ToString(/*strings_quoted=*/true,
-                                      /*keys_quoted=*/false, text);
+  buffer->root.ToString(/*strings_quoted=*/true, /*keys_quoted=*/false, text);
   return text;
 }
 
