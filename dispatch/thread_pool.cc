@@ -68,6 +68,11 @@ void ThreadPool::RunChunks(int thread_index) {
     if (c >= num_chunks_) break;
     int64_t begin = c * chunk_;
     (*fn_)(thread_index, begin, std::min(n_, begin + chunk_));
+    if (done_chunks_.fetch_add(1, std::memory_order_acq_rel) + 1 ==
+        num_chunks_) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      done_cv_.notify_one();
+    }
   }
   tls_in_parallel_for = was_inside;
 }
@@ -89,11 +94,9 @@ void ThreadPool::WorkerLoop(int thread_index) {
     }
     if (stop_.load(std::memory_order_acquire)) return;
     seen = generation_.load(std::memory_order_acquire);
-    RunChunks(thread_index);
-    if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      done_cv_.notify_one();
-    }
+    active_.fetch_add(1, std::memory_order_seq_cst);
+    if (open_.load(std::memory_order_seq_cst)) RunChunks(thread_index);
+    active_.fetch_sub(1, std::memory_order_release);
   }
 }
 
@@ -123,17 +126,28 @@ void ThreadPool::ParallelForWithThreadIndex(
   chunk_ = chunk;
   num_chunks_ = (n + chunk - 1) / chunk;
   next_chunk_.store(0, std::memory_order_relaxed);
-  pending_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
+  done_chunks_.store(0, std::memory_order_relaxed);
+  open_.store(true, std::memory_order_seq_cst);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     generation_.fetch_add(1, std::memory_order_release);
   }
   work_cv_.notify_all();  // no system call when every worker is polling
   RunChunks(0);
-  auto done = [&] { return pending_.load(std::memory_order_acquire) == 0; };
+  auto done = [&] {
+    return done_chunks_.load(std::memory_order_acquire) == num_chunks_;
+  };
   if (!SpinUntil(kSpinMicros, done)) {
     std::unique_lock<std::mutex> lock(mutex_);
     done_cv_.wait(lock, done);
+  }
+  // No worker may start on this loop's fields after this; one that counted
+  // itself in first is inside a last chunk lookup (all are taken) or about
+  // to see open_ false.
+  open_.store(false, std::memory_order_seq_cst);
+  while (active_.load(std::memory_order_seq_cst) != 0) {
+    SpinUntil(kSpinMicros,
+              [&] { return active_.load(std::memory_order_seq_cst) == 0; });
   }
   fn_ = nullptr;
 }

@@ -5,7 +5,7 @@
 // with no thread at all. Workers are created once, at construction:
 // ParallelFor allocates nothing. After a loop, a worker polls for the next
 // one for up to kSpinMicros before it sleeps on a condition variable, and
-// the calling thread polls for the workers' end the same way: a model's
+// the calling thread polls for the loop's last chunk the same way: a model's
 // consecutive ops (tens of microseconds apart) then cost no wake-up
 // (futex and scheduler latency, ~10 us a loop on a VM), and an idle pool
 // still sleeps. Park() sends polling workers to sleep at once, for when the
@@ -68,9 +68,9 @@ class ThreadPool {
   static constexpr int kSpinMicros = 50;
 
   std::mutex call_mutex_;  // one ParallelFor at a time
-  // Guards the sleeping side: generation_ and stop_ change, and pending_
-  // reaches 0, only under it, so a waiter checking them under it cannot
-  // miss the notification.
+  // Guards the sleeping side: generation_ and stop_ change, and the last
+  // chunk is counted done, only under it, so a waiter checking them under
+  // it cannot miss the notification.
   std::mutex mutex_;
   std::condition_variable work_cv_;
   std::condition_variable done_cv_;
@@ -78,8 +78,17 @@ class ThreadPool {
   // it); workers wait for a change.
   std::atomic<uint64_t> generation_{0};
   std::atomic<bool> stop_{false};
-  std::atomic<int> pending_{0};  // workers still inside the current loop
   std::atomic<bool> parked_{false};  // Park() since the last loop began
+  // The loop's end is its chunks' end, not every worker's arrival: a worker
+  // the scheduler has not run yet (a busy machine) costs the caller no
+  // time slice, since the caller takes the chunks it leaves. open_ is set
+  // while a loop's chunks may be taken; a worker joins (active_) only when
+  // it sees it open after counting itself in, and the caller closes it and
+  // waits for active_ to drain before the loop's fields change (both sides
+  // sequentially consistent, so one of them sees the other).
+  std::atomic<bool> open_{false};
+  std::atomic<int> active_{0};
+  std::atomic<int64_t> done_chunks_{0};
 
   // The current loop (valid while a generation runs).
   const absl::FunctionRef<void(int, int64_t, int64_t)>* fn_ = nullptr;
