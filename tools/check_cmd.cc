@@ -14,8 +14,8 @@ namespace graft::tools {
 namespace {
 
 constexpr char kUsage[] =
-    "graft check --plugin=P [--dispatch=D] [--models=DIR]... [--json] "
-    "[--only=CHECK,...] [--seed=N]";
+    "graft check --plugin=P [--dispatch=D] [--plugin-option=KEY=VALUE]... "
+    "[--models=DIR]... [--json] [--only=CHECK,...] [--seed=N]";
 
 constexpr char kDescription[] =
     R"(Runs the conformance checks on a vendor's compiler plugin P and, with
@@ -74,6 +74,7 @@ int RunCheckCommand(absl::Span<const std::string> args, std::ostream& out,
                     std::ostream& err) {
   check::CheckOptions options;
   std::string only, ops;
+  std::vector<std::string> plugin_options;
   int64_t seed = -1, draws = options.draws, lsb = options.quantized_lsb;
   int64_t timeout_s = 60;
   bool json = false;
@@ -82,6 +83,9 @@ int RunCheckCommand(absl::Span<const std::string> args, std::ostream& out,
                   "the compiler plugin library to check (required)");
   flags.AddString("dispatch", &options.dispatch_path,
                   "the dispatch library that runs its bytecode");
+  flags.AddRepeated("plugin-option", &plugin_options,
+                    "KEY=VALUE the plugin is created with (repeatable), as "
+                    "graft apply passes it");
   flags.AddRepeated("models", &options.model_dirs,
                     "a directory of .tflite models for promise.models "
                     "(repeatable; default: built-in models)");
@@ -124,6 +128,14 @@ int RunCheckCommand(absl::Span<const std::string> args, std::ostream& out,
   if (seed < -1 || seed > 0xffffffffLL) {
     return usage_error("--seed must be 0-4294967295");
   }
+  for (const std::string& kv : plugin_options) {
+    const size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return usage_error(
+          absl::StrCat("--plugin-option: '", kv, "' is not KEY=VALUE"));
+    }
+    options.plugin_options.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+  }
   options.only = SplitList(only);
   options.ops = SplitList(ops);
   for (const std::string& op : options.ops) {
@@ -146,6 +158,9 @@ int RunCheckCommand(absl::Span<const std::string> args, std::ostream& out,
   options.command = absl::StrCat("graft check --plugin=", options.plugin_path);
   if (!options.dispatch_path.empty()) {
     absl::StrAppend(&options.command, " --dispatch=", options.dispatch_path);
+  }
+  for (const std::string& kv : plugin_options) {
+    absl::StrAppend(&options.command, " --plugin-option=", kv);
   }
   for (const std::string& dir : options.model_dirs) {
     absl::StrAppend(&options.command, " --models=", dir);

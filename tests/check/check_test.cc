@@ -77,6 +77,7 @@ TEST(CheckTest, PassesOnTheExampleVendor) {
   // It took ops (so the promise was tested, not vacuous).
   EXPECT_EQ(r.output.find("the plugin took 0"), std::string::npos);
   EXPECT_NE(r.output.find("FULLY_CONNECTED"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("not compared"), std::string::npos) << r.output;
 }
 
 #ifdef GRAFT_CHECK_HAVE_XNNPACK
@@ -89,6 +90,8 @@ TEST(CheckTest, PassesOnXnnpack) {
   EXPECT_EQ(r.output.find("FAIL"), std::string::npos) << r.output;
   EXPECT_TRUE(Reports(r, "pass", "promise.ops")) << r.output;
   EXPECT_NE(r.output.find("CONV_2D/int8"), std::string::npos) << r.output;
+  // Every model it took was compared with Graft's CPU kernels.
+  EXPECT_EQ(r.output.find("not compared"), std::string::npos) << r.output;
 }
 #endif
 

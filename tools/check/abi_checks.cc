@@ -131,8 +131,13 @@ void CheckGraftPluginVersion(const Subject& s, CheckReport& report) {
           return out;  // Nothing else may be called.
         }
         HostApi host("graft check");
+        std::vector<graft_key_value_t> kv;
+        for (const auto& [k, v] : s.options.plugin_options) {
+          kv.push_back({k.c_str(), v.c_str()});
+        }
         graft_compiler_plugin_t* p = nullptr;
-        graft_status_t* st = raw->create(host.table(), nullptr, 0, &p);
+        graft_status_t* st =
+            raw->create(host.table(), kv.data(), kv.size(), &p);
         if (st != nullptr || p == nullptr) {
           return absl::StrCat(out, " create-failed ",
                               TakeStatus(st, "create").ToString());
@@ -301,13 +306,15 @@ void CheckGraftDispatchVersion(const Subject& s, CheckReport& report) {
 void CheckLoad(Subject& s, CheckReport& report) {
   absl::StatusOr<std::string> probe = RunInChildProcess(
       [&]() -> absl::StatusOr<std::string> {
-        auto p = LoadCompilerPlugin(s.options.plugin_path);
+        auto p =
+            LoadCompilerPlugin(s.options.plugin_path, s.options.plugin_options);
         if (!p.ok()) return p.status();
         return (*p)->label();
       },
       s.options.timeout, "plugin: load and create");
   if (probe.ok()) {
-    auto p = LoadCompilerPlugin(s.options.plugin_path);
+    auto p =
+        LoadCompilerPlugin(s.options.plugin_path, s.options.plugin_options);
     if (p.ok()) {
       s.plugin = *std::move(p);
     } else {

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/time/time.h"
@@ -20,6 +21,10 @@ struct CheckOptions {
   // (libgraft_dispatch_*.so or libLiteRtDispatch_*.so).
   std::string plugin_path;
   std::string dispatch_path;
+  // Options the plugin is created with (KEY, VALUE): what `graft apply
+  // --plugin-option` passes, e.g. a LiteRT plugin's
+  // intel_openvino_graph_backends=cpu.
+  std::vector<std::pair<std::string, std::string>> plugin_options;
   // Directories whose *.tflite models the partition promise covers; empty:
   // the built-in models (op_catalog.h).
   std::vector<std::string> model_dirs;

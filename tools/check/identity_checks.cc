@@ -37,10 +37,14 @@ void RunPluginIdentityCheck(Subject& s, CheckReport& report) {
   CheckResult r{"identity.plugin", Outcome::kPass, "", {}};
   std::vector<std::string> warnings;
   if (info.vendor.empty()) r.findings.push_back("the vendor name is empty");
-  if (info.plugin_version.empty()) {
+  if (info.plugin_version.empty() && info.abi == PluginInfo::Abi::kGraft) {
     r.findings.push_back(
         "the plugin version is empty (compile caches key "
         "on it; set it, e.g. \"1.0.0\")");
+  } else if (info.plugin_version.empty()) {
+    warnings.push_back(
+        "reports no SDK version, which Graft records as its "
+        "plugin version and keys compile caches on");
   }
   std::set<std::string> seen;
   for (const std::string& soc : info.soc_models) {

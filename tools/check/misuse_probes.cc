@@ -110,7 +110,12 @@ void PluginMisuse(const Subject& s, CheckReport& report) {
     e.raw = *std::move(raw);
     e.host = std::make_unique<HostApi>("graft check");
     e.soc = soc;
-    graft_status_t* st = e.raw.create(e.host->table(), nullptr, 0, &e.plugin);
+    std::vector<graft_key_value_t> kv;
+    for (const auto& [k, v] : s.options.plugin_options) {
+      kv.push_back({k.c_str(), v.c_str()});
+    }
+    graft_status_t* st =
+        e.raw.create(e.host->table(), kv.data(), kv.size(), &e.plugin);
     if (st != nullptr || e.plugin == nullptr) {
       return TakeStatus(st, "create with a correct host table");
     }

@@ -367,9 +367,11 @@ const std::vector<CatalogOp>& Catalog() {
           tfl::BuiltinOperator_RESHAPE, tfl::BuiltinOperator_CONCATENATION}) {
       add(op, false);
     }
+    // Int8 only where Graft's CPU kernels have an int8 kernel to compare
+    // with (RELU has none).
     for (auto op :
-         {tfl::BuiltinOperator_ADD, tfl::BuiltinOperator_MUL,
-          tfl::BuiltinOperator_RELU, tfl::BuiltinOperator_LOGISTIC,
+         {tfl::BuiltinOperator_ADD, tfl::BuiltinOperator_SUB,
+          tfl::BuiltinOperator_MUL, tfl::BuiltinOperator_LOGISTIC,
           tfl::BuiltinOperator_FULLY_CONNECTED, tfl::BuiltinOperator_CONV_2D,
           tfl::BuiltinOperator_DEPTHWISE_CONV_2D,
           tfl::BuiltinOperator_MAX_POOL_2D}) {

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/compiled_format.h"
@@ -249,7 +250,15 @@ absl::StatusOr<std::vector<TensorValue>> RunWithDispatchInChild(
           [&]() -> absl::StatusOr<std::string> {
             RuntimeOptions options;
             options.policy = AcceleratorPolicy::kRequireVendorOps;
-            options.dispatch_paths = {dispatch_path};
+            // A LiteRT dispatch library is found by the stamp's
+            // manufacturer in its directory; a Graft one is named.
+            const std::filesystem::path file(dispatch_path);
+            if (absl::StartsWith(file.filename().string(),
+                                 "libLiteRtDispatch")) {
+              options.dispatch_dirs = {file.parent_path().string()};
+            } else {
+              options.dispatch_paths = {dispatch_path};
+            }
             GRAFT_ASSIGN_OR_RETURN(std::unique_ptr<Runtime> rt,
                                    Runtime::Load(path, options));
             GRAFT_RETURN_IF_ERROR(SetInputs(*rt, inputs));
