@@ -122,8 +122,9 @@ void RunCases(const Subject& s, const std::string& id,
     }
   }
   r.outcome = r.findings.empty() ? Outcome::kPass : Outcome::kFail;
-  r.summary = absl::StrCat(cases.size(), " ", summary,
-                           r.findings.empty() ? ": no crash, no hang, as the ABI says" : "");
+  r.summary = absl::StrCat(
+      cases.size(), " ", summary,
+      r.findings.empty() ? ": no crash, no hang, as the ABI says" : "");
   report.Add(std::move(r));
 }
 
