@@ -25,7 +25,7 @@ openvino, and cannot run under AddressSanitizer (OpenVINO dlopens with
 RTLD_DEEPBIND): without them, or with --sanitized, its blocks are skipped,
 saying so, and the rest still runs.
 
-Last, the skeleton recipe (section 11) runs again inside a copy of Graft's
+Last, the skeleton recipe (section 12) runs again inside a copy of Graft's
 tree layout: its cp/mv/sed lines applied to the source tree's vendors/null
 in WORK_DIR/intree/vendors/, then a parent project that defines graft_c_api
 as Graft's top-level CMakeLists.txt does and add_subdirectory()s the
@@ -46,7 +46,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
 GUIDE = os.path.join(ROOT, "docs", "vendor_guide.md")
 SOURCES = os.path.join(ROOT, "docs", "vendor_guide")
 LITERT_SECTION = "Already have a LiteRT plugin?"
-SKELETON_SECTION = "11. Your own vendor: start from the skeleton"
+SKELETON_SECTION = "12. Your own vendor: start from the skeleton"
 
 
 def blocks(text):
