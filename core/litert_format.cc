@@ -121,9 +121,11 @@ absl::StatusOr<LiteRtStamp> DecodeLiteRtStamp(absl::Span<const uint8_t> data) {
   for (size_t i = 0; i < 2; ++i) {
     absl::Span<const uint8_t> f =
         data.subspan(i * kLiteRtStampFieldSize, kLiteRtStampFieldSize);
+    // LiteRT reads each field as a C string: one without its NUL would run
+    // into the next.
     const auto nul = std::find(f.begin(), f.end(), 0);
     fields[i].assign(f.begin(), nul);
-    if (!IsPrintable(fields[i]) ||
+    if (nul == f.end() || !IsPrintable(fields[i]) ||
         std::any_of(nul, f.end(), [](uint8_t b) { return b != 0; })) {
       return absl::DataLossError(absl::StrCat(
           "LiteRtStamp: field ", i, " is not a NUL-padded printable string"));

@@ -126,6 +126,14 @@ TEST(LiteRtFormatTest, StampRejectsOversizeAndNonPrintableFields) {
   junk_after_nul[kLiteRtStampFieldSize - 1] = 'x';  // Field 0 not padded.
   EXPECT_EQ(DecodeLiteRtStamp(junk_after_nul).status().code(),
             absl::StatusCode::kDataLoss);
+  // Found by tests/fuzz (format): a field of 125 printable bytes has no
+  // NUL, so LiteRT reads it on into the next field; Graft decoded it (and
+  // could not encode it again).
+  std::vector<uint8_t> unterminated = good;
+  std::fill(unterminated.begin(),
+            unterminated.begin() + kLiteRtStampFieldSize, 'a');
+  EXPECT_EQ(DecodeLiteRtStamp(unterminated).status().code(),
+            absl::StatusCode::kDataLoss);
 }
 
 // LiteRT's first compiled format (precompiled_mediatek_model.tflite): a

@@ -53,8 +53,9 @@ struct DispatchOpInfo {
   SubgraphId subgraph = 0;
   OpId op_index = 0;
   const DispatchOpOptions* options = nullptr;
-  // The bytecode module, zero-copy in the mapped model file (64-byte
-  // aligned when the model was written by Graft).
+  // The bytecode module, 64-byte aligned: zero-copy in the mapped model
+  // file (where Graft writes it aligned), or a copy where the file does not
+  // align it.
   Bytes module;
   // The vendor's manifest entry; null when the model has no manifest.
   const ManifestVendor* manifest = nullptr;

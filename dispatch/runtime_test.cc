@@ -425,6 +425,7 @@ class AddingBackend : public DispatchBackend {
       const DispatchOpInfo& op) override {
     ++prepared;
     last_module = std::string(op.module.view());
+    last_module_address = reinterpret_cast<uintptr_t>(op.module.data());
     last_entry_point = op.options->entry_point;
     if (!accept_) return absl::UnimplementedError("entry point unsupported");
     class Exec : public DispatchExecutable {
@@ -449,6 +450,7 @@ class AddingBackend : public DispatchBackend {
   int prepared = 0;
   int executed = 0;
   std::string last_module, last_entry_point;
+  uintptr_t last_module_address = 0;
 
  private:
   std::string vendor_;
@@ -500,6 +502,33 @@ TEST(DispatchTest, RunsDispatchOpsOnTheVendorBackend) {
   RuntimeReport report = (*rt)->Report();
   EXPECT_EQ(report.CountOps(OpReport::Where::kVendor), 1);
   EXPECT_THAT(report.ToString(), HasSubstr("vendor (acme)"));
+}
+
+TEST(DispatchTest, VendorsGetTheirModule64ByteAligned) {
+  // Found by tests/fuzz (xnnpack_bytecode): a module a file places at an
+  // odd address (inside the flatbuffer) reached the vendor there, and the
+  // xnnpack library read its 8-byte fields misaligned (UBSan).
+  Model model = CompiledModel(true);
+  auto storage = std::make_shared<std::vector<uint8_t>>(128);
+  uint8_t* at = storage->data() + 1;
+  while (reinterpret_cast<uintptr_t>(at) % 64 == 0) ++at;
+  std::memcpy(at, "ADD a b", 7);
+  bool moved = false;
+  for (Buffer& b : model.buffers) {
+    if (b.data.view() == "ADD a b") {
+      b.data = Bytes::View({at, 7}, storage);
+      moved = true;
+    }
+  }
+  ASSERT_TRUE(moved);
+  auto backend = std::make_shared<AddingBackend>("acme");
+  RuntimeOptions options;
+  options.dispatch_backends = {backend};
+  auto rt = Runtime::LoadModel(std::move(model), options);
+  ASSERT_TRUE(rt.ok()) << rt.status();
+  EXPECT_EQ(backend->last_module, "ADD a b");
+  EXPECT_EQ(backend->last_module_address % 64, 0u);
+  ExpectRelusSum(**rt);
 }
 
 TEST(DispatchTest, FallsBackToCpuWithoutABackend) {

@@ -24,6 +24,29 @@ namespace {
 // model must not recurse forever.
 constexpr int kMaxCallDepth = 16;
 
+// Vendors get their module 64-byte aligned (DispatchOpInfo::module), as
+// Graft writes it. A file may place one anywhere (inside the flatbuffer, at
+// an odd offset): such a module is copied once into aligned memory, since a
+// vendor reads its bytecode as it was laid out (the xnnpack library reads
+// 8-byte fields in place).
+constexpr size_t kModuleAlignment = 64;
+
+absl::StatusOr<Bytes> AlignedModule(Bytes module) {
+  if (module.empty() ||
+      reinterpret_cast<uintptr_t>(module.data()) % kModuleAlignment == 0) {
+    return module;
+  }
+  const size_t size = (module.size() + kModuleAlignment - 1) /
+                      kModuleAlignment * kModuleAlignment;
+  std::shared_ptr<uint8_t> copy(
+      static_cast<uint8_t*>(std::aligned_alloc(kModuleAlignment, size)),
+      [](uint8_t* p) { std::free(p); });
+  if (copy == nullptr) return absl::ResourceExhaustedError("out of memory");
+  std::memcpy(copy.get(), module.data(), module.size());
+  const absl::Span<const uint8_t> bytes(copy.get(), module.size());
+  return Bytes::View(bytes, std::move(copy));
+}
+
 bool IsVariableOp(tfl::BuiltinOperator op) {
   return op == tfl::BuiltinOperator_VAR_HANDLE ||
          op == tfl::BuiltinOperator_READ_VARIABLE ||
@@ -1235,7 +1258,7 @@ absl::Status SubgraphExecutor::PrepareOnBackend(
   info.subgraph = id_;
   info.op_index = p.index;
   info.options = &options;
-  info.module = std::move(module);
+  GRAFT_ASSIGN_OR_RETURN(info.module, AlignedModule(std::move(module)));
   info.manifest = entry;
   info.inputs = p.in_ptrs;
   info.outputs = absl::MakeConstSpan(p.out_ptrs.data(), p.out_ptrs.size());

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -59,8 +60,16 @@ void RunOp(const Model& model, const tfl::OperatorT& op,
       options.module_buffer >= model.buffers.size()) {
     return;
   }
-  const Bytes& module = model.buffers[options.module_buffer].data;
-  if (module.empty()) return;
+  const Bytes& stored = model.buffers[options.module_buffer].data;
+  if (stored.empty()) return;
+  // 64-byte aligned, as the runtime hands modules over (subgraph_executor's
+  // AlignedModule): a module inside the flatbuffer is not.
+  std::unique_ptr<uint8_t, decltype(&std::free)> aligned(
+      static_cast<uint8_t*>(
+          std::aligned_alloc(64, (stored.size() + 63) / 64 * 64)),
+      &std::free);
+  std::memcpy(aligned.get(), stored.data(), stored.size());
+  const absl::Span<const uint8_t> module(aligned.get(), stored.size());
   graft_dispatch_invocation_desc_t desc;
   std::memset(&desc, 0, sizeof(desc));
   desc.struct_size = sizeof(desc);
