@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "core/compiled_format.h"
 #include "core/file_util.h"
 #include "core/model_io.h"
 #include "tools/check/checks.h"
@@ -155,6 +156,10 @@ void RunPromiseChecks(Subject& s, CheckReport& report) {
       int taken = 0;
       std::vector<std::string> notes;
       for (const NamedModel& m : *models) {
+        if (ReadManifest(m.model).ok()) {
+          notes.push_back(absl::StrCat(m.name, ": already compiled; skipped"));
+          continue;
+        }
         Evaluation e =
             Evaluate(s, m.name, m.model, "", s.options.seed, want_models);
         taken += e.taken;
