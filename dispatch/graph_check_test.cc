@@ -266,5 +266,27 @@ TEST(GraphCheckTest, HybridSumsWrapWithoutOverflow) {
             static_cast<int32_t>(want));
 }
 
+// Found by tests/fuzz (runtime): a hybrid LSTM whose weights a model makes
+// NaN or infinite quantized NaN rows, and C++'s float-to-int cast of NaN is
+// undefined (UBSan). The quantizers convert as x86 does (NaN and values
+// beyond int32 to INT32_MIN, which saturates), in the two rounding paths
+// (groups of 8 and the tail).
+TEST(GraphCheckTest, HybridRowQuantizersTakeNanAndInfinity) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> x = {1, nan, -1, 0.5f, 2, -2, 0, 1, nan, inf, -inf, 3};
+  std::vector<int16_t> q(x.size());
+  float scale = 0;
+  int32_t zero_point = 0;
+  kernels::AsymmetricQuantizeRow(x.data(), x.size(), q.data(), &scale,
+                                 &zero_point);
+  EXPECT_EQ(q[1], -128);
+  EXPECT_EQ(q[8], -128);
+  kernels::SymmetricQuantizeRow(x.data(), x.size(), q.data(), &scale);
+  EXPECT_EQ(q[1], -127);
+  EXPECT_EQ(q[8], -127);
+  for (int16_t v : q) EXPECT_TRUE(v >= -127 && v <= 127) << v;
+}
+
 }  // namespace
 }  // namespace graft

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 
 namespace graft {
 namespace kernels {
@@ -43,9 +44,20 @@ namespace {
 // k % 8 left over with std::round. They differ where v + 0.5 rounds up in
 // float: 0.49999997 gives 1 in a group, 0 in the tail (measured, for both
 // quantizers).
+//
+// The conversion to int32 is x86's (cvtt*): NaN and values outside int32
+// give INT32_MIN, where C++'s cast is undefined. Inputs or weights a model
+// makes NaN or infinite reach here (found by tests/fuzz).
+int32_t TruncateLikeX86(float v) {
+  if (!(v >= -2147483648.0f && v < 2147483648.0f)) {
+    return std::numeric_limits<int32_t>::min();
+  }
+  return static_cast<int32_t>(v);
+}
+
 int32_t RoundLikeTflite(float v, bool in_group_of_8) {
-  return in_group_of_8 ? static_cast<int32_t>(v + (v < 0 ? -0.5f : 0.5f))
-                       : static_cast<int32_t>(std::round(v));
+  return in_group_of_8 ? TruncateLikeX86(v + (v < 0 ? -0.5f : 0.5f))
+                       : TruncateLikeX86(std::round(v));
 }
 
 }  // namespace
@@ -83,7 +95,8 @@ void AsymmetricQuantizeRow(const float* x, int64_t k, int16_t* q, float* scale,
   const int64_t grouped = k & ~int64_t{7};
   for (int64_t i = 0; i < k; ++i) {
     const int32_t r = RoundLikeTflite(x[i] * inv, i < grouped);
-    q[i] = static_cast<int16_t>(std::clamp(zp + r, -128, 127));
+    q[i] = static_cast<int16_t>(
+        std::clamp<int64_t>(int64_t{zp} + r, -128, 127));
   }
 }
 
