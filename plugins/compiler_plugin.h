@@ -130,6 +130,15 @@ class CompilerPlugin {
       const Model& model, absl::Span<const PartitionToCompile> partitions,
       const std::string& soc_model) = 0;
 
+  // Ends the vendor's plugin instance now, where its failure can still be
+  // reported: an isolated plugin (isolated_plugin.h) runs the vendor's
+  // destroy in a child process, so a crash or hang there is an error naming
+  // the vendor, not the end of the caller after it wrote its output. Call
+  // it once compiled results no longer need the plugin (apply copies or
+  // owns what it keeps); nothing else may be called afterwards. The default
+  // (in-process adapters, which destroy in their destructor) is OK.
+  virtual absl::Status Close() { return absl::OkStatus(); }
+
  protected:
   CompilerPlugin() = default;
   PluginInfo info_;

@@ -1,5 +1,6 @@
 #include "plugins/isolated_plugin.h"
 
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -143,6 +144,30 @@ class IsolatedPlugin : public CompilerPlugin {
       : inner_(std::move(inner)), limits_(limits) {
     info_ = inner_->info();
     label_ = inner_->label();
+  }
+
+  ~IsolatedPlugin() override {
+    if (absl::Status s = Close(); !s.ok()) {
+      std::fprintf(stderr, "graft: warning: %s\n",
+                   std::string(s.message()).c_str());
+    }
+  }
+
+  absl::Status Close() override {
+    if (inner_ == nullptr) return absl::OkStatus();
+    absl::Status status =
+        RunInChildProcess(
+            [&]() -> absl::StatusOr<std::string> {
+              inner_.reset();
+              return std::string();
+            },
+            limits_.partition, absl::StrCat(label_, ": destroy"))
+            .status();
+    // The child destroyed its copy; this one stays, reachable (not a leak
+    // to LeakSanitizer), so the vendor's destroy never runs here.
+    static auto* kept = new std::vector<std::unique_ptr<CompilerPlugin>>();
+    kept->push_back(std::move(inner_));
+    return status;
   }
 
   absl::Status CheckCompatibility(const std::string& soc_model) override {

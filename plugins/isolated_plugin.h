@@ -10,8 +10,15 @@
 // (CompiledPartitions::owner_is_plain_memory), so bytecode is copied once.
 // Each call forks the process as it is, plugin instance included; nothing
 // the plugin changes in the child (caches, counters) reaches the parent or
-// the next call. Plugin load, create and destroy stay in the calling
-// process.
+// the next call. Plugin load and create stay in the calling process.
+//
+// Destroy runs in a child too, at Close() (or, when nobody called it, in the
+// destructor, whose failure is then only logged): a plugin that crashes
+// while freeing its instance must not end `graft apply` after the output
+// was written. The parent's copy of the instance is never destroyed: it is
+// kept, reachable, until the process ends (its memory, nothing more: files
+// and other shared state the vendor's destroy cleans up are cleaned by the
+// child's).
 #ifndef GRAFT_PLUGINS_ISOLATED_PLUGIN_H_
 #define GRAFT_PLUGINS_ISOLATED_PLUGIN_H_
 
@@ -23,6 +30,7 @@
 namespace graft {
 
 struct IsolationLimits {
+  // Also the limit of the compatibility check and of destroy.
   absl::Duration partition = absl::Minutes(2);
   absl::Duration compile = absl::Minutes(10);
 };

@@ -455,6 +455,14 @@ int RunApplyCommand(absl::Span<const std::string> args, std::ostream& out,
                              absl::StrCat(model_path, ": ", report.status().message())),
                 1);
   }
+  // Plugins end before the output is written: a vendor's destroy that
+  // fails (an isolated plugin's crash in it) leaves no file behind.
+  for (auto& p : loaded.plugins) {
+    if (absl::Status closed = p->Close(); !closed.ok()) {
+      progress.Clear();
+      return fail(closed, 1);
+    }
+  }
   progress.Update(absl::StrCat("writing ", output));
   const Durability durability =
       fsync ? Durability::kDurable : Durability::kAtomic;

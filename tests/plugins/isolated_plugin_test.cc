@@ -117,5 +117,47 @@ TEST(IsolatedPluginTest, GraftApplyLeavesNoOutputAfterACrash) {
       << *err;
 }
 
+TEST(IsolatedPluginTest, CrashInDestroyIsAnErrorOfClose) {
+  auto loaded = LoadCompilerPlugin(Misbehaving(), {{"misbehave", "crash_destroy"}});
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  std::unique_ptr<CompilerPlugin> plugin = IsolatePlugin(*std::move(loaded));
+  Model model = TwoRelus();
+  CompilerPlugin* raw = plugin.get();
+  ASSERT_TRUE(ApplyPlugins(model, {&raw, 1}, {}).ok());
+  const absl::Status closed = plugin->Close();
+  ASSERT_FALSE(closed.ok());
+  EXPECT_NE(closed.message().find("misbehaving plugin"), std::string::npos)
+      << closed;
+  EXPECT_NE(closed.message().find("destroy: crashed with SIG"),
+            std::string::npos)
+      << closed;
+  EXPECT_TRUE(plugin->Close().ok());  // once only; the destructor does nothing
+}
+
+TEST(IsolatedPluginTest, CrashInDestroyWithoutCloseOnlyWarns) {
+  auto loaded = LoadCompilerPlugin(Misbehaving(), {{"misbehave", "crash_destroy"}});
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  std::unique_ptr<CompilerPlugin> plugin = IsolatePlugin(*std::move(loaded));
+  plugin.reset();  // this process goes on
+  SUCCEED();
+}
+
+TEST(IsolatedPluginTest, GraftApplyLeavesNoOutputAfterACrashInDestroy) {
+  testing::TempDir dir;
+  const std::string model = dir.Join("m.tflite");
+  const std::string out = dir.Join("out.tflite");
+  ASSERT_TRUE(SaveModel(TwoRelus(), model).ok());
+  const std::string cmd = absl::StrCat(
+      testing::BinaryDir(), "/graft apply ", model, " --plugin=", Misbehaving(),
+      " --plugin-option=misbehave=crash_destroy -o ", out, " 2>",
+      dir.Join("err.txt"));
+  const int rc = std::system(cmd.c_str());
+  EXPECT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 1) << rc;
+  EXPECT_FALSE(std::filesystem::exists(out));
+  auto err = ReadFile(dir.Join("err.txt"));
+  ASSERT_TRUE(err.ok());
+  EXPECT_NE(err->find("destroy: crashed with SIG"), std::string::npos) << *err;
+}
+
 }  // namespace
 }  // namespace graft

@@ -23,6 +23,7 @@
  *   hang_partition     partition never returns
  *   abort_compile      compile calls abort()
  *   exit_compile       compile calls exit(0)
+ *   crash_destroy      destroy dies of SIGSEGV
  * Option "groups" (default 1): taken op i gets group i % groups, forcing
  * splits. Built three times (see CMakeLists.txt): as is, with another ABI
  * major (MISBEHAVE_ABI_MAJOR), and without compile (MISBEHAVE_NO_COMPILE). */
@@ -92,6 +93,7 @@ GRAFT_EXPORT graft_status_t* graft_compiler_plugin_create(
 }
 
 GRAFT_EXPORT void graft_compiler_plugin_destroy(graft_compiler_plugin_t* p) {
+  if (strcmp(p->misbehave, "crash_destroy") == 0) raise(SIGSEGV);
   free(p);
 }
 
