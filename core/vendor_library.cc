@@ -29,9 +29,13 @@ absl::StatusOr<std::unique_ptr<DynamicLibrary>> DynamicLibrary::Open(
   void* handle =
       ::dlopen(target.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (handle == nullptr) {
+    // The loader's message quotes what the library asked for (a missing
+    // dependency's or symbol's name, straight from its ELF tables) and the
+    // file's name: vendor text like any other.
     const char* err = dlerror();
-    return absl::NotFoundError(absl::StrCat(
-        path, ": cannot load shared library: ", err ? err : "unknown error"));
+    return absl::NotFoundError(
+        absl::StrCat(SanitizeVendorText(path), ": cannot load shared library: ",
+                     SanitizeVendorText(err ? err : "unknown error")));
   }
   return std::unique_ptr<DynamicLibrary>(new DynamicLibrary(path, handle));
 }

@@ -66,7 +66,7 @@ absl::StatusOr<std::unique_ptr<CompilerPlugin>> LoadCompilerPlugin(
     return LiteRtPluginAdapter::Create(std::move(library), litert_options);
   }
   return absl::InvalidArgumentError(absl::StrCat(
-      path, ": not a compiler plugin: it exports neither ",
+      SanitizeVendorText(path), ": not a compiler plugin: it exports neither ",
       GRAFT_COMPILER_PLUGIN_ABI_VERSION_SYMBOL, " (Graft's ABI) nor ",
       LITERT_PLUGIN_CREATE_SYMBOL, " (LiteRT's)"));
 }

@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "core/litert_format.h"
 #include "core/status.h"
+#include "core/vendor_library.h"
 #include "plugins/litert_plugin_options.h"
 
 namespace graft {
@@ -131,8 +132,11 @@ absl::StatusOr<std::unique_ptr<CompilerPlugin>> LiteRtPluginAdapter::Create(
     std::unique_ptr<DynamicLibrary> library,
     const std::vector<std::pair<std::string, std::string>>& options) {
   std::unique_ptr<LiteRtPluginAdapter> p(new LiteRtPluginAdapter());
-  const std::string path = library->path();
-  const std::string file = std::filesystem::path(path).filename().string();
+  // The file's name is the vendor's too: shown sanitized, as every string
+  // below that comes from the plugin (core/vendor_library.h).
+  const std::string path = SanitizeVendorText(library->path());
+  const std::string file = SanitizeVendorText(
+      std::filesystem::path(library->path()).filename().string());
   p->library_ = std::move(library);
   const DynamicLibrary& lib = *p->library_;
   Api& api = p->api_;
@@ -204,12 +208,11 @@ absl::StatusOr<std::unique_ptr<CompilerPlugin>> LiteRtPluginAdapter::Create(
   const char* manufacturer = api.soc_manufacturer();
   if (!IsPrintableName(manufacturer)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        path,
-        ": the plugin's SoC manufacturer is not a printable name of "
-        "1-124 characters"));
+        path, ": the plugin's SoC manufacturer '", VendorString(manufacturer),
+        "' is not a printable name of 1-124 characters"));
   }
   PluginInfo& info = p->info_;
-  info.path = path;
+  info.path = p->library_->path();
   info.abi = PluginInfo::Abi::kLiteRt;
   info.vendor = manufacturer;
   info.abi_version = GRAFT_ABI_VERSION_PACK(version.major, version.minor);
@@ -258,8 +261,9 @@ absl::StatusOr<std::unique_ptr<CompilerPlugin>> LiteRtPluginAdapter::Create(
       return p->Error(s, absl::StrCat("SoC model ", i));
     }
     if (!IsPrintableName(name)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          p->label_, ": SoC model ", i, " is not a printable name"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(p->label_, ": SoC model ", i, " '", VendorString(name),
+                       "' is not a printable name of 1-124 characters"));
     }
     info.soc_models.push_back(name);
   }
@@ -428,7 +432,7 @@ absl::StatusOr<CompiledPartitions> LiteRtPluginAdapter::Compile(
     if (entry.empty() || !IsPrintableName(entry.c_str())) {
       return bad(absl::StrCat("the call for partition ", c,
                               " has an entry point that is not a printable "
-                              "name"));
+                              "name: '", SanitizeVendorText(entry), "'"));
     }
     if (!entry_points.insert({module, entry}).second) {
       return bad(absl::StrCat("entry point '", entry,

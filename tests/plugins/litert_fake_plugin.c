@@ -24,7 +24,9 @@
  *   FAKE_BAD_MODULE_INDEX     the first call names module 7
  *   FAKE_PUSH_FOREIGN_OP      partition also pushes an op handle the host
  *                             did not hand out (the plugin's own object)
- *   FAKE_INCOMPATIBLE         CheckCompilerCompatibility refuses every SoC */
+ *   FAKE_INCOMPATIBLE         CheckCompilerCompatibility refuses every SoC
+ *   FAKE_NOISY_SOC            its first SoC model name holds a terminal
+ *                             escape and a newline */
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,7 +64,11 @@ struct LiteRtCompiledResultT {
   char (*calls)[32];
 };
 
+#ifdef FAKE_NOISY_SOC
+static const char* const kSocs[] = {"fake\x1b[31m_soc\n", "fake_soc_b"};
+#else
 static const char* const kSocs[] = {"fake_soc_a", "fake_soc_b"};
+#endif
 
 FAKE_EXPORT LiteRtStatus
 LiteRtGetCompilerPluginVersion(LiteRtApiVersion* version) {

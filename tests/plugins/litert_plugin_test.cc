@@ -258,6 +258,35 @@ TEST(LiteRtFakePluginTest, RefusesAMissingCompileNamingIt) {
                         "LiteRtCompilerPluginCompile"));
 }
 
+TEST(LiteRtFakePluginTest, NoisySocModelIsRefusedShownSanitized) {
+  auto p = LoadCompilerPlugin(Fake("noisysoc"));
+  ASSERT_FALSE(p.ok());
+  const std::string msg(p.status().message());
+  EXPECT_THAT(msg, HasSubstr(absl::StrCat(
+                       kFakeLabel, ": SoC model 0 'fake\\x1b[31m_soc\\n' is "
+                                   "not a printable name")));
+  EXPECT_EQ(msg.find('\x1b'), std::string::npos) << msg;
+  EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+}
+
+TEST(LiteRtPluginLoadTest, DlopenErrorIsShownSanitized) {
+  // A plugin file whose name holds a terminal escape and whose bytes are
+  // no ELF: the loader's message quotes the name; Graft shows it escaped.
+  testing::TempDir dir;
+  const std::string path =
+      dir.Join("libLiteRtCompilerPlugin_Evil\x1b[2J\n.so");
+  const absl::Span<const uint8_t> junk[] = {
+      {reinterpret_cast<const uint8_t*>("not an ELF file"), 15}};
+  ASSERT_TRUE(WriteFileAtomically(path, junk).ok());
+  auto p = LoadCompilerPlugin(path);
+  ASSERT_FALSE(p.ok());
+  const std::string msg(p.status().message());
+  EXPECT_THAT(msg, HasSubstr("cannot load shared library"));
+  EXPECT_THAT(msg, HasSubstr("libLiteRtCompilerPlugin_Evil\\x1b[2J\\n.so"));
+  EXPECT_EQ(msg.find('\x1b'), std::string::npos) << msg;
+  EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+}
+
 TEST(LiteRtFakePluginTest, CreateFailingIsAnErrorNamingThePlugin) {
   auto p = LoadCompilerPlugin(Fake("createfails"));
   ASSERT_FALSE(p.ok());
