@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -202,6 +203,48 @@ TEST(CheckTest, WarnsOfALiteRtPluginLiteRtsHostWouldRefuse) {
             std::string::npos)
       << r.output;
   EXPECT_TRUE(Reports(r, "pass", "abi.plugin.load")) << r.output;
+}
+
+// LiteRT's own Intel OpenVINO pair, from the ai-edge-litert wheel when it
+// is installed: the ABI of both libraries and the plugin's identity.
+TEST(CheckTest, ChecksTheAbiOfLiteRtsIntelOpenVinoPair) {
+#ifdef GRAFT_CHECK_SANITIZE
+  GTEST_SKIP() << "OpenVINO's libraries are not built for sanitizers "
+                  "(tests/litert_plugins skips them there too)";
+#endif
+  // Where the wheel is, as tests/litert_dispatch finds it.
+  Result wheel{0, ""};
+  {
+    FILE* p = popen(
+        "python3 -c 'import ai_edge_litert,os;"
+        "print(os.path.dirname(ai_edge_litert.__file__))' 2>/dev/null",
+        "r");
+    char buf[4096];
+    while (p != nullptr && fgets(buf, sizeof(buf), p) != nullptr) {
+      wheel.output += buf;
+    }
+    if (p != nullptr) pclose(p);
+    while (!wheel.output.empty() && wheel.output.back() == '\n') {
+      wheel.output.pop_back();
+    }
+  }
+  const std::string dir = wheel.output + "/vendors/intel_openvino";
+  const std::string plugin =
+      dir + "/compiler/libLiteRtCompilerPlugin_IntelOpenvino.so";
+  if (wheel.output.empty() || !std::filesystem::exists(plugin)) {
+    GTEST_SKIP() << "the ai-edge-litert wheel (with Intel OpenVINO's "
+                    "libraries) is not installed";
+  }
+  Result r = Check("--plugin=" + plugin + " --dispatch=" + dir +
+                   "/dispatch/libLiteRtDispatch_IntelOpenvino.so "
+                   "--only=abi,identity.plugin" +
+                   kSeed);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(Reports(r, "pass", "abi.plugin.exports")) << r.output;
+  EXPECT_TRUE(Reports(r, "pass", "abi.plugin.load")) << r.output;
+  EXPECT_TRUE(Reports(r, "pass", "abi.dispatch.load")) << r.output;
+  EXPECT_NE(r.output.find("vendor id Intel_Openvino"), std::string::npos)
+      << r.output;
 }
 
 TEST(CheckTest, OnlyRunsTheNamedChecksAndJsonSaysWhetherItPassed) {
