@@ -283,10 +283,21 @@ xnn_datatype XnnDatatype(DataType type) {
   return xnn_datatype_invalid;
 }
 
+// Element by element through memcpy: FlatBuffers' verifier aligns a
+// vector only to 4 bytes (its length), so a module may place [ulong] 4 bytes
+// off and flatbuffers' own accessors would load them misaligned (undefined;
+// found by tests/fuzz).
 template <typename T, typename V>
 std::vector<T> ToVector(const flatbuffers::Vector<V>* v) {
   std::vector<T> out;
-  if (v != nullptr) out.assign(v->begin(), v->end());
+  if (v == nullptr) return out;
+  out.resize(v->size());
+  const uint8_t* at = v->Data();
+  for (size_t i = 0; i < out.size(); ++i) {
+    V e;
+    std::memcpy(&e, at + i * sizeof(V), sizeof(V));
+    out[i] = static_cast<T>(flatbuffers::EndianScalar(e));
+  }
   return out;
 }
 
