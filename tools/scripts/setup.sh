@@ -9,6 +9,7 @@ apt_packages=(
   libabsl-dev libflatbuffers-dev flatbuffers-compiler
   libgtest-dev libgmock-dev libbenchmark-dev
   libxnnpack-dev libpthreadpool-dev libcpuinfo-dev
+  clang libclang-rt-dev  # tests/fuzz: libFuzzer (.ci/run's fuzz stage)
   chromium  # tests/cli/report_html_test.py renders graft run --report-html
 )
 missing=()
