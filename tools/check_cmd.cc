@@ -25,12 +25,12 @@ libLiteRtDispatch_*.so). Every call into vendor code runs in a child
 process with a time limit, so a crash or hang is a failed check.
 
 Checks (--only takes ids or families, e.g. --only=abi,promise.ops):
-  abi.plugin.{exports,needed,version,struct_sizes,load}
+  abi.plugin.{exports,needed,version,struct_sizes,load,destroy}
   abi.dispatch.{exports,needed,version,struct_sizes,load}
       exported functions (optional ones optional; LiteRT plugins without
       LiteRtCompilerPluginRegisterAllTransformations warned: LiteRT's own
       host refuses them), no NEEDED Graft library, ABI version, info sizes,
-      and whether Graft's loader takes the library
+      whether Graft's loader takes the library, and the plugin's destroy
   identity.plugin     info fields present and valid, its SoC model accepted
   identity.stamp      every compile's stamp complete and consistent
   identity.dispatch   the dispatch library's vendor and bytecode formats

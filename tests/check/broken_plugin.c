@@ -7,6 +7,7 @@
  *   BROKEN_CLAIMS_MUL        partition takes MUL, which compile cannot do
  *   BROKEN_ABI_MAJOR=2       built for another ABI major
  *   BROKEN_NULL_CRASH        get_info dereferences a NULL plugin
+ *   BROKEN_CRASH_DESTROY     destroy dies of SIGSEGV
  * Its bytecode, "broken v1 add <n>\n", runs in broken_dispatch.c. */
 #include <signal.h>
 #include <stdio.h>
@@ -89,6 +90,9 @@ GRAFT_EXPORT graft_status_t* graft_compiler_plugin_create(
 }
 
 GRAFT_EXPORT void graft_compiler_plugin_destroy(graft_compiler_plugin_t* p) {
+#ifdef BROKEN_CRASH_DESTROY
+  if (p != NULL) raise(SIGSEGV);
+#endif
   free(p);
 }
 

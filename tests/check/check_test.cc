@@ -68,11 +68,11 @@ TEST(CheckTest, PassesOnTheExampleVendor) {
   EXPECT_EQ(r.output.find("FAIL"), std::string::npos) << r.output;
   for (const char* id :
        {"abi.plugin.exports", "abi.plugin.needed", "abi.plugin.version",
-        "abi.plugin.load", "abi.dispatch.exports", "abi.dispatch.load",
-        "identity.plugin", "identity.stamp", "identity.dispatch",
-        "promise.models", "promise.ops", "determinism", "misuse.plugin",
-        "misuse.dispatch", "dispatch.bytecode", "dispatch.buffers",
-        "dispatch.threads"}) {
+        "abi.plugin.load", "abi.plugin.destroy", "abi.dispatch.exports",
+        "abi.dispatch.load", "identity.plugin", "identity.stamp",
+        "identity.dispatch", "promise.models", "promise.ops", "determinism",
+        "misuse.plugin", "misuse.dispatch", "dispatch.bytecode",
+        "dispatch.buffers", "dispatch.threads"}) {
     EXPECT_TRUE(Reports(r, "pass", id)) << id << "\n" << r.output;
   }
   // It took ops (so the promise was tested, not vacuous).
@@ -170,6 +170,14 @@ TEST(CheckTest, NamesACrashOnANullArgument) {
   EXPECT_NE(r.output.find("get_info(plugin=NULL)"), std::string::npos)
       << r.output;
   EXPECT_TRUE(Reports(r, "pass", "misuse.dispatch")) << r.output;
+}
+
+TEST(CheckTest, NamesACrashInDestroyAndStillReports) {
+  Result r = Check(BrokenPair("crash_destroy") + " --ops=ADD" + kSeed);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(Reports(r, "FAIL", "abi.plugin.destroy")) << r.output;
+  EXPECT_NE(r.output.find("plugin: destroy"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(" failed, "), std::string::npos) << r.output;
 }
 
 TEST(CheckTest, NamesADispatchLibraryThatCrashesOnTruncatedBytecode) {

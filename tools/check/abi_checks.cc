@@ -149,7 +149,8 @@ void CheckGraftPluginVersion(const Subject& s, CheckReport& report) {
                               TakeStatus(st, "get_info").ToString());
         }
         absl::StrAppend(&out, " ", info->struct_size, " ", info->abi_version);
-        raw->destroy(p);
+        // No destroy: the child ends with _exit, and abi.plugin.destroy
+        // probes destroy on its own.
         return out;
       },
       s.options.timeout, "plugin: ABI version and info");
@@ -309,7 +310,11 @@ void CheckLoad(Subject& s, CheckReport& report) {
         auto p =
             LoadCompilerPlugin(s.options.plugin_path, s.options.plugin_options);
         if (!p.ok()) return p.status();
-        return (*p)->label();
+        const std::string label = (*p)->label();
+        // Not destroyed here (the child ends with _exit): destroy is
+        // probed on its own, as abi.plugin.destroy.
+        (void)p->release();
+        return label;
       },
       s.options.timeout, "plugin: load and create");
   if (probe.ok()) {

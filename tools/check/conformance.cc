@@ -1,9 +1,12 @@
 #include "tools/check/conformance.h"
 
 #include <filesystem>
+#include <memory>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "plugins/child_process.h"
 #include "tools/check/checks.h"
 #include "tools/check/raw_abi.h"
 
@@ -60,6 +63,31 @@ CheckReport RunConformance(const CheckOptions& options) {
   RunDeterminismCheck(s, report);
   RunMisuseChecks(s, report);
   RunDispatchRobustnessChecks(s, report);
+  // Last, the plugin's destroy, in a child: a crash there is a finding,
+  // and this process keeps its own instance, reachable, until it exits.
+  if (s.plugin != nullptr) {
+    absl::StatusOr<std::string> destroyed = RunInChildProcess(
+        [&]() -> absl::StatusOr<std::string> {
+          s.plugin.reset();
+          return std::string();
+        },
+        options.timeout, "plugin: destroy");
+    if (s.Wants("abi.plugin.destroy")) {
+      if (destroyed.ok()) {
+        report.Add({"abi.plugin.destroy",
+                    Outcome::kPass,
+                    "destroy ends the instance",
+                    {}});
+      } else {
+        report.Add({"abi.plugin.destroy",
+                    Outcome::kFail,
+                    "destroy does not return",
+                    {std::string(destroyed.status().message())}});
+      }
+    }
+    static auto* kept = new std::vector<std::unique_ptr<CompilerPlugin>>;
+    kept->push_back(std::move(s.plugin));
+  }
   return report;
 }
 
