@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
-"""Compiles and runs the C program a guide section shows, as a reader would.
+"""Compiles and runs the C or C++ program a guide section shows, as a reader
+would.
 
   doc_snippet_test.py PREFIX WORK_DIR FILE "SECTION HEADING" -- ARGS...
 
-Takes the first ```c block under the heading in FILE (up to the next heading
-of the same or a higher level), compiles it as strict C99 against the Graft
-installed in PREFIX with pkg-config only, and runs it with ARGS. Fails when
-the section has no C block, the program does not compile without warnings,
-or it exits non-zero; its output is printed.
+Takes the first ```c (or ```cpp) block under the heading in FILE (up to the
+next heading of the same or a higher level), compiles it as strict C99 (or
+C++17) against the Graft installed in PREFIX with pkg-config only, and runs
+it with ARGS. Fails when the section has no such block, the program does
+not compile without warnings, or it exits non-zero; its output is printed.
 """
 import os
 import re
@@ -18,7 +19,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
 
 
-def c_block(text, heading):
+def code_block(text, heading):
+    """(language, source) of the first ```c or ```cpp block of the
+    section."""
     lines = text.splitlines()
     start = level = None
     for i, line in enumerate(lines):
@@ -28,14 +31,14 @@ def c_block(text, heading):
             break
     if start is None:
         sys.exit(f"no section '{heading}'")
-    in_code, block = False, None
+    in_code, block, language = False, None, None
     for line in lines[start:]:
         if line.startswith("```"):
             if in_code and block is not None:
-                return "\n".join(block) + "\n"
+                return language, "\n".join(block) + "\n"
             in_code = not in_code
-            if in_code and line.strip() == "```c":
-                block = []
+            if in_code and line.strip() in ("```c", "```cpp"):
+                block, language = [], line.strip()[3:]
             continue
         if not in_code:
             m = re.match(r"^(#+)\s", line)
@@ -43,16 +46,16 @@ def c_block(text, heading):
                 break
         elif block is not None:
             block.append(line)
-    sys.exit(f"no ```c block in section '{heading}'")
+    sys.exit(f"no ```c or ```cpp block in section '{heading}'")
 
 
 def main():
     prefix, work, path, heading = sys.argv[1:5]
     args = sys.argv[6:] if sys.argv[5:6] == ["--"] else sys.argv[5:]
-    source = c_block(open(os.path.join(ROOT, path), encoding="utf-8").read(),
-                     heading)
+    with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+        language, source = code_block(f.read(), heading)
     os.makedirs(work, exist_ok=True)
-    c_file = os.path.join(work, "snippet.c")
+    c_file = os.path.join(work, "snippet." + language)
     exe = os.path.join(work, "snippet")
     with open(c_file, "w", encoding="utf-8") as f:
         f.write(source)
@@ -66,8 +69,11 @@ def main():
     libdir = subprocess.run(["pkg-config", "--variable=libdir", "graft"],
                             env=env, check=True, capture_output=True,
                             text=True).stdout.strip()
-    cc = env.get("CC", "cc")
-    subprocess.run([cc, "-std=c99", "-Wall", "-Wextra", "-Werror",
+    if language == "c":
+        compiler = [env.get("CC", "cc"), "-std=c99"]
+    else:
+        compiler = [env.get("CXX", "c++"), "-std=c++17"]
+    subprocess.run(compiler + ["-Wall", "-Wextra", "-Werror",
                     "-pedantic", c_file, "-o", exe] + flags +
                    [f"-Wl,-rpath,{libdir}"], check=True)
     run = subprocess.run([exe] + args, capture_output=True, text=True)

@@ -1,37 +1,27 @@
 // A C++ app outside Graft's tree, built against an installed Graft with
-// pkg-config only (build.sh). It compiles a model ahead of time with the
-// installed vendors (graft_apply, default plugin directory), loads the
-// result with the installed dispatch libraries (default dispatch
-// directory), requires the vendor to run its ops, and compares one output
-// with an .npy reference.
+// pkg-config only (build_and_run.sh), through the header-only C++ wrapper
+// graft_app.hpp. It compiles a model ahead of time with the installed
+// vendors (graft::Apply, default plugin directory), loads the result with
+// the installed dispatch libraries (default dispatch directory), requires
+// the vendor to run its ops, and compares one output with an .npy
+// reference.
 //   cxx_app MODEL COMPILED_OUT SIGNATURE INPUT.npy EXPECTED.npy [VENDOR]
 // Without VENDOR the model runs as it is, on Graft's CPU kernels.
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
-#include <memory>
 #include <string>
 #include <vector>
 
-#include "graft_app.h"
+#include "graft_app.hpp"
 
 namespace {
 
-struct Model {
-  void operator()(graft_model_t* m) const { graft_model_destroy(m); }
-};
-struct Report {
-  void operator()(graft_apply_report_t* r) const {
-    graft_apply_report_destroy(r);
-  }
-};
-
-// Throws nothing: prints and releases a failed status, true on failure.
-bool Failed(graft_status_t* st, const char* what) {
-  if (st == nullptr) return false;
-  std::fprintf(stderr, "cxx_app: %s: %s\n", what, st->message);
-  graft_status_release(st);
+// Prints a failed status; true on failure.
+bool Failed(const graft::Status& st, const char* what) {
+  if (st.ok()) return false;
+  std::fprintf(stderr, "cxx_app: %s: %s\n", what, st.message().c_str());
   return true;
 }
 
@@ -61,58 +51,51 @@ int main(int argc, char** argv) {
   std::string to_run = argv[1];
   std::printf("installed vendors: %s\n", graft_default_vendor_dir());
   if (!vendor.empty()) {
-    graft_apply_options_t ao;
-    graft_apply_options_init(&ao);
-    const char* vendors[] = {vendor.c_str()};
-    ao.vendors = vendors;
-    ao.num_vendors = 1;
-    graft_apply_report_t* raw = nullptr;
-    if (Failed(graft_apply(argv[1], argv[2], &ao, &raw), "apply")) return 1;
-    std::unique_ptr<graft_apply_report_t, Report> report(raw);
-    std::printf("apply: %s", report->summary);
-    if (report->ops_taken == 0) {
+    graft::ApplyOptions apply_options;
+    apply_options.vendors = {vendor};
+    graft::Expected<graft::ApplyReport> report =
+        graft::Apply(argv[1], argv[2], apply_options);
+    if (Failed(report.error(), "apply")) return 1;
+    std::printf("apply: %s", (*report)->summary);
+    if ((*report)->ops_taken == 0) {
       std::fprintf(stderr, "cxx_app: %s took no op\n", vendor.c_str());
       return 1;
     }
     to_run = argv[2];
   }
 
-  graft_model_options_t mo;
-  graft_model_options_init(&mo);
-  mo.fallback_policy = GRAFT_FALLBACK_POLICY_REQUIRE_VENDOR_OPS;
-  graft_model_t* raw_model = nullptr;
-  if (Failed(graft_model_create_from_file(to_run.c_str(), &mo, &raw_model),
-             "load")) {
-    return 1;
-  }
-  std::unique_ptr<graft_model_t, Model> model(raw_model);
-  graft_signature_t* sig = nullptr;
-  size_t in = 0, out = 0;
-  if (Failed(graft_model_find_signature(model.get(), argv[3], &sig),
-             "signature") ||
-      Failed(graft_signature_find_input(sig, "x", &in), "input") ||
-      Failed(graft_signature_find_output(sig, "code", &out), "output")) {
+  graft::ModelOptions options;
+  options.fallback_policy = GRAFT_FALLBACK_POLICY_REQUIRE_VENDOR_OPS;
+  graft::Expected<graft::Model> model = graft::Model::Load(to_run, options);
+  if (Failed(model.error(), "load")) return 1;
+  graft::Expected<graft::Signature> sig = model->signature(argv[3]);
+  if (Failed(sig.error(), "signature")) return 1;
+  // A wrong name is an error listing the names there are.
+  if (!Failed(sig->input_index("no_such_input").error(), "expected error")) {
+    std::fprintf(stderr, "cxx_app: an unknown input was accepted\n");
     return 1;
   }
   // Zero-copy both ways: the runtime reads and writes this app's vectors.
   std::vector<float> input = ReadNpy(argv[4]), want = ReadNpy(argv[5]);
   std::vector<float> got(want.size());
-  if (Failed(graft_signature_bind_input(sig, in, input.data(),
-                                        input.size() * sizeof(float)),
-             "bind input") ||
-      Failed(graft_signature_bind_output(sig, out, got.data(),
-                                         got.size() * sizeof(float)),
-             "bind output") ||
-      Failed(graft_signature_invoke(sig), "invoke")) {
+  if (Failed(sig->bind_input("x", input), "bind input") ||
+      Failed(sig->bind_output("code", got), "bind output") ||
+      Failed(sig->invoke(), "invoke")) {
     return 1;
   }
-  const graft_model_report_t* placed = nullptr;
-  if (Failed(graft_model_get_report(model.get(), &placed), "report")) return 1;
+  graft::Expected<graft::Span<const float>> code = sig->output<float>("code");
+  if (Failed(code.error(), "output")) return 1;
+  if (code->data != got.data()) {
+    std::fprintf(stderr, "cxx_app: the bound output was not used in place\n");
+    return 1;
+  }
+  graft::Expected<const graft_model_report_t*> placed = model->report();
+  if (Failed(placed.error(), "report")) return 1;
   std::printf("ops on cpu %lld, on a vendor %lld, fallback %lld\n",
-              static_cast<long long>(placed->ops_cpu),
-              static_cast<long long>(placed->ops_vendor),
-              static_cast<long long>(placed->ops_fallback));
-  if (!vendor.empty() && placed->ops_vendor == 0) {
+              static_cast<long long>((*placed)->ops_cpu),
+              static_cast<long long>((*placed)->ops_vendor),
+              static_cast<long long>((*placed)->ops_fallback));
+  if (!vendor.empty() && (*placed)->ops_vendor == 0) {
     std::fprintf(stderr, "cxx_app: nothing ran on %s\n", vendor.c_str());
     return 1;
   }
