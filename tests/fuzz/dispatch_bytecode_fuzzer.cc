@@ -132,6 +132,13 @@ void RunOp(const Model& model, const tfl::OperatorT& op,
 
 }  // namespace
 
+// Allocations beyond 2 GiB fail (return null) instead of ending the run: a
+// valid model may ask for a huge arena, and the runtime's answer to a
+// failed allocation (an error) is what is tested then.
+extern "C" const char* __asan_default_options() {
+  return "allocator_may_return_null=1:max_allocation_size_mb=2048";
+}
+
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   absl::StatusOr<Model> model = fuzz::ModelFromInput(data, size);
   if (!model.ok()) return 0;
