@@ -10,6 +10,11 @@
 //   INT32) bias: int64 accumulation, scaled by the int64
 //   MultiplyByQuantizedMultiplier.
 //
+// On AVX-512 VNNI machines (cpu_features.h) a one-group INT8 CONV_2D takes
+// QGemmVnni instead: the im2col rows hold input + 128 as unsigned bytes and
+// the filter is packed at prepare for vpdpbusd (quantized_gemm.h says how
+// the shift is compensated); the depthwise blocks are 32 channels wide.
+//
 // INT8 CONV_2D with constant weights is lowered to an integer GEMM: chunks
 // of output pixels are expanded (im2col) into an int16 buffer holding
 // input + input_offset (0 where the window leaves the input, which the

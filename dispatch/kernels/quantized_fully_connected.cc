@@ -27,8 +27,11 @@
 // vpmaddwd); vector requantization. The int32 sums are the reference's in
 // another order (integer addition is associative), so results are
 // bit-exact. Work is split over row blocks and column panels
-// across the thread pool. The 16x8 forms (and 8-bit zero points outside
-// their type's range) run the reference loops.
+// across the thread pool. On AVX-512 VNNI machines (cpu_features.h), INT8
+// with constant weights of zero point 0 takes QGemmVnni instead (weights
+// packed at prepare, input rows + 128 as unsigned bytes). The 16x8 forms
+// (and 8-bit zero points outside their type's range) run the reference
+// loops.
 //
 // Quantized BATCH_MATMUL (reference_ops::BatchMatMul): INT8 x INT8 -> INT8
 // with int32 sums of (lhs - lhs_zero_point) * (rhs - rhs_zero_point); INT16

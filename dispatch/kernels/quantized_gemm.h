@@ -439,10 +439,6 @@ struct QGemmVnniWeights {
   // Per column (padded to whole panels, then by kQGemmNr): a_offset times
   // the column's weight sum, modulo 2^32.
   std::vector<int32_t> col_offset;
-  // Bytes held, for the load's memory accounting.
-  size_t bytes() const {
-    return packed.size() + col_offset.size() * sizeof(int32_t);
-  }
 };
 
 // Packs b[c][kk] = w[c * row_stride + kk] for c < n, kk < k (INT8 weights
