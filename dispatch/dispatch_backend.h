@@ -55,7 +55,8 @@ struct DispatchOpInfo {
   const DispatchOpOptions* options = nullptr;
   // The bytecode module, 64-byte aligned: zero-copy in the mapped model
   // file (where Graft writes it aligned), or a copy where the file does not
-  // align it.
+  // align it. For a LiteRtBackend, as the file stores it (LiteRT's tools
+  // align nothing; its dispatch libraries take a file range).
   Bytes module;
   // The vendor's manifest entry; null when the model has no manifest.
   const ManifestVendor* manifest = nullptr;

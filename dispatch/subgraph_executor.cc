@@ -1258,7 +1258,16 @@ absl::Status SubgraphExecutor::PrepareOnBackend(
   info.subgraph = id_;
   info.op_index = p.index;
   info.options = &options;
-  GRAFT_ASSIGN_OR_RETURN(info.module, AlignedModule(std::move(module)));
+  // Graft's ABI promises vendors a 64-byte aligned module; a LiteRT dispatch
+  // library gets it where the file has it, as a range of the mapped file
+  // (LiteRtMemBuffer's base and offset, as LiteRT's runtime hands it over;
+  // LiteRT's tools write modules unaligned, and Intel's library refuses a
+  // copy handed over as a buffer of its own).
+  if (dynamic_cast<const LiteRtBackend*>(&backend) != nullptr) {
+    info.module = std::move(module);
+  } else {
+    GRAFT_ASSIGN_OR_RETURN(info.module, AlignedModule(std::move(module)));
+  }
   info.manifest = entry;
   info.inputs = p.in_ptrs;
   info.outputs = absl::MakeConstSpan(p.out_ptrs.data(), p.out_ptrs.size());
