@@ -87,9 +87,11 @@ void AsymmetricQuantizeRow(const float* x, int64_t k, int16_t* q, float* scale,
   const double z = 128.0 + std::abs(lo / s) < 127.0 + std::abs(hi / s)
                        ? z_from_min
                        : z_from_max;
-  const int32_t zp = z <= -128.0  ? -128
-                     : z >= 127.0 ? 127
-                                  : static_cast<int32_t>(std::round(z));
+  // !(z > -128): a NaN z (a row with both infinities) is -128, not an
+  // undefined cast.
+  const int32_t zp = !(z > -128.0) ? -128
+                     : z >= 127.0  ? 127
+                                   : static_cast<int32_t>(std::round(z));
   *scale = static_cast<float>(s), *zero_point = zp;
   const float inv = static_cast<float>(1.0 / *scale);
   const int64_t grouped = k & ~int64_t{7};
