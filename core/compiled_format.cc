@@ -303,13 +303,23 @@ absl::StatusOr<Manifest> ReadManifest(const Model& model) {
 
 void WriteManifest(Model& model, const Manifest& manifest) {
   Bytes data = Bytes::Own(EncodeManifest(manifest));
-  for (tfl::MetadataT& md : model.metadata) {
-    if (md.name == kManifestMetadataName && md.buffer != 0 &&
-        md.buffer < model.buffers.size()) {
-      model.buffers[md.buffer].data = std::move(data);
-      return;
+  // Readers take the first entry of this name, so exactly one is kept: an
+  // earlier entry without a usable buffer, or a second one, would hide the
+  // manifest written here (found by tests/fuzz, apply).
+  bool written = false;
+  for (auto it = model.metadata.begin(); it != model.metadata.end();) {
+    if (it->name != kManifestMetadataName) {
+      ++it;
+    } else if (!written && it->buffer != 0 &&
+               it->buffer < model.buffers.size()) {
+      model.buffers[it->buffer].data = std::move(data);
+      written = true;
+      ++it;
+    } else {
+      it = model.metadata.erase(it);
     }
   }
+  if (written) return;
   tfl::MetadataT md;
   md.name = kManifestMetadataName;
   md.buffer = AddBuffer(model, std::move(data));

@@ -139,5 +139,28 @@ TEST(CompiledFormatTest, FingerprintIsStableFnv1a) {
   EXPECT_EQ(Fingerprint64(a), 0xaf63dc4c8601ec8cull);
 }
 
+// Found by tests/fuzz (apply): a model carrying a graft_manifest entry
+// without data (buffer 0) kept it ahead of the one apply wrote, so the
+// compiled model's manifest read as "not a valid flexbuffer (0 bytes)".
+TEST(CompiledFormatTest, WriteManifestReplacesABrokenEntry) {
+  Model model;
+  model.buffers.resize(1);
+  tfl::MetadataT broken;
+  broken.name = kManifestMetadataName;
+  broken.buffer = 0;
+  model.metadata.push_back(broken);
+  model.metadata.push_back(broken);
+  Manifest m;
+  ManifestVendor v;
+  v.vendor = "example";
+  m.vendors.push_back(v);
+  WriteManifest(model, m);
+  absl::StatusOr<Manifest> read = ReadManifest(model);
+  ASSERT_TRUE(read.ok()) << read.status();
+  ASSERT_EQ(read->vendors.size(), 1u);
+  EXPECT_EQ(read->vendors[0].vendor, "example");
+  EXPECT_EQ(model.metadata.size(), 1u);
+}
+
 }  // namespace
 }  // namespace graft
