@@ -2,6 +2,7 @@
 // struct sizes, and whether the host can load them at all.
 #include <algorithm>
 #include <filesystem>
+#include <initializer_list>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -23,6 +24,42 @@ namespace {
 std::string Version(uint32_t packed) {
   return absl::StrCat(GRAFT_ABI_VERSION_GET_MAJOR(packed), ".",
                       GRAFT_ABI_VERSION_GET_MINOR(packed));
+}
+
+// When the child that asks the library could not answer: each wanted check
+// of `ids` fails with why.
+void ReportUnasked(const Subject& s, CheckReport& report,
+                   std::initializer_list<const char*> ids,
+                   const absl::Status& why) {
+  for (const char* id : ids) {
+    if (s.Wants(id)) {
+      report.Add({id,
+                  Outcome::kFail,
+                  "could not be asked",
+                  {std::string(why.message())}});
+    }
+  }
+}
+
+// `id` (abi.plugin.version, abi.dispatch.version): what `function` answered,
+// `version`, against this Graft's ABI major; `fix` ends the finding.
+void ReportAbiVersion(const Subject& s, CheckReport& report, const char* id,
+                      const char* function, uint32_t version,
+                      absl::string_view pass_detail, absl::string_view fix) {
+  if (!s.Wants(id)) return;
+  if (GRAFT_ABI_VERSION_GET_MAJOR(version) != GRAFT_ABI_VERSION_MAJOR) {
+    report.Add({id,
+                Outcome::kFail,
+                absl::StrCat("built for Graft ABI ", Version(version)),
+                {absl::StrCat(function, " says ", Version(version),
+                              "; this Graft speaks ", GRAFT_ABI_VERSION_MAJOR,
+                              ".x", fix)}});
+  } else {
+    report.Add({id,
+                Outcome::kPass,
+                absl::StrCat("Graft ABI ", Version(version), pass_detail),
+                {}});
+  }
 }
 
 // abi.<kind>.exports and abi.<kind>.needed from the ELF file itself.
@@ -155,36 +192,17 @@ void CheckGraftPluginVersion(const Subject& s, CheckReport& report) {
       },
       s.options.timeout, "plugin: ABI version and info");
   if (!answer.ok()) {
-    for (const char* id : {"abi.plugin.version", "abi.plugin.struct_sizes"}) {
-      if (s.Wants(id)) {
-        report.Add({id,
-                    Outcome::kFail,
-                    "could not be asked",
-                    {std::string(answer.status().message())}});
-      }
-    }
+    ReportUnasked(s, report, {"abi.plugin.version", "abi.plugin.struct_sizes"},
+                  answer.status());
     return;
   }
   std::vector<std::string> parts = absl::StrSplit(*answer, ' ');
   uint32_t v = 0;
   (void)absl::SimpleAtoi(parts[0], &v);
-  if (s.Wants("abi.plugin.version")) {
-    if (GRAFT_ABI_VERSION_GET_MAJOR(v) != GRAFT_ABI_VERSION_MAJOR) {
-      report.Add({"abi.plugin.version",
-                  Outcome::kFail,
-                  absl::StrCat("built for Graft ABI ", Version(v)),
-                  {absl::StrCat("graft_compiler_plugin_abi_version() says ",
-                                Version(v), "; this Graft speaks ",
-                                GRAFT_ABI_VERSION_MAJOR,
-                                ".x: rebuild against its c_api headers")}});
-    } else {
-      report.Add({"abi.plugin.version",
-                  Outcome::kPass,
-                  absl::StrCat("Graft ABI ", Version(v), " (host ",
-                               Version(GRAFT_ABI_VERSION), ")"),
-                  {}});
-    }
-  }
+  ReportAbiVersion(s, report, "abi.plugin.version",
+                   "graft_compiler_plugin_abi_version()", v,
+                   absl::StrCat(" (host ", Version(GRAFT_ABI_VERSION), ")"),
+                   ": rebuild against its c_api headers");
   if (!s.Wants("abi.plugin.struct_sizes") || parts.size() < 2) return;
   if (parts.size() < 3 || absl::EndsWith(parts[1], "-failed")) {
     report.Add({"abi.plugin.struct_sizes",
@@ -247,35 +265,16 @@ void CheckGraftDispatchVersion(const Subject& s, CheckReport& report) {
       },
       s.options.timeout, "dispatch: ABI version and info");
   if (!answer.ok()) {
-    for (const char* id :
-         {"abi.dispatch.version", "abi.dispatch.struct_sizes"}) {
-      if (s.Wants(id)) {
-        report.Add({id,
-                    Outcome::kFail,
-                    "could not be asked",
-                    {std::string(answer.status().message())}});
-      }
-    }
+    ReportUnasked(s, report,
+                  {"abi.dispatch.version", "abi.dispatch.struct_sizes"},
+                  answer.status());
     return;
   }
   std::vector<std::string> parts = absl::StrSplit(*answer, ' ');
   uint32_t v = 0;
   (void)absl::SimpleAtoi(parts[0], &v);
-  if (s.Wants("abi.dispatch.version")) {
-    if (GRAFT_ABI_VERSION_GET_MAJOR(v) != GRAFT_ABI_VERSION_MAJOR) {
-      report.Add({"abi.dispatch.version",
-                  Outcome::kFail,
-                  absl::StrCat("built for Graft ABI ", Version(v)),
-                  {absl::StrCat("graft_dispatch_abi_version() says ",
-                                Version(v), "; this Graft speaks ",
-                                GRAFT_ABI_VERSION_MAJOR, ".x")}});
-    } else {
-      report.Add({"abi.dispatch.version",
-                  Outcome::kPass,
-                  absl::StrCat("Graft ABI ", Version(v)),
-                  {}});
-    }
-  }
+  ReportAbiVersion(s, report, "abi.dispatch.version",
+                   "graft_dispatch_abi_version()", v, "", "");
   if (!s.Wants("abi.dispatch.struct_sizes") || parts.size() < 2) return;
   size_t size = 0;
   if (parts[1] == "x" || !absl::SimpleAtoi(parts[1], &size)) {
