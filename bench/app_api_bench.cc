@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_split.h"
 #include "bench/bench_util.h"
 #include "benchmark/benchmark.h"
 #include "c_api/graft_app.h"
@@ -127,18 +128,6 @@ void Process(benchmark::State& state, const std::string& program) {
   }
 }
 
-std::vector<std::string> SplitPaths(const std::string& list) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= list.size()) {
-    size_t comma = list.find(',', start);
-    if (comma == std::string::npos) comma = list.size();
-    if (comma > start) out.push_back(list.substr(start, comma - start));
-    start = comma + 1;
-  }
-  return out;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -150,7 +139,8 @@ int main(int argc, char** argv) {
   for (int i = 0; i < argc; ++i) {
     constexpr const char kModels[] = "--graft_models=";
     if (std::strncmp(argv[i], kModels, sizeof(kModels) - 1) == 0) {
-      models = SplitPaths(argv[i] + sizeof(kModels) - 1);
+      models =
+          absl::StrSplit(argv[i] + sizeof(kModels) - 1, ',', absl::SkipEmpty());
     } else {
       args.push_back(argv[i]);
     }
