@@ -55,8 +55,8 @@ struct DispatchOpInfo {
   const DispatchOpOptions* options = nullptr;
   // The bytecode module, 64-byte aligned: zero-copy in the mapped model
   // file (where Graft writes it aligned), or a copy where the file does not
-  // align it. For a LiteRtBackend, as the file stores it (LiteRT's tools
-  // align nothing; its dispatch libraries take a file range).
+  // align it; as the file stores it for a backend that does not want it
+  // aligned (DispatchBackend::wants_aligned_module).
   Bytes module;
   // The vendor's manifest entry; null when the model has no manifest.
   const ManifestVendor* manifest = nullptr;
@@ -114,6 +114,11 @@ class DispatchBackend {
   // Prepares one op. An error makes the op fall back (see above).
   virtual absl::StatusOr<std::unique_ptr<DispatchExecutable>> Prepare(
       const DispatchOpInfo& op) = 0;
+
+  // Whether DispatchOpInfo::module must be 64-byte aligned (Graft's ABI
+  // promises vendors so; the runtime copies a module the file leaves
+  // unaligned). False: the module as the file stores it.
+  virtual bool wants_aligned_module() const { return true; }
 };
 
 }  // namespace graft

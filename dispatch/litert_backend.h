@@ -39,6 +39,11 @@ class LiteRtBackend : public DispatchBackend {
 
   // The SoC manufacturer as the model's stamp spells it ("IntelOpenVINO").
   absl::string_view vendor() const override { return stamp_.soc_manufacturer; }
+  // LiteRT's dispatch libraries take the module as a range of the mapped
+  // file, as LiteRT's runtime hands it over (LiteRtMemBuffer's base and
+  // offset); LiteRT's tools write modules unaligned, and Intel's library
+  // refuses a copy handed over as a buffer of its own.
+  bool wants_aligned_module() const override { return false; }
   absl::StatusOr<std::unique_ptr<DispatchExecutable>> Prepare(
       const DispatchOpInfo& op) override;
 

@@ -1258,15 +1258,10 @@ absl::Status SubgraphExecutor::PrepareOnBackend(
   info.subgraph = id_;
   info.op_index = p.index;
   info.options = &options;
-  // Graft's ABI promises vendors a 64-byte aligned module; a LiteRT dispatch
-  // library gets it where the file has it, as a range of the mapped file
-  // (LiteRtMemBuffer's base and offset, as LiteRT's runtime hands it over;
-  // LiteRT's tools write modules unaligned, and Intel's library refuses a
-  // copy handed over as a buffer of its own).
-  if (dynamic_cast<const LiteRtBackend*>(&backend) != nullptr) {
-    info.module = std::move(module);
-  } else {
+  if (backend.wants_aligned_module()) {
     GRAFT_ASSIGN_OR_RETURN(info.module, AlignedModule(std::move(module)));
+  } else {
+    info.module = std::move(module);
   }
   info.manifest = entry;
   info.inputs = p.in_ptrs;
