@@ -24,8 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   }
   // Saving is stable: what a load of the saved bytes saves again is the
-  // same bytes. (Byte equality, not CompareModels: a NaN among quantization
-  // parameters is itself, bit for bit, but not equal to itself.)
+  // same bytes (byte equality, stricter than CompareModels' structure).
   absl::StatusOr<std::vector<uint8_t>> saved = SerializeModel(*model);
   if (!saved.ok()) return 0;  // e.g. over the format's size limits
   const std::vector<uint8_t> first = *saved;
