@@ -301,17 +301,56 @@ absl::StatusOr<Manifest> ReadManifest(const Model& model) {
       "the model has no graft manifest: it was not compiled by graft apply");
 }
 
+namespace {
+
+// True when anything but the metadata entry `self` reads buffer `buffer`:
+// a tensor, another metadata entry, the model's metadata_buffer list, a
+// module `manifest` lists or a dispatch op's module. Overwriting such a
+// buffer with the manifest would change that data (a model from elsewhere
+// may point its manifest entry at a weight).
+bool BufferSharedElsewhere(const Model& model, uint32_t buffer,
+                           const tfl::MetadataT* self,
+                           const Manifest& manifest) {
+  for (const Subgraph& sg : model.subgraphs) {
+    for (const tfl::TensorT& t : sg.tensors) {
+      if (t.buffer == buffer) return true;
+    }
+    for (const tfl::OperatorT& op : sg.ops) {
+      if (!IsDispatchOp(model, op)) continue;
+      absl::StatusOr<DispatchOpOptions> o =
+          DecodeDispatchOpOptions(op.custom_options);
+      if (o.ok() && o->module_buffer == buffer) return true;
+    }
+  }
+  for (const tfl::MetadataT& md : model.metadata) {
+    if (&md != self && md.buffer == buffer) return true;
+  }
+  for (int32_t b : model.metadata_buffer) {
+    if (b >= 0 && static_cast<uint32_t>(b) == buffer) return true;
+  }
+  for (const ManifestVendor& v : manifest.vendors) {
+    for (const ManifestModule& m : v.modules) {
+      if (m.buffer == buffer) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 void WriteManifest(Model& model, const Manifest& manifest) {
   Bytes data = Bytes::Own(EncodeManifest(manifest));
   // Readers take the first entry of this name, so exactly one is kept: an
   // earlier entry without a usable buffer, or a second one, would hide the
-  // manifest written here (found by tests/fuzz, apply).
+  // manifest written here (found by tests/fuzz, apply). An earlier entry's
+  // buffer is reused only when nothing else reads it.
   bool written = false;
   for (auto it = model.metadata.begin(); it != model.metadata.end();) {
     if (it->name != kManifestMetadataName) {
       ++it;
     } else if (!written && it->buffer != 0 &&
-               it->buffer < model.buffers.size()) {
+               it->buffer < model.buffers.size() &&
+               !BufferSharedElsewhere(model, it->buffer, &*it, manifest)) {
       model.buffers[it->buffer].data = std::move(data);
       written = true;
       ++it;

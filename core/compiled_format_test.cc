@@ -162,5 +162,41 @@ TEST(CompiledFormatTest, WriteManifestReplacesABrokenEntry) {
   EXPECT_EQ(model.metadata.size(), 1u);
 }
 
+// A model from elsewhere may point its manifest entry at a buffer that
+// something else reads: rewriting the manifest must leave that data alone.
+TEST(CompiledFormatTest, WriteManifestLeavesASharedBufferAlone) {
+  Model model;
+  model.buffers.resize(2);
+  const std::vector<uint8_t> weights = {1, 2, 3, 4};
+  model.buffers[1].data = Bytes::Own(std::vector<uint8_t>(weights));
+  model.subgraphs.emplace_back();
+  tfl::TensorT t;
+  t.name = "weights";
+  t.buffer = 1;
+  model.subgraphs[0].tensors.push_back(t);
+  tfl::MetadataT entry;
+  entry.name = kManifestMetadataName;
+  entry.buffer = 1;
+  model.metadata.push_back(entry);
+  Manifest m;
+  ManifestVendor v;
+  v.vendor = "example";
+  m.vendors.push_back(v);
+  WriteManifest(model, m);
+  const Bytes& kept = model.buffers[1].data;
+  EXPECT_EQ(std::vector<uint8_t>(kept.data(), kept.data() + kept.size()),
+            weights);
+  ASSERT_EQ(model.metadata.size(), 1u);
+  EXPECT_NE(model.metadata[0].buffer, 1u);
+  absl::StatusOr<Manifest> read = ReadManifest(model);
+  ASSERT_TRUE(read.ok()) << read.status();
+  EXPECT_EQ(read->vendors[0].vendor, "example");
+
+  // Its own buffer, read by nothing else, is reused: no buffer is added.
+  const size_t buffers = model.buffers.size();
+  WriteManifest(model, m);
+  EXPECT_EQ(model.buffers.size(), buffers);
+}
+
 }  // namespace
 }  // namespace graft
