@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "core/status.h"
 #include "core/vendor_library.h"
+#include "dispatch/dispatch_abi_table.h"
 
 namespace graft {
 
@@ -17,26 +18,9 @@ namespace graft {
 // context (each holds a reference), so the vendor code stays mapped while
 // anything of it is alive.
 struct DispatchLibrary::State {
-  struct Api {
-    graft_dispatch_abi_version_fn abi_version = nullptr;
-    graft_dispatch_create_fn create = nullptr;
-    graft_dispatch_destroy_fn destroy = nullptr;
-    graft_dispatch_get_info_fn get_info = nullptr;
-    graft_dispatch_check_compatibility_fn check_compatibility = nullptr;
-    graft_dispatch_device_context_create_fn device_context_create = nullptr;
-    graft_dispatch_device_context_destroy_fn device_context_destroy = nullptr;
-    graft_dispatch_invocation_create_fn invocation_create = nullptr;
-    graft_dispatch_invocation_destroy_fn invocation_destroy = nullptr;
-    graft_dispatch_invocation_get_buffer_requirements_fn
-        get_buffer_requirements = nullptr;
-    graft_dispatch_invocation_attach_host_memory_fn attach_host_memory =
-        nullptr;
-    graft_dispatch_invocation_invoke_fn invoke = nullptr;
-    // Optional: non-null only when exported AND backed by a capability bit.
-    graft_dispatch_invocation_invoke_async_fn invoke_async = nullptr;
-    graft_dispatch_invocation_wait_fn wait = nullptr;
-    graft_dispatch_invocation_get_profile_fn get_profile = nullptr;
-  };
+  // The exports; invoke_async, wait and get_profile are non-null only
+  // when exported AND backed by a capability bit.
+  using Api = DispatchAbiTable;
 
   ~State() {
     if (instance != nullptr) api.destroy(instance);
@@ -99,8 +83,7 @@ absl::StatusOr<std::unique_ptr<DispatchLibrary>> DispatchLibrary::Load(
   const DynamicLibrary& lib = *state->library;
   State::Api& api = state->api;
 
-  api.abi_version = reinterpret_cast<graft_dispatch_abi_version_fn>(
-      lib.Symbol(GRAFT_DISPATCH_ABI_VERSION_SYMBOL));
+  const std::vector<std::string> missing = LookUpDispatchAbiTable(lib, &api);
   if (api.abi_version == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": not a Graft dispatch library: it does not export ",
@@ -116,48 +99,11 @@ absl::StatusOr<std::unique_ptr<DispatchLibrary>> DispatchLibrary::Load(
         GRAFT_ABI_VERSION_MAJOR, ".x; rebuild the library against this "
         "Graft's c_api headers"));
   }
-  struct Required {
-    const char* name;
-    void** slot;
-  };
-  const Required required[] = {
-      {GRAFT_DISPATCH_CREATE_SYMBOL, reinterpret_cast<void**>(&api.create)},
-      {GRAFT_DISPATCH_DESTROY_SYMBOL, reinterpret_cast<void**>(&api.destroy)},
-      {GRAFT_DISPATCH_GET_INFO_SYMBOL,
-       reinterpret_cast<void**>(&api.get_info)},
-      {GRAFT_DISPATCH_CHECK_COMPATIBILITY_SYMBOL,
-       reinterpret_cast<void**>(&api.check_compatibility)},
-      {GRAFT_DISPATCH_DEVICE_CONTEXT_CREATE_SYMBOL,
-       reinterpret_cast<void**>(&api.device_context_create)},
-      {GRAFT_DISPATCH_DEVICE_CONTEXT_DESTROY_SYMBOL,
-       reinterpret_cast<void**>(&api.device_context_destroy)},
-      {GRAFT_DISPATCH_INVOCATION_CREATE_SYMBOL,
-       reinterpret_cast<void**>(&api.invocation_create)},
-      {GRAFT_DISPATCH_INVOCATION_DESTROY_SYMBOL,
-       reinterpret_cast<void**>(&api.invocation_destroy)},
-      {GRAFT_DISPATCH_INVOCATION_GET_BUFFER_REQUIREMENTS_SYMBOL,
-       reinterpret_cast<void**>(&api.get_buffer_requirements)},
-      {GRAFT_DISPATCH_INVOCATION_ATTACH_HOST_MEMORY_SYMBOL,
-       reinterpret_cast<void**>(&api.attach_host_memory)},
-      {GRAFT_DISPATCH_INVOCATION_INVOKE_SYMBOL,
-       reinterpret_cast<void**>(&api.invoke)},
-  };
-  std::vector<std::string> missing;
-  for (const Required& r : required) {
-    *r.slot = lib.Symbol(r.name);
-    if (*r.slot == nullptr) missing.push_back(r.name);
-  }
   if (!missing.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
         path, ": incomplete Graft dispatch library: missing required ",
         "function(s) ", absl::StrJoin(missing, ", ")));
   }
-  api.invoke_async = reinterpret_cast<graft_dispatch_invocation_invoke_async_fn>(
-      lib.Symbol(GRAFT_DISPATCH_INVOCATION_INVOKE_ASYNC_SYMBOL));
-  api.wait = reinterpret_cast<graft_dispatch_invocation_wait_fn>(
-      lib.Symbol(GRAFT_DISPATCH_INVOCATION_WAIT_SYMBOL));
-  api.get_profile = reinterpret_cast<graft_dispatch_invocation_get_profile_fn>(
-      lib.Symbol(GRAFT_DISPATCH_INVOCATION_GET_PROFILE_SYMBOL));
 
   const std::string file = std::filesystem::path(path).filename().string();
   state->host = std::make_unique<HostApi>(file);

@@ -50,27 +50,7 @@ absl::StatusOr<RawDispatch> LoadRawDispatch(const std::string& path) {
   RawDispatch d;
   GRAFT_ASSIGN_OR_RETURN(d.library, DynamicLibrary::Open(path));
   const DynamicLibrary& lib = *d.library;
-  std::vector<std::string> missing;
-  Find(lib, GRAFT_DISPATCH_ABI_VERSION_SYMBOL, &d.abi_version, &missing);
-  Find(lib, GRAFT_DISPATCH_CREATE_SYMBOL, &d.create, &missing);
-  Find(lib, GRAFT_DISPATCH_DESTROY_SYMBOL, &d.destroy, &missing);
-  Find(lib, GRAFT_DISPATCH_GET_INFO_SYMBOL, &d.get_info, &missing);
-  Find(lib, GRAFT_DISPATCH_CHECK_COMPATIBILITY_SYMBOL, &d.check_compatibility,
-       &missing);
-  Find(lib, GRAFT_DISPATCH_DEVICE_CONTEXT_CREATE_SYMBOL,
-       &d.device_context_create, &missing);
-  Find(lib, GRAFT_DISPATCH_DEVICE_CONTEXT_DESTROY_SYMBOL,
-       &d.device_context_destroy, &missing);
-  Find(lib, GRAFT_DISPATCH_INVOCATION_CREATE_SYMBOL, &d.invocation_create,
-       &missing);
-  Find(lib, GRAFT_DISPATCH_INVOCATION_DESTROY_SYMBOL, &d.invocation_destroy,
-       &missing);
-  Find(lib, GRAFT_DISPATCH_INVOCATION_GET_BUFFER_REQUIREMENTS_SYMBOL,
-       &d.get_buffer_requirements, &missing);
-  Find(lib, GRAFT_DISPATCH_INVOCATION_ATTACH_HOST_MEMORY_SYMBOL,
-       &d.attach_host_memory, &missing);
-  Find(lib, GRAFT_DISPATCH_INVOCATION_INVOKE_SYMBOL, &d.invoke, &missing);
-  GRAFT_RETURN_IF_ERROR(Missing(path, missing));
+  GRAFT_RETURN_IF_ERROR(Missing(path, LookUpDispatchAbiTable(lib, &d)));
   return d;
 }
 

@@ -1,6 +1,7 @@
 // Graft-ABI vendor libraries with nothing between `graft check` and their
-// exports: every function looked up by name, called exactly as the probes
-// say. The adapters (plugins/graft_plugin_adapter.h, dispatch/
+// exports: every function looked up by name (a dispatch library's through
+// the runtime's own table, dispatch/dispatch_abi_table.h), called exactly
+// as the probes say. The adapters (plugins/graft_plugin_adapter.h, dispatch/
 // vendor_dispatch.h) never send a NULL or a short struct; the probes must.
 #ifndef GRAFT_TOOLS_CHECK_RAW_ABI_H_
 #define GRAFT_TOOLS_CHECK_RAW_ABI_H_
@@ -11,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "core/vendor_library.h"
+#include "dispatch/dispatch_abi_table.h"
 #include "graft_compiler_plugin.h"
 #include "graft_dispatch.h"
 
@@ -29,21 +31,10 @@ struct RawPlugin {
       nullptr;
 };
 
-struct RawDispatch {
+// The dispatch exports as the runtime's adapter looks them up
+// (dispatch/dispatch_abi_table.h); the optional ones may be NULL.
+struct RawDispatch : DispatchAbiTable {
   std::unique_ptr<DynamicLibrary> library;
-  graft_dispatch_abi_version_fn abi_version = nullptr;
-  graft_dispatch_create_fn create = nullptr;
-  graft_dispatch_destroy_fn destroy = nullptr;
-  graft_dispatch_get_info_fn get_info = nullptr;
-  graft_dispatch_check_compatibility_fn check_compatibility = nullptr;
-  graft_dispatch_device_context_create_fn device_context_create = nullptr;
-  graft_dispatch_device_context_destroy_fn device_context_destroy = nullptr;
-  graft_dispatch_invocation_create_fn invocation_create = nullptr;
-  graft_dispatch_invocation_destroy_fn invocation_destroy = nullptr;
-  graft_dispatch_invocation_get_buffer_requirements_fn get_buffer_requirements =
-      nullptr;
-  graft_dispatch_invocation_attach_host_memory_fn attach_host_memory = nullptr;
-  graft_dispatch_invocation_invoke_fn invoke = nullptr;
 };
 
 // Loads the library and looks up every function; FailedPrecondition when a
