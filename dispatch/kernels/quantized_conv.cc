@@ -13,7 +13,9 @@
 // On AVX-512 VNNI machines (cpu_features.h) a one-group INT8 CONV_2D takes
 // QGemmVnni instead: the im2col rows hold input + 128 as unsigned bytes and
 // the filter is packed at prepare for vpdpbusd (quantized_gemm.h says how
-// the shift is compensated); the depthwise blocks are 32 channels wide.
+// the shift is compensated); an INT8 DEPTHWISE_CONV_2D with constant
+// weights takes DepthwiseRowsInt8Vnni (vpdpwssd on two taps at a time,
+// the filter packed at prepare).
 //
 // INT8 CONV_2D with constant weights is lowered to an integer GEMM: chunks
 // of output pixels are expanded (im2col) into an int16 buffer holding
@@ -29,6 +31,7 @@
 // direct loops. Work is split over output rows across the thread pool; the
 // result does not depend on the split because each output is one integer sum.
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -90,6 +93,14 @@ struct QConvState : KernelState {
   QGemmVnniWeights vnni;
   // INT8 DEPTHWISE_CONV_2D channel-innermost path.
   bool dw_fast = false;
+  // Its AVX-512 VNNI form (DepthwiseRowsInt8Vnni), chosen at prepare: the
+  // filter packed by PackDwVnni, per channel input_offset times the sum of
+  // the channel's taps, and a pixel of input zero points for the taps that
+  // fall outside the input.
+  bool dw_vnni = false;
+  std::vector<int32_t> dw_packed;
+  std::vector<int32_t> dw_offset;
+  std::vector<int8_t> dw_pad;
   // Vector requantization of the GEMM and depthwise paths.
   QGemmRequant rq;
 };
@@ -442,57 +453,188 @@ __attribute__((target("avx2"))) void DepthwiseRowsInt8Avx2(
   DepthwiseRowsInt8Body(s, in, w, out, r0, r1, DwBlockAvx2{s.rq});
 }
 
-// 32 channels per block in AVX-512 (two int32 zmm of sums, the 16-lane
-// requantization of quantized_gemm.h); a remaining 16 go through the AVX2
-// block, the last out_c % 16 one by one, as above.
-struct DwBlockAvx512 {
-  const QGemmRequant& rq;
-  GRAFT_AVX512_TARGET inline void Block32(const DwPixel& px, int c0,
-                                          int16_t off, int8_t* op) const {
-    const __m512i voff = _mm512_set1_epi16(off);
-    __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
-    for (int t = 0; t < px.taps; ++t) {
-      const __m512i x = _mm512_cvtepi8_epi16(
-          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(px.in[t] + c0)));
-      const __m512i wt = _mm512_cvtepi8_epi16(
-          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(px.w[t] + c0)));
-      const __m512i prod = _mm512_mullo_epi16(wt, _mm512_add_epi16(x, voff));
-      __m256i halves[2];
-      std::memcpy(halves, &prod, sizeof(prod));
-      lo = _mm512_add_epi32(lo, _mm512_cvtepi16_epi32(halves[0]));
-      hi = _mm512_add_epi32(hi, _mm512_cvtepi16_epi32(halves[1]));
-    }
-    uint8_t* dst = reinterpret_cast<uint8_t*>(op + c0);
-    StoreBytesAvx512(
-        RequantDoubleAvx512(rq, LoadRequant16(rq, c0, nullptr), lo), 16, dst);
-    StoreBytesAvx512(
-        RequantDoubleAvx512(rq, LoadRequant16(rq, c0 + 16, nullptr), hi), 16,
-        dst + 16);
-  }
-};
+// The AVX-512 VNNI depthwise kernel. Two taps at a time: their 32
+// channels' inputs, sign-extended to int16 and interleaved (unpacklo/hi:
+// per 128-bit lane, channels 8L..8L+3 and 8L+4..8L+7), meet the filter
+// packed the same way at prepare in one vpdpwssd per 16 channels, which
+// adds both products to each int32 lane. The sums are of w * x, not
+// w * (x + input_offset): the offset's share, input_offset times the sum
+// of the channel's taps, is added with the bias (dw_offset), and a tap
+// outside the input reads dw_pad, the zero point, whose w * zp cancels its
+// share as the reference's skipped tap contributes nothing. The same
+// integers in another order, so bit-exact. Every channel count runs in
+// this one loop: the last block's loads and stores are masked.
+constexpr int kDwVnniBlock = 32;
 
-GRAFT_AVX512_TARGET void DepthwiseRowsInt8Avx512(const QConvState& s,
-                                                 const int8_t* in,
-                                                 const int8_t* w, int8_t* out,
-                                                 int64_t r0, int64_t r1) {
-  const DwBlockAvx512 block32{s.rq};
-  const DwBlockAvx2 block16{s.rq};
-  const int16_t off = static_cast<int16_t>(s.input_offset);
-  DwPixel px;
+inline int DwVnniPairs(const QConvState& s) { return (s.k_h * s.k_w + 1) / 2; }
+
+// dw_packed: per block of 32 channels, per pair of taps (2p, 2p + 1 in
+// row-major order; a missing last tap 0), the lo then the hi vector of 16
+// int32 lanes, each the two taps' int16 weights of one channel.
+void PackDwVnni(const int8_t* w, QConvState* s) {
+  const int taps = s->k_h * s->k_w, pairs = DwVnniPairs(*s);
+  const int blocks = (s->out_c + kDwVnniBlock - 1) / kDwVnniBlock;
+  s->dw_packed.assign(static_cast<size_t>(blocks) * pairs * kDwVnniBlock, 0);
+  auto weight = [&](int t, int c) -> int32_t {
+    return t < taps && c < s->out_c ? w[int64_t{t} * s->out_c + c] : 0;
+  };
+  for (int blk = 0; blk < blocks; ++blk) {
+    for (int p = 0; p < pairs; ++p) {
+      int32_t* dst =
+          s->dw_packed.data() + (int64_t{blk} * pairs + p) * kDwVnniBlock;
+      for (int half = 0; half < 2; ++half) {
+        for (int i = 0; i < 16; ++i) {
+          const int c = blk * kDwVnniBlock + 8 * (i / 4) + 4 * half + i % 4;
+          const uint32_t lo = static_cast<uint16_t>(weight(2 * p, c));
+          const uint32_t hi = static_cast<uint16_t>(weight(2 * p + 1, c));
+          dst[half * 16 + i] = static_cast<int32_t>(lo | hi << 16);
+        }
+      }
+    }
+  }
+  // Padded as rq's vectors, so a block's second 16 lanes read in bounds.
+  s->dw_offset.assign(static_cast<size_t>(blocks) * kDwVnniBlock + kQGemmNr,
+                      0);
+  for (int c = 0; c < s->out_c; ++c) {
+    int32_t sum = 0;
+    for (int t = 0; t < taps; ++t) sum += w[int64_t{t} * s->out_c + c];
+    s->dw_offset[c] = s->input_offset * sum;
+  }
+  s->dw_pad.assign(static_cast<size_t>(blocks) * kDwVnniBlock,
+                   static_cast<int8_t>(-s->input_offset));
+}
+
+// acc + the two int16 products of each int32 lane of x and w (vpdpwssd),
+// in asm for the reason quantized_gemm_avx512.cc's Dpbusd is: GCC 12 copies
+// the intrinsic's accumulator to a fresh register each step, a move on
+// the loop-carried chain.
+GRAFT_AVX512_INLINE __m512i Dpwssd(__m512i acc, __m512i x, __m512i w) {
+  asm("vpdpwssd %[w], %[x], %[acc]" : [acc] "+v"(acc) : [x] "v"(x), [w] "v"(w));
+  return acc;
+}
+
+// One pixel's channels [c0, c0 + n) (n <= 32, `m` its mask), tap t read
+// at addr(t) + c0: sums, requantized with r_lo / r_hi (channels c0 and
+// c0 + 16; r_hi is used only where n > 16) and stored at op + c0.
+template <typename Addr>
+GRAFT_AVX512_INLINE void DwVnniPixel(const QConvState& s, int pairs,
+                                     const int32_t* wp, const Addr& addr,
+                                     int c0, int n, __mmask32 m,
+                                     const Requant16& r_lo,
+                                     const Requant16& r_hi, int8_t* op) {
+  __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
+  for (int p = 0; p < pairs; ++p, wp += kDwVnniBlock) {
+    const __m512i xa =
+        _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(m, addr(2 * p) + c0));
+    const __m512i xb =
+        _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(m, addr(2 * p + 1) + c0));
+    lo = Dpwssd(lo, _mm512_unpacklo_epi16(xa, xb), _mm512_loadu_si512(wp));
+    hi = Dpwssd(hi, _mm512_unpackhi_epi16(xa, xb), _mm512_loadu_si512(wp + 16));
+  }
+  // The lanes of lo and hi back in channel order: channels 0-15, 16-31.
+  const __m512i order0 = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5,
+                                           6, 7, 20, 21, 22, 23);
+  uint8_t* dst = reinterpret_cast<uint8_t*>(op + c0);
+  StoreBytesAvx512(RequantDoubleAvx512(
+                       s.rq, r_lo, _mm512_permutex2var_epi32(lo, order0, hi)),
+                   std::min(n, 16), dst);
+  if (n > 16) {
+    const __m512i order1 = _mm512_setr_epi32(8, 9, 10, 11, 24, 25, 26, 27, 12,
+                                             13, 14, 15, 28, 29, 30, 31);
+    StoreBytesAvx512(
+        RequantDoubleAvx512(s.rq, r_hi,
+                            _mm512_permutex2var_epi32(lo, order1, hi)),
+        n - 16, dst + 16);
+  }
+}
+
+// Rows [r0, r1): per row, the pixels whose whole window lies inside the
+// input (most of them) channel block by block, the block's requantization
+// constants loaded once and each tap at a fixed offset from the window's
+// corner; the others pixel by pixel, taps outside the input read dw_pad.
+GRAFT_AVX512_TARGET void DepthwiseRowsInt8Vnni(const QConvState& s,
+                                               const int8_t* in, int8_t* out,
+                                               int64_t r0, int64_t r1) {
+  const int taps = s.k_h * s.k_w, pairs = DwVnniPairs(s);
+  const int64_t pixel_step = int64_t{s.stride_w} * s.in_c;
+  int64_t tap_off[kDwMaxTaps + 1];
+  for (int ky = 0, t = 0; ky < s.k_h; ++ky) {
+    for (int kx = 0; kx < s.k_w; ++kx, ++t) {
+      tap_off[t] = (int64_t{ky} * s.dil_h * s.in_w + int64_t{kx} * s.dil_w) *
+                   s.in_c;
+    }
+  }
+  tap_off[taps] = 0;  // the odd last tap's partner (weight 0)
+  // Output columns whose window is inside the input's width: [ox_lo, ox_hi).
+  const int span_w = (s.k_w - 1) * s.dil_w;
+  const int ox_lo = std::min(s.out_w, (s.pad_w + s.stride_w - 1) / s.stride_w);
+  const int ox_hi = std::max(
+      ox_lo, std::min(s.out_w, s.in_w - span_w + s.pad_w > 0
+                                   ? (s.in_w - 1 - span_w + s.pad_w) /
+                                             s.stride_w +
+                                         1
+                                   : 0));
+  const int8_t* x[kDwMaxTaps + 1];
+  x[taps] = s.dw_pad.data();
+  auto edge_pixel = [&](int b, int oy, int ox) GRAFT_AVX512_TARGET {
+    for (int ky = 0, t = 0; ky < s.k_h; ++ky) {
+      const int iy = oy * s.stride_h - s.pad_h + s.dil_h * ky;
+      const bool row_in = iy >= 0 && iy < s.in_h;
+      for (int kx = 0; kx < s.k_w; ++kx, ++t) {
+        const int ix = ox * s.stride_w - s.pad_w + s.dil_w * kx;
+        x[t] = row_in && ix >= 0 && ix < s.in_w
+                   ? in + ((int64_t{b} * s.in_h + iy) * s.in_w + ix) * s.in_c
+                   : s.dw_pad.data();
+      }
+    }
+    int8_t* op = out + ((int64_t{b} * s.out_h + oy) * s.out_w + ox) * s.out_c;
+    auto addr = [&](int t) { return x[t]; };
+    const int32_t* wp = s.dw_packed.data();
+    for (int c0 = 0; c0 < s.out_c;
+         c0 += kDwVnniBlock, wp += int64_t{pairs} * kDwVnniBlock) {
+      const int n = std::min(kDwVnniBlock, s.out_c - c0);
+      const __mmask32 m = static_cast<__mmask32>((uint64_t{1} << n) - 1);
+      const Requant16 r_lo = LoadRequant16(s.rq, c0, s.dw_offset.data() + c0);
+      const Requant16 r_hi =
+          n > 16 ? LoadRequant16(s.rq, c0 + 16, s.dw_offset.data() + c0 + 16)
+                 : r_lo;
+      DwVnniPixel(s, pairs, wp, addr, c0, n, m, r_lo, r_hi, op);
+    }
+  };
   for (int64_t r = r0; r < r1; ++r) {
     const int b = static_cast<int>(r / s.out_h);
     const int oy = static_cast<int>(r % s.out_h);
-    for (int ox = 0; ox < s.out_w; ++ox) {
-      int8_t* op = out + ((int64_t{b} * s.out_h + oy) * s.out_w + ox) * s.out_c;
-      ListDwTaps(s, in, w, b, oy, ox, &px);
-      int c0 = 0;
-      for (; c0 + 32 <= s.out_c; c0 += 32) block32.Block32(px, c0, off, op);
-      if (c0 + 16 <= s.out_c) {
-        block16(px, c0, off, op);
-        c0 += 16;
-      }
-      FinishDwChannels(s, px, c0, op);
+    const int iy0 = oy * s.stride_h - s.pad_h;
+    const bool rows_in = iy0 >= 0 && iy0 + (s.k_h - 1) * s.dil_h < s.in_h;
+    if (!rows_in || ox_lo >= ox_hi) {
+      for (int ox = 0; ox < s.out_w; ++ox) edge_pixel(b, oy, ox);
+      continue;
     }
+    for (int ox = 0; ox < ox_lo; ++ox) edge_pixel(b, oy, ox);
+    const int8_t* row_in =
+        in + ((int64_t{b} * s.in_h + iy0) * s.in_w +
+              (int64_t{ox_lo} * s.stride_w - s.pad_w)) *
+                 s.in_c;
+    int8_t* row_out =
+        out + ((int64_t{b} * s.out_h + oy) * s.out_w + ox_lo) * s.out_c;
+    const int32_t* wp = s.dw_packed.data();
+    for (int c0 = 0; c0 < s.out_c;
+         c0 += kDwVnniBlock, wp += int64_t{pairs} * kDwVnniBlock) {
+      const int n = std::min(kDwVnniBlock, s.out_c - c0);
+      const __mmask32 m = static_cast<__mmask32>((uint64_t{1} << n) - 1);
+      const Requant16 r_lo = LoadRequant16(s.rq, c0, s.dw_offset.data() + c0);
+      const Requant16 r_hi =
+          n > 16 ? LoadRequant16(s.rq, c0 + 16, s.dw_offset.data() + c0 + 16)
+                 : r_lo;
+      const int8_t* corner = row_in;
+      int8_t* op = row_out;
+      for (int ox = ox_lo; ox < ox_hi;
+           ++ox, corner += pixel_step, op += s.out_c) {
+        auto addr = [&](int t) { return corner + tap_off[t]; };
+        DwVnniPixel(s, pairs, wp, addr, c0, n, m, r_lo, r_hi, op);
+      }
+    }
+    for (int ox = ox_hi; ox < s.out_w; ++ox) edge_pixel(b, oy, ox);
   }
 }
 #endif
@@ -500,11 +642,20 @@ GRAFT_AVX512_TARGET void DepthwiseRowsInt8Avx512(const QConvState& s,
 using DwRowsFn = void (*)(const QConvState&, const int8_t*, const int8_t*,
                           int8_t*, int64_t, int64_t);
 
+std::atomic<int64_t> g_dw_calls[3];
+
+// The kernel for KernelIsa() (the VNNI one is chosen at prepare, with its
+// packing); counted.
 DwRowsFn PickDepthwiseRowsInt8() {
 #if GRAFT_QGEMM_AVX2
-  if (KernelIsaAtLeast(CpuIsa::kAvx512Vnni)) return DepthwiseRowsInt8Avx512;
-  if (KernelIsaAtLeast(CpuIsa::kAvx2)) return DepthwiseRowsInt8Avx2;
+  if (KernelIsaAtLeast(CpuIsa::kAvx2)) {
+    g_dw_calls[static_cast<int>(CpuIsa::kAvx2)].fetch_add(
+        1, std::memory_order_relaxed);
+    return DepthwiseRowsInt8Avx2;
+  }
 #endif
+  g_dw_calls[static_cast<int>(CpuIsa::kBaseline)].fetch_add(
+      1, std::memory_order_relaxed);
   return DepthwiseRowsInt8;
 }
 
@@ -628,6 +779,14 @@ absl::Status EvalQConv(EvalContext& ctx) {
       if constexpr (kKind == ConvKind::kConv) {
         ConvRows<T, Acc>(s, in, w, out, r0, r1);
       } else if constexpr (std::is_same_v<T, int8_t>) {
+#if GRAFT_QGEMM_AVX2
+        if (s.dw_vnni) {
+          g_dw_calls[static_cast<int>(CpuIsa::kAvx512Vnni)].fetch_add(
+              1, std::memory_order_relaxed);
+          DepthwiseRowsInt8Vnni(s, in, out, r0, r1);
+          return;
+        }
+#endif
         if (s.dw_fast) {
           const DwRowsFn dw_rows = PickDepthwiseRowsInt8();
           dw_rows(s, in, w, out, r0, r1);
@@ -799,6 +958,12 @@ absl::Status PrepareDepthwiseConv2DQuantized(PrepareContext& ctx) {
                s->k_h * s->k_w <= kDwMaxTaps && s->input_offset >= -127 &&
                s->input_offset <= 128;
   if (s->dw_fast) PrepareRequantizeV8(s);
+#if GRAFT_QGEMM_AVX2
+  if (s->dw_fast && w->constant && KernelIsaAtLeast(CpuIsa::kAvx512Vnni)) {
+    PackDwVnni(w->data<int8_t>(), s);
+    s->dw_vnni = true;
+  }
+#endif
   ctx.SetReductionLength(int64_t{s->k_h} * s->k_w);
   return ctx.SetOutputShape(0, {s->batch, s->out_h, s->out_w, s->out_c});
 }
@@ -862,6 +1027,11 @@ absl::Status PrepareTransposeConvQuantized(PrepareContext& ctx) {
 }
 
 }  // namespace
+
+int64_t QDepthwiseCallsForTesting(CpuIsa path) {
+  return g_dw_calls[static_cast<int>(path)].load(std::memory_order_relaxed);
+}
+
 }  // namespace kernels
 
 GRAFT_DEFINE_KERNEL(Conv2DQuantized);

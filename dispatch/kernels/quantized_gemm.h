@@ -405,6 +405,9 @@ void QGemmSums(const int16_t* a, int64_t rows, int64_t k, const int16_t* packed,
 int64_t QGemmCallsForTesting(CpuIsa path);
 // Counts one call of `path` (for the GEMM's own sources).
 void CountQGemmCall(CpuIsa path);
+// The same for the INT8 DEPTHWISE_CONV_2D fast paths (quantized_conv.cc):
+// one count per block of output rows, kAvx512Vnni for its vpdpwssd kernel.
+int64_t QDepthwiseCallsForTesting(CpuIsa path);
 
 // The AVX-512 VNNI form of the GEMM (KernelIsa() == kAvx512Vnni), for
 // 8-bit activations with INT8 weights whose zero point is 0 (b's values

@@ -304,69 +304,151 @@ void ExpectOpPathsAgree(bool fc) {
   }
 }
 
-// INT8 DEPTHWISE_CONV_2D (depth multiplier 1: the blocked paths; channel
-// counts that leave 32-, 16- and 1-channel tails) under each path.
-std::vector<int8_t> RunDepthwise(uint32_t seed, CpuIsa isa, int threads) {
-  IsaCap cap(isa);
+// INT8 DEPTHWISE_CONV_2D, depth multiplier 1 (the blocked paths), on
+// drawn shapes: channel counts that leave every tail of the 32-, 16- and
+// 1-channel blocks, filters up to 5x5 (not square), strides up to 3,
+// dilation, SAME and VALID padding, batch 2; against TFLite's reference
+// formula computed here.
+struct DwCase {
+  int batch, h, w, c, kh, kw, stride_h, stride_w, dil_h, dil_w;
+  bool same;
+  int in_zp, out_zp, oh, ow;
+  std::vector<float> ws;
+  std::vector<int8_t> wv, xv;
+  std::vector<int32_t> bv;
+};
+
+DwCase DrawDepthwise(uint32_t seed) {
   std::mt19937 rng(seed);
-  const int h = RandomInt(rng, 1, 10), w = RandomInt(rng, 1, 10);
-  const int c = RandomInt(rng, 1, 100), k = RandomInt(rng, 1, 5);
-  const int stride = RandomInt(rng, 1, 2);
-  const int in_zp = RandomInt(rng, -127, 127),
-            out_zp = RandomInt(rng, -128, 127);
-  std::vector<float> ws(c);
-  for (auto& s : ws)
+  DwCase d;
+  do {
+    d.batch = RandomInt(rng, 1, 2);
+    d.h = RandomInt(rng, 1, 12), d.w = RandomInt(rng, 1, 12);
+    d.c = RandomInt(rng, 0, 3) == 0 ? RandomInt(rng, 1, 100)
+                                    : 32 * RandomInt(rng, 0, 2) +
+                                          RandomInt(rng, 1, 32);
+    d.kh = RandomInt(rng, 1, 5), d.kw = RandomInt(rng, 1, 5);
+    d.stride_h = RandomInt(rng, 1, 3), d.stride_w = RandomInt(rng, 1, 3);
+    d.dil_h = RandomInt(rng, 0, 3) == 0 ? 2 : 1;
+    d.dil_w = RandomInt(rng, 0, 3) == 0 ? 2 : 1;
+    d.same = RandomInt(rng, 0, 1) == 1;
+    const int eh = (d.kh - 1) * d.dil_h + 1, ew = (d.kw - 1) * d.dil_w + 1;
+    d.oh = d.same ? (d.h + d.stride_h - 1) / d.stride_h
+                  : (d.h - eh + d.stride_h) / d.stride_h;
+    d.ow = d.same ? (d.w + d.stride_w - 1) / d.stride_w
+                  : (d.w - ew + d.stride_w) / d.stride_w;
+  } while (d.oh <= 0 || d.ow <= 0);
+  d.in_zp = RandomInt(rng, -128, 127), d.out_zp = RandomInt(rng, -128, 127);
+  d.ws.resize(d.c);
+  for (auto& s : d.ws)
     s = std::uniform_real_distribution<float>(0.001f, 0.02f)(rng);
-  std::vector<int8_t> wv(int64_t{k} * k * c);
-  for (auto& v : wv) v = static_cast<int8_t>(RandomInt(rng, -128, 127));
-  std::vector<int32_t> bv(c);
-  for (auto& v : bv) v = RandomInt(rng, -5000, 5000);
-  const int oh = (h + stride - 1) / stride, ow = (w + stride - 1) / stride;
+  d.wv.resize(int64_t{d.kh} * d.kw * d.c);
+  for (auto& v : d.wv) v = static_cast<int8_t>(RandomInt(rng, -128, 127));
+  d.bv.resize(d.c);
+  for (auto& v : d.bv) v = RandomInt(rng, -5000, 5000);
+  d.xv.resize(int64_t{d.batch} * d.h * d.w * d.c);
+  for (auto& v : d.xv) v = static_cast<int8_t>(RandomInt(rng, -128, 127));
+  return d;
+}
+
+// TFLite's reference_integer_ops::DepthwiseConvPerChannel, TFLite's
+// padding (SAME: half the total pad before).
+std::vector<int8_t> ReferenceDepthwise(const DwCase& d) {
+  const int eh = (d.kh - 1) * d.dil_h + 1, ew = (d.kw - 1) * d.dil_w + 1;
+  const int pad_h =
+      d.same ? std::max(0, ((d.oh - 1) * d.stride_h + eh - d.h) / 2) : 0;
+  const int pad_w =
+      d.same ? std::max(0, ((d.ow - 1) * d.stride_w + ew - d.w) / 2) : 0;
+  std::vector<int8_t> out(int64_t{d.batch} * d.oh * d.ow * d.c);
+  for (int b = 0; b < d.batch; ++b) {
+    for (int oy = 0; oy < d.oh; ++oy) {
+      for (int ox = 0; ox < d.ow; ++ox) {
+        for (int c = 0; c < d.c; ++c) {
+          int32_t acc = 0;
+          for (int ky = 0; ky < d.kh; ++ky) {
+            for (int kx = 0; kx < d.kw; ++kx) {
+              const int iy = oy * d.stride_h - pad_h + ky * d.dil_h;
+              const int ix = ox * d.stride_w - pad_w + kx * d.dil_w;
+              if (iy < 0 || iy >= d.h || ix < 0 || ix >= d.w) continue;
+              acc += d.wv[(int64_t{ky} * d.kw + kx) * d.c + c] *
+                     (d.xv[((int64_t{b} * d.h + iy) * d.w + ix) * d.c + c] -
+                      d.in_zp);
+            }
+          }
+          acc += d.bv[c];
+          const kernels::QuantizedMultiplier m = kernels::QuantizeMultiplier(
+              double{0.05f} * double{d.ws[c]} / double{0.1f});
+          const int32_t v =
+              kernels::MultiplyByQuantizedMultiplier(acc, m) + d.out_zp;
+          out[((int64_t{b} * d.oh + oy) * d.ow + ox) * d.c + c] =
+              static_cast<int8_t>(std::min(127, std::max(-128, v)));
+        }
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<int8_t> RunDepthwise(const DwCase& d, CpuIsa isa, int threads) {
+  IsaCap cap(isa);
   ModelBuilder mb;
   auto& g = mb.Subgraph("main");
-  TensorId x = g.Input("x", tfl::TensorType_INT8, {1, h, w, c});
-  TensorId tw = g.Constant<int8_t>("w", {1, k, k, c}, wv);
-  TensorId tb = g.Constant<int32_t>("b", {c}, bv);
-  g.Quantize(x, 0.05f, in_zp);
-  std::vector<float> bs(c);
-  for (int i = 0; i < c; ++i) bs[i] = 0.05f * ws[i];
-  std::vector<int64_t> zeros(c, 0);
-  g.QuantizePerChannel(tw, ws, zeros, 3).QuantizePerChannel(tb, bs, zeros, 0);
+  TensorId x = g.Input("x", tfl::TensorType_INT8, {d.batch, d.h, d.w, d.c});
+  TensorId tw = g.Constant<int8_t>("w", {1, d.kh, d.kw, d.c}, d.wv);
+  TensorId tb = g.Constant<int32_t>("b", {d.c}, d.bv);
+  g.Quantize(x, 0.05f, d.in_zp);
+  std::vector<float> bs(d.c);
+  for (int i = 0; i < d.c; ++i) bs[i] = 0.05f * d.ws[i];
+  std::vector<int64_t> zeros(d.c, 0);
+  g.QuantizePerChannel(tw, d.ws, zeros, 3).QuantizePerChannel(tb, bs, zeros, 0);
   tfl::DepthwiseConv2DOptionsT o;
-  o.stride_h = o.stride_w = stride;
+  o.stride_h = d.stride_h, o.stride_w = d.stride_w;
+  o.dilation_h_factor = d.dil_h, o.dilation_w_factor = d.dil_w;
   o.depth_multiplier = 1;
-  o.padding = tfl::Padding_SAME;
+  o.padding = d.same ? tfl::Padding_SAME : tfl::Padding_VALID;
   TensorId y = g.Op(tfl::BuiltinOperator_DEPTHWISE_CONV_2D)
                    .In(x, tw, tb)
                    .Options(o)
-                   .Out("y", tfl::TensorType_INT8, {1, oh, ow, c});
-  g.Quantize(y, 0.1f, out_zp).Output(y);
+                   .Out("y", tfl::TensorType_INT8, {d.batch, d.oh, d.ow, d.c});
+  g.Quantize(y, 0.1f, d.out_zp).Output(y);
   auto rt = testing::LoadBuilt(mb, threads);
   EXPECT_TRUE(rt.ok()) << rt.status();
   if (!rt.ok()) return {};
-  std::vector<int8_t> xv(int64_t{h} * w * c);
-  for (auto& v : xv) v = static_cast<int8_t>(RandomInt(rng, -128, 127));
-  testing::SetInput(**rt, 0, xv);
+  testing::SetInput(**rt, 0, d.xv);
   EXPECT_TRUE((*rt)->Invoke().ok());
   return testing::GetOutput<int8_t>(**rt, 0);
 }
 
-TEST(QGemmPathsTest, DepthwiseConv2DAgreesOnEveryPath) {
+void ExpectDepthwisePathMatchesReference(CpuIsa isa) {
+  SKIP_UNLESS_CPU_HAS(isa);
   const uint32_t seed = testing::TestSeed() + 2000;
-  for (int iter = 0; iter < 60; ++iter) {
-    const std::vector<int8_t> base =
-        RunDepthwise(seed + iter, CpuIsa::kBaseline, 1);
-    for (CpuIsa isa : {CpuIsa::kAvx2, CpuIsa::kAvx512Vnni}) {
-      if (static_cast<int>(kernels::DetectedCpuIsa()) < static_cast<int>(isa)) {
-        continue;  // announced by the GEMM tests' skips
-      }
-      for (int threads : {1, 2}) {
-        ASSERT_EQ(RunDepthwise(seed + iter, isa, threads), base)
-            << kernels::CpuIsaName(isa) << " " << threads << " threads, seed "
-            << seed + iter;
-      }
+  std::printf("[ seed     ] GRAFT_TEST_SEED=%u (cases from seed %u on)\n",
+              testing::TestSeed(), seed);
+  const int64_t calls_before = kernels::QDepthwiseCallsForTesting(isa);
+  for (int iter = 0; iter < 150; ++iter) {
+    const DwCase d = DrawDepthwise(seed + iter);
+    const std::vector<int8_t> want = ReferenceDepthwise(d);
+    for (int threads : {1, 2}) {
+      ASSERT_EQ(RunDepthwise(d, isa, threads), want)
+          << kernels::CpuIsaName(isa) << " " << threads << " threads, case seed "
+          << seed + iter << ": " << d.batch << "x" << d.h << "x" << d.w << "x"
+          << d.c << " filter " << d.kh << "x" << d.kw << " stride "
+          << d.stride_h << "," << d.stride_w << " dilation " << d.dil_h << ","
+          << d.dil_w << (d.same ? " SAME" : " VALID");
     }
   }
+  EXPECT_GT(kernels::QDepthwiseCallsForTesting(isa), calls_before)
+      << kernels::CpuIsaName(isa) << " depthwise path not taken";
+}
+
+TEST(QGemmPathsTest, DepthwiseBaselineMatchesReference) {
+  ExpectDepthwisePathMatchesReference(CpuIsa::kBaseline);
+}
+TEST(QGemmPathsTest, DepthwiseAvx2MatchesReference) {
+  ExpectDepthwisePathMatchesReference(CpuIsa::kAvx2);
+}
+TEST(QGemmPathsTest, DepthwiseAvx512VnniMatchesReference) {
+  ExpectDepthwisePathMatchesReference(CpuIsa::kAvx512Vnni);
 }
 
 TEST(QGemmPathsTest, Conv2DAgreesOnEveryPath) { ExpectOpPathsAgree(false); }
