@@ -213,36 +213,58 @@ TEST(CheckTest, WarnsOfALiteRtPluginLiteRtsHostWouldRefuse) {
   EXPECT_TRUE(Reports(r, "pass", "abi.plugin.load")) << r.output;
 }
 
+// The directory of LiteRT's Intel OpenVINO pair in the ai-edge-litert wheel
+// (as tests/litert_dispatch finds it), or "" when the wheel is missing.
+std::string IntelOpenVinoDir() {
+  std::string out;
+  FILE* p = popen(
+      "python3 -c 'import ai_edge_litert,os;"
+      "print(os.path.dirname(ai_edge_litert.__file__))' 2>/dev/null",
+      "r");
+  char buf[4096];
+  while (p != nullptr && fgets(buf, sizeof(buf), p) != nullptr) out += buf;
+  if (p != nullptr) pclose(p);
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  const std::string dir = out + "/vendors/intel_openvino";
+  if (out.empty() ||
+      !std::filesystem::exists(
+          dir + "/compiler/libLiteRtCompilerPlugin_IntelOpenvino.so")) {
+    return "";
+  }
+  return dir;
+}
+
+// "--plugin=... --dispatch=... (CPU backend)" of the Intel pair.
+std::string IntelOpenVinoPair(const std::string& dir) {
+  return "--plugin=" + dir +
+         "/compiler/libLiteRtCompilerPlugin_IntelOpenvino.so --dispatch=" +
+         dir +
+         "/dispatch/libLiteRtDispatch_IntelOpenvino.so "
+         "--plugin-option=intel_openvino_graph_backends=cpu";
+}
+
+#ifdef GRAFT_CHECK_SANITIZE
+#define SKIP_UNDER_SANITIZERS()                                        \
+  GTEST_SKIP() << "OpenVINO's libraries are not built for sanitizers " \
+                  "(tests/litert_plugins skips them there too)"
+#else
+#define SKIP_UNDER_SANITIZERS() (void)0
+#endif
+
+#define SKIP_WITHOUT_THE_WHEEL(dir)                                  \
+  if ((dir).empty()) {                                               \
+    GTEST_SKIP() << "the ai-edge-litert wheel (with Intel OpenVINO's " \
+                    "libraries) is not installed";                   \
+  }
+
 // LiteRT's own Intel OpenVINO pair, from the ai-edge-litert wheel when it
 // is installed: the ABI of both libraries and the plugin's identity.
 TEST(CheckTest, ChecksTheAbiOfLiteRtsIntelOpenVinoPair) {
-#ifdef GRAFT_CHECK_SANITIZE
-  GTEST_SKIP() << "OpenVINO's libraries are not built for sanitizers "
-                  "(tests/litert_plugins skips them there too)";
-#endif
-  // Where the wheel is, as tests/litert_dispatch finds it.
-  Result wheel{0, ""};
-  {
-    FILE* p = popen(
-        "python3 -c 'import ai_edge_litert,os;"
-        "print(os.path.dirname(ai_edge_litert.__file__))' 2>/dev/null",
-        "r");
-    char buf[4096];
-    while (p != nullptr && fgets(buf, sizeof(buf), p) != nullptr) {
-      wheel.output += buf;
-    }
-    if (p != nullptr) pclose(p);
-    while (!wheel.output.empty() && wheel.output.back() == '\n') {
-      wheel.output.pop_back();
-    }
-  }
-  const std::string dir = wheel.output + "/vendors/intel_openvino";
+  SKIP_UNDER_SANITIZERS();
+  const std::string dir = IntelOpenVinoDir();
+  SKIP_WITHOUT_THE_WHEEL(dir);
   const std::string plugin =
       dir + "/compiler/libLiteRtCompilerPlugin_IntelOpenvino.so";
-  if (wheel.output.empty() || !std::filesystem::exists(plugin)) {
-    GTEST_SKIP() << "the ai-edge-litert wheel (with Intel OpenVINO's "
-                    "libraries) is not installed";
-  }
   Result r = Check("--plugin=" + plugin + " --dispatch=" + dir +
                    "/dispatch/libLiteRtDispatch_IntelOpenvino.so "
                    "--only=abi,identity.plugin" +
@@ -252,6 +274,69 @@ TEST(CheckTest, ChecksTheAbiOfLiteRtsIntelOpenVinoPair) {
   EXPECT_TRUE(Reports(r, "pass", "abi.plugin.load")) << r.output;
   EXPECT_TRUE(Reports(r, "pass", "abi.dispatch.load")) << r.output;
   EXPECT_NE(r.output.find("vendor id Intel_Openvino"), std::string::npos)
+      << r.output;
+}
+
+// The misuse and robustness probes on Intel's real libraries: they crash on
+// NULL arguments LiteRT's ABI leaves undefined (warned, and graft check
+// carries on), and survive every probe LiteRT defines (truncated and
+// mutated modules, unknown SoC models, bad indices).
+TEST(CheckTest, ProbesLiteRtsIntelOpenVinoPairAndWarnsOfItsCrashes) {
+  SKIP_UNDER_SANITIZERS();
+  const std::string dir = IntelOpenVinoDir();
+  SKIP_WITHOUT_THE_WHEEL(dir);
+  Result r = Check(IntelOpenVinoPair(dir) +
+                   " --only=misuse,dispatch --ops=ADD --draws=1" + kSeed);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  for (const char* id : {"misuse.plugin", "misuse.dispatch",
+                         "dispatch.bytecode", "dispatch.buffers"}) {
+    EXPECT_TRUE(Reports(r, "warn", id) || Reports(r, "pass", id))
+        << id << "\n"
+        << r.output;
+  }
+  EXPECT_TRUE(Reports(r, "skip", "dispatch.threads")) << r.output;
+  // Found in ai-edge-litert 2.3.0: create with a NULL context segfaults.
+  EXPECT_NE(r.output.find("create(context=NULL): crashed with SIGSEGV"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("LiteRT's ABI leaves this call undefined: warned"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("truncated, mutated and misdescribed variants of "
+                          "the module"),
+            std::string::npos)
+      << r.output;
+}
+
+// A LiteRT-ABI plugin is probed too: tests/plugins' fake plugin answers
+// every probe LiteRT defines (warned where it answers OK for an unknown SoC
+// model); the same plugin crashing on an unknown SoC model fails.
+TEST(CheckTest, ProbesALiteRtPlugin) {
+  const std::string plugin =
+      BinaryDir() +
+      "/tests/plugins/litert_fake/ok/libLiteRtCompilerPlugin_Fakeco.so";
+  Result r = Check("--plugin=" + plugin + " --only=misuse" + kSeed);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(Reports(r, "warn", "misuse.plugin") ||
+              Reports(r, "pass", "misuse.plugin"))
+      << r.output;
+  EXPECT_NE(r.output.find("0 failed where LiteRT defines the call"),
+            std::string::npos)
+      << r.output;
+}
+
+TEST(CheckTest, NamesALiteRtPluginThatCrashesOnAnUnknownSocModel) {
+  const std::string plugin =
+      BinaryDir() +
+      "/tests/check/broken/litert_plugin_crash_unknown_soc/"
+      "libLiteRtCompilerPlugin_Fakeco.so";
+  Result r = Check("--plugin=" + plugin + " --only=misuse" + kSeed);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(Reports(r, "FAIL", "misuse.plugin")) << r.output;
+  EXPECT_NE(r.output.find("partition(an unknown SoC model): crashed"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("--only=misuse.plugin"), std::string::npos)
       << r.output;
 }
 

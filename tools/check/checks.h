@@ -81,6 +81,12 @@ void RunMisuseChecks(Subject& s, CheckReport& report);
 // wrong sizes), dispatch.threads (distinct invocations on several threads).
 void RunDispatchRobustnessChecks(Subject& s, CheckReport& report);
 
+// litert_probes.cc: the same two kinds for LiteRT-ABI libraries, as far as
+// LiteRT's ABI defines the calls (a crash where it does not is warned);
+// called by the two above for libLiteRt*.so.
+void RunLiteRtMisuseChecks(Subject& s, CheckReport& report);
+void RunLiteRtDispatchRobustnessChecks(Subject& s, CheckReport& report);
+
 }  // namespace graft::check
 
 #endif  // GRAFT_TOOLS_CHECK_CHECKS_H_

@@ -343,12 +343,12 @@ void RunDispatchRobustnessChecks(Subject& s, CheckReport& report) {
   const char* const kIds[] = {"dispatch.bytecode", "dispatch.buffers",
                               "dispatch.threads"};
   if (s.options.dispatch_path.empty()) return;
-  std::string skip;
   if (s.litert_dispatch) {
-    skip =
-        "LiteRT-ABI dispatch library: not probed yet (the partition "
-        "promise runs it through Graft's runtime)";
-  } else if (s.taken.empty()) {
+    RunLiteRtDispatchRobustnessChecks(s, report);
+    return;
+  }
+  std::string skip;
+  if (s.taken.empty()) {
     skip = "no compiled bytecode to probe with (the plugin took nothing)";
   }
   absl::StatusOr<DispatchCall> call =

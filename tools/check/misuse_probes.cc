@@ -520,30 +520,19 @@ void DispatchMisuse(const Subject& s, CheckReport& report) {
 }  // namespace
 
 void RunMisuseChecks(Subject& s, CheckReport& report) {
-  if (s.Wants("misuse.plugin")) {
-    if (s.litert_plugin) {
-      report.Add({"misuse.plugin",
-                  Outcome::kSkip,
-                  "LiteRT-ABI plugin: LiteRT's ABI promises no argument "
-                  "checks, so it is not probed with NULLs",
-                  {}});
-    } else if (s.plugin == nullptr) {
+  // LiteRT-ABI libraries: litert_probes.cc.
+  RunLiteRtMisuseChecks(s, report);
+  if (s.Wants("misuse.plugin") && !s.litert_plugin) {
+    if (s.plugin == nullptr) {
       report.Add(
           {"misuse.plugin", Outcome::kSkip, "the plugin did not load", {}});
     } else {
       PluginMisuse(s, report);
     }
   }
-  if (!s.options.dispatch_path.empty() && s.Wants("misuse.dispatch")) {
-    if (s.litert_dispatch) {
-      report.Add({"misuse.dispatch",
-                  Outcome::kSkip,
-                  "LiteRT-ABI dispatch library: LiteRT's ABI promises no "
-                  "argument checks, so it is not probed with NULLs",
-                  {}});
-    } else {
-      DispatchMisuse(s, report);
-    }
+  if (!s.options.dispatch_path.empty() && !s.litert_dispatch &&
+      s.Wants("misuse.dispatch")) {
+    DispatchMisuse(s, report);
   }
 }
 

@@ -15,6 +15,7 @@
 #include "dispatch/dispatch_abi_table.h"
 #include "graft_compiler_plugin.h"
 #include "graft_dispatch.h"
+#include "plugins/litert_compiler_abi.h"
 
 namespace graft::check {
 
@@ -37,10 +38,33 @@ struct RawDispatch : DispatchAbiTable {
   std::unique_ptr<DynamicLibrary> library;
 };
 
+// A LiteRT compiler plugin's exports (plugins/litert_compiler_abi.h);
+// check_compatibility may be NULL.
+struct RawLiteRtPlugin {
+  std::unique_ptr<DynamicLibrary> library;
+  LiteRtGetCompilerPluginVersionFn get_version = nullptr;
+  LiteRtGetCompilerPluginSocManufacturerFn soc_manufacturer = nullptr;
+  LiteRtCreateCompilerPluginFn create = nullptr;
+  LiteRtDestroyCompilerPluginFn destroy = nullptr;
+  LiteRtGetCompilerPluginSupportedHardwareFn supported_hardware = nullptr;
+  LiteRtGetNumCompilerPluginSupportedSocModelsFn num_soc_models = nullptr;
+  LiteRtGetCompilerPluginSupportedSocModelFn soc_model = nullptr;
+  LiteRtCompilerPluginPartitionFn partition = nullptr;
+  LiteRtCompilerPluginCompileFn compile = nullptr;
+  LiteRtDestroyCompiledResultFn destroy_result = nullptr;
+  LiteRtGetCompiledResultByteCodeFn result_bytecode = nullptr;
+  LiteRtCompiledResultNumByteCodeModulesFn result_num_bytecode = nullptr;
+  LiteRtGetCompiledResultCallInfoFn result_call_info = nullptr;
+  LiteRtGetNumCompiledResultCallsFn result_num_calls = nullptr;
+  LiteRtCompilerPluginCheckCompilerCompatibilityFn check_compatibility =
+      nullptr;
+};
+
 // Loads the library and looks up every function; FailedPrecondition when a
 // required one is missing (the ABI checks name which).
 absl::StatusOr<RawPlugin> LoadRawPlugin(const std::string& path);
 absl::StatusOr<RawDispatch> LoadRawDispatch(const std::string& path);
+absl::StatusOr<RawLiteRtPlugin> LoadRawLiteRtPlugin(const std::string& path);
 
 // The required and optional exports of each Graft-ABI library kind, and of
 // a LiteRT compiler plugin (LiteRT 2.3.0's host also requires

@@ -7,11 +7,14 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <tuple>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "core/compiled_format.h"
+#include "core/file_util.h"
+#include "core/litert_format.h"
 #include "core/model_io.h"
 #include "core/status.h"
 #include "dispatch/runtime.h"
@@ -399,6 +402,54 @@ absl::StatusOr<DispatchCall> FirstDispatchCall(const std::string& path) {
   }
   return absl::NotFoundError(
       absl::StrCat(path, ": no dispatch op in Graft's format"));
+}
+
+absl::StatusOr<LiteRtDispatchCall> FirstLiteRtDispatchCall(
+    const std::string& path) {
+  GRAFT_ASSIGN_OR_RETURN(Model model, LoadModel(path));
+  for (const Subgraph& sg : model.subgraphs) {
+    for (const tfl::OperatorT& op : sg.ops) {
+      if (!IsLiteRtDispatchOp(model, op)) continue;
+      GRAFT_ASSIGN_OR_RETURN(LiteRtDispatchOpOptions o,
+                             DecodeLiteRtDispatchOpOptions(op.custom_options));
+      LiteRtDispatchCall call;
+      GRAFT_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
+      call.file.assign(bytes.begin(), bytes.end());
+      if (o.bytecode_offset > call.file.size() ||
+          o.bytecode_size > call.file.size() - o.bytecode_offset) {
+        return absl::DataLossError(
+            absl::StrCat(path, ": the DISPATCH_OP's module is outside the "
+                               "file"));
+      }
+      call.offset = o.bytecode_offset;
+      call.size = o.bytecode_size;
+      call.entry_point = o.name;
+      for (const auto& [ids, types, sizes] :
+           {std::tuple{&op.inputs, &call.input_types, &call.input_bytes},
+            std::tuple{&op.outputs, &call.output_types, &call.output_bytes}}) {
+        for (int32_t t : *ids) {
+          if (t < 0) continue;
+          const tfl::TensorT& tensor = sg.tensors[t];
+          LiteRtRankedTensorType type = {};
+          type.element_type = LiteRtElementTypeOf(tensor.type);
+          if (tensor.shape.size() > LITERT_TENSOR_MAX_RANK) {
+            return absl::UnimplementedError("rank over LiteRT's maximum");
+          }
+          type.layout.rank = static_cast<unsigned int>(tensor.shape.size());
+          for (size_t d = 0; d < tensor.shape.size(); ++d) {
+            type.layout.dimensions[d] = tensor.shape[d];
+          }
+          types->push_back(type);
+          GRAFT_ASSIGN_OR_RETURN(size_t bytes,
+                                 CheckedTensorBytes(tensor.type, tensor.shape));
+          sizes->push_back(bytes);
+        }
+      }
+      return call;
+    }
+  }
+  return absl::NotFoundError(
+      absl::StrCat(path, ": no DISPATCH_OP (LiteRT's format)"));
 }
 
 ScratchDir::ScratchDir() {

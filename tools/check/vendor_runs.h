@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "core/litert_abi.h"
 #include "core/model.h"
 #include "graft_common.h"
 #include "plugins/compiler_plugin.h"
@@ -92,6 +93,21 @@ struct DispatchCall {
   std::vector<graft_byte_span_t> buffers;
 };
 absl::StatusOr<DispatchCall> FirstDispatchCall(const std::string& path);
+
+// The first DISPATCH_OP of a model compiled in LiteRT's format
+// (core/litert_format.h), as LiteRT's runtime hands it to a dispatch
+// library: the whole file (the module is [offset, offset + size) of it),
+// the entry point, and each input's and output's type. NotFound for a model
+// with no such op.
+struct LiteRtDispatchCall {
+  std::vector<uint8_t> file;
+  size_t offset = 0, size = 0;
+  std::string entry_point;
+  std::vector<LiteRtRankedTensorType> input_types, output_types;
+  std::vector<size_t> input_bytes, output_bytes;
+};
+absl::StatusOr<LiteRtDispatchCall> FirstLiteRtDispatchCall(
+    const std::string& path);
 
 // A scratch directory removed (with its files) at destruction.
 class ScratchDir {
