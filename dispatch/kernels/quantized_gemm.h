@@ -257,11 +257,19 @@ __attribute__((target("avx2"), always_inline)) inline void StoreBytesAvx2(
 // -Wmaybe-uninitialized reports wherever they are inlined: off in the files
 // that include this header (as float_simd.h turns off -Wpsabi).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// In a function that is not inlined (the VNNI GEMM's tiles for the last
+// rows, called from a table) GCC reports it as -Wuninitialized.
+#pragma GCC diagnostic ignored "-Wuninitialized"
 // The requantization constants of channels [channel, channel + 16), loaded
 // once and shared by the rows of a tile.
+// The scalars are broadcast here too: read from `rq` inside a loop that
+// stores bytes, they were reloaded after every store (a byte store may
+// alias them).
 struct Requant16 {
   __m512i offset;  // the bias, plus the VNNI GEMM's column terms
   __m512i mult, lshift, rshift, mask;
+  __m512i mult_odd, mask_half;  // mult >> 32 (odd lanes' multiplier), mask >> 1
+  __m512i output_offset, act_min, act_max;
 };
 
 // `col_offset`: 16 more int32 to add to the bias, or null.
@@ -277,14 +285,18 @@ GRAFT_AVX512_INLINE Requant16 LoadRequant16(const QGemmRequant& rq,
   r.lshift = _mm512_loadu_si512(rq.lshift.data() + channel);
   r.rshift = _mm512_loadu_si512(rq.rshift.data() + channel);
   r.mask = _mm512_loadu_si512(rq.mask.data() + channel);
+  r.mult_odd = _mm512_srli_epi64(r.mult, 32);
+  r.mask_half = _mm512_srai_epi32(r.mask, 1);
+  r.output_offset = _mm512_set1_epi32(rq.output_offset);
+  r.act_min = _mm512_set1_epi32(rq.act_min);
+  r.act_max = _mm512_set1_epi32(rq.act_max);
   return r;
 }
 
 // RequantizeAvx2 (quantized_gemm.h) on 16 lanes: TFLite's double-rounding
 // MultiplyByQuantizedMultiplier, output offset and clamp, the high
 // multiply as even and odd 32x32->64 products.
-GRAFT_AVX512_INLINE __m512i RequantDoubleAvx512(const QGemmRequant& rq,
-                                                const Requant16& r,
+GRAFT_AVX512_INLINE __m512i RequantDoubleAvx512(const Requant16& r,
                                                 __m512i acc) {
   const __m512i x =
       _mm512_sllv_epi32(_mm512_add_epi32(acc, r.offset), r.lshift);
@@ -293,28 +305,26 @@ GRAFT_AVX512_INLINE __m512i RequantDoubleAvx512(const QGemmRequant& rq,
       _mm512_add_epi64(_mm512_mul_epi32(x, r.mult), half), 31);
   // The odd lanes' bits 31..62 land in the high half by a left shift of 1.
   const __m512i odd = _mm512_slli_epi64(
-      _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(x, 32),
-                                        _mm512_srli_epi64(r.mult, 32)),
+      _mm512_add_epi64(_mm512_mul_epi32(_mm512_srli_epi64(x, 32), r.mult_odd),
                        half),
       1);
   const __m512i h = _mm512_mask_blend_epi32(0xAAAA, even, odd);
   // RoundingDivideByPOT: round half away from zero.
   const __m512i rem = _mm512_and_si512(h, r.mask);
   const __m512i threshold =
-      _mm512_sub_epi32(_mm512_srai_epi32(r.mask, 1), _mm512_srai_epi32(h, 31));
+      _mm512_sub_epi32(r.mask_half, _mm512_srai_epi32(h, 31));
   __m512i v = _mm512_srav_epi32(h, r.rshift);
   v = _mm512_mask_add_epi32(v, _mm512_cmpgt_epi32_mask(rem, threshold), v,
                             _mm512_set1_epi32(1));
-  v = _mm512_add_epi32(v, _mm512_set1_epi32(rq.output_offset));
-  v = _mm512_max_epi32(v, _mm512_set1_epi32(rq.act_min));
-  return _mm512_min_epi32(v, _mm512_set1_epi32(rq.act_max));
+  v = _mm512_add_epi32(v, r.output_offset);
+  v = _mm512_max_epi32(v, r.act_min);
+  return _mm512_min_epi32(v, r.act_max);
 }
 
 // FULLY_CONNECTED's single rounding on 16 lanes: (x * m + 2^(ts - 1)) >> ts
 // in 64 bits (rshift holds ts = 31 - shift), saturated to int32, then
 // output offset and clamp.
-GRAFT_AVX512_INLINE __m512i RequantSingleAvx512(const QGemmRequant& rq,
-                                                const Requant16& r,
+GRAFT_AVX512_INLINE __m512i RequantSingleAvx512(const Requant16& r,
                                                 __m512i acc) {
   const __m512i x = _mm512_add_epi32(acc, r.offset);
   const __m512i one = _mm512_set1_epi64(1);
@@ -330,12 +340,11 @@ GRAFT_AVX512_INLINE __m512i RequantSingleAvx512(const QGemmRequant& rq,
   const __m512i ts_odd = _mm512_srli_epi64(r.rshift, 32);
   const __m512i even = round(_mm512_mul_epi32(x, r.mult), ts_even);
   const __m512i odd = round(
-      _mm512_mul_epi32(_mm512_srli_epi64(x, 32), _mm512_srli_epi64(r.mult, 32)),
-      ts_odd);
+      _mm512_mul_epi32(_mm512_srli_epi64(x, 32), r.mult_odd), ts_odd);
   __m512i v = _mm512_mask_blend_epi32(0xAAAA, even, _mm512_slli_epi64(odd, 32));
-  v = _mm512_add_epi32(v, _mm512_set1_epi32(rq.output_offset));
-  v = _mm512_max_epi32(v, _mm512_set1_epi32(rq.act_min));
-  return _mm512_min_epi32(v, _mm512_set1_epi32(rq.act_max));
+  v = _mm512_add_epi32(v, r.output_offset);
+  v = _mm512_max_epi32(v, r.act_min);
+  return _mm512_min_epi32(v, r.act_max);
 }
 
 // Stores the low bytes of 16 results (each in the 8-bit range after the

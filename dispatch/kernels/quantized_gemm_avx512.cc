@@ -81,53 +81,44 @@ GRAFT_VNNI_INLINE void TileVnni(const uint8_t* a, int64_t kp, int64_t row0,
   }
   const __m512i c[8][2] = {{c0a, c0b}, {c1a, c1b}, {c2a, c2b}, {c3a, c3b},
                            {c4a, c4b}, {c5a, c5b}, {c6a, c6b}, {c7a, c7b}};
+  const bool single_rounding = rq.single_rounding;
   for (int j = 0; j < NP; ++j) {
     const int64_t n0 = (p + j) * kQGemmNr;
     const int cols = static_cast<int>(std::min<int64_t>(kQGemmNr, b.n - n0));
     const Requant16 r =
         LoadRequant16(rq, channel0 + n0, b.col_offset.data() + n0);
     for (int i = 0; i < MR; ++i) {
-      const __m512i v = rq.single_rounding
-                            ? RequantSingleAvx512(rq, r, c[i][j])
-                            : RequantDoubleAvx512(rq, r, c[i][j]);
+      const __m512i v = single_rounding ? RequantSingleAvx512(r, c[i][j])
+                                        : RequantDoubleAvx512(r, c[i][j]);
       StoreBytesAvx512(v, cols, out + (row0 + i) * out_stride + n0);
     }
   }
 }
 
 template <int NP>
+using TileVnniFn = void (*)(const uint8_t*, int64_t, int64_t,
+                            const QGemmVnniWeights&, int64_t,
+                            const QGemmRequant&, int64_t, uint8_t*, int64_t);
+
+// Whole tiles of kQGemmVnniMr rows inline, then the last rows' tile from a
+// table indexed by their count - 1.
+template <int NP>
 GRAFT_VNNI_INLINE void RowsVnni(const uint8_t* a, int64_t rows, int64_t kp,
                                 const QGemmVnniWeights& b, int64_t p,
                                 const QGemmRequant& rq, int64_t channel0,
                                 uint8_t* out, int64_t out_stride) {
-  static_assert(kQGemmVnniMr == 8, "the row-count switch below lists 1 to 8");
-  for (int64_t row0 = 0; row0 < rows; row0 += kQGemmVnniMr) {
-    switch (std::min<int64_t>(kQGemmVnniMr, rows - row0)) {
-      case 1:
-        TileVnni<1, NP>(a, kp, row0, b, p, rq, channel0, out, out_stride);
-        break;
-      case 2:
-        TileVnni<2, NP>(a, kp, row0, b, p, rq, channel0, out, out_stride);
-        break;
-      case 3:
-        TileVnni<3, NP>(a, kp, row0, b, p, rq, channel0, out, out_stride);
-        break;
-      case 4:
-        TileVnni<4, NP>(a, kp, row0, b, p, rq, channel0, out, out_stride);
-        break;
-      case 5:
-        TileVnni<5, NP>(a, kp, row0, b, p, rq, channel0, out, out_stride);
-        break;
-      case 6:
-        TileVnni<6, NP>(a, kp, row0, b, p, rq, channel0, out, out_stride);
-        break;
-      case 7:
-        TileVnni<7, NP>(a, kp, row0, b, p, rq, channel0, out, out_stride);
-        break;
-      default:
-        TileVnni<8, NP>(a, kp, row0, b, p, rq, channel0, out, out_stride);
-        break;
-    }
+  static_assert(kQGemmVnniMr == 8, "the table below lists 1 to 8 rows");
+  static constexpr TileVnniFn<NP> kLastTile[kQGemmVnniMr - 1] = {
+      TileVnni<1, NP>, TileVnni<2, NP>, TileVnni<3, NP>, TileVnni<4, NP>,
+      TileVnni<5, NP>, TileVnni<6, NP>, TileVnni<7, NP>};
+  int64_t row0 = 0;
+  for (; row0 + kQGemmVnniMr <= rows; row0 += kQGemmVnniMr) {
+    TileVnni<kQGemmVnniMr, NP>(a, kp, row0, b, p, rq, channel0, out,
+                               out_stride);
+  }
+  if (row0 < rows) {
+    kLastTile[rows - row0 - 1](a, kp, row0, b, p, rq, channel0, out,
+                               out_stride);
   }
 }
 
