@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "dispatch/kernels/cpu_features.h"
 #include "dispatch/kernels/kernel_util.h"
 #include "dispatch/thread_pool.h"
 
@@ -36,6 +37,11 @@ absl::Status EvalUnary(EvalContext& ctx) {
   }
   return absl::OkStatus();
 }
+
+// How many FLOAT32 HARD_SWISH evaluations ran each build (kBaseline, or
+// kAvx2 for the AVX2+FMA one; activations.cc): tests check with it that the
+// path they force is taken.
+int64_t HardSwishCallsForTesting(CpuIsa path);
 
 // Prepare for a same-type, same-shape unary op over the dtypes whose Op
 // instantiations are given: float always, int32/int64 when enabled.

@@ -1,7 +1,13 @@
 // Unary kernels (activations.cc, unary_math.cc, cast.cc) against std:: math
 // over random data, including tensors large enough to be split over threads.
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <functional>
+#include <iterator>
+
+#include "dispatch/kernels/cpu_features.h"
+#include "dispatch/kernels/unary.h"
 
 #include "dispatch/kernels/kernel_test_util.h"
 #include "gtest/gtest.h"
@@ -69,6 +75,52 @@ TEST(UnaryTest, FloatOpsMatchStdMath) {
     for (int i = 0; i < n; ++i) want[i] = c.f(x[i]);
     testing::ExpectNear(RunUnary<tfl::AddOptionsT>(c.op, nullptr, x, RandomInt(rng, 1, 3)), want, 1,
                         EnumNameBuiltinOperator(c.op));
+  }
+}
+
+// HARD_SWISH's vector builds against its scalar formula, bit for bit, on
+// every length tail of the 8-float blocks, special values included, each
+// build forced and shown to run.
+TEST(UnaryTest, HardSwishVectorPathsMatchTheScalarFormula) {
+  std::mt19937 rng = testing::SeededRng(21);
+  const float specials[] = {0.0f, -0.0f, -3.0f, 3.0f, -2.9999998f, 2.9999998f,
+                            1e-40f, -1e-40f, 3e38f, -3e38f, INFINITY,
+                            -INFINITY, NAN};
+  for (kernels::CpuIsa isa : {kernels::CpuIsa::kBaseline,
+                              kernels::CpuIsa::kAvx2}) {
+    if (static_cast<int>(kernels::DetectedCpuIsa()) < static_cast<int>(isa)) {
+      std::printf("skipping the %s path: this CPU has %s\n",
+                  kernels::CpuIsaName(isa),
+                  kernels::CpuIsaName(kernels::DetectedCpuIsa()));
+      continue;
+    }
+    const kernels::CpuIsa old_cap = kernels::SetKernelIsaCapForTesting(isa);
+    const int64_t before = kernels::HardSwishCallsForTesting(isa);
+    for (int iter = 0; iter < 60; ++iter) {
+      const int n = iter < 20 ? iter + 1 : RandomInt(rng, 1, 3000);
+      std::vector<float> x = testing::RandomFloats(rng, n, -8, 8);
+      for (float& v : x) {
+        if (RandomInt(rng, 0, 9) == 0) {
+          v = specials[RandomInt(rng, 0, std::size(specials) - 1)];
+        }
+      }
+      for (int threads : {1, 2}) {
+        const std::vector<float> got = RunUnary<tfl::AddOptionsT>(
+            tfl::BuiltinOperator_HARD_SWISH, nullptr, x, threads);
+        ASSERT_EQ(got.size(), x.size());
+        for (int i = 0; i < n; ++i) {
+          const float want = x[i] * std::min(std::max(x[i] + 3, 0.f), 6.f) / 6;
+          ASSERT_TRUE(std::isnan(want) ? std::isnan(got[i])
+                                       : std::memcmp(&want, &got[i],
+                                                     sizeof(float)) == 0)
+              << kernels::CpuIsaName(isa) << " x=" << x[i] << " got "
+              << got[i] << " want " << want << " n=" << n;
+        }
+      }
+    }
+    EXPECT_GT(kernels::HardSwishCallsForTesting(isa), before)
+        << kernels::CpuIsaName(isa) << " path not taken";
+    kernels::SetKernelIsaCapForTesting(old_cap);
   }
 }
 
