@@ -55,10 +55,20 @@ void Im2Col(const ConvState& s, const float* input, int g, int64_t row_begin,
     const int oy = static_cast<int>(r / s.out_w % s.out_h);
     const int ox = static_cast<int>(r % s.out_w);
     float* dst = col + (r - row_begin) * s.k;
+    const int ix0 = ox * s.stride_w - s.pad_w;
     for (int ky = 0; ky < s.k_h; ++ky) {
       const int iy = oy * s.stride_h - s.pad_h + ky * s.dil_h;
+      // One group, dilation 1 and the filter row inside the input: its taps
+      // read consecutive whole pixels, one run of k_w * in_c floats.
+      if (s.groups == 1 && s.dil_w == 1 && iy >= 0 && iy < s.in_h &&
+          ix0 >= 0 && ix0 + s.k_w <= s.in_w) {
+        std::memcpy(dst, input + ((b * s.in_h + iy) * s.in_w + ix0) * s.in_c,
+                    sizeof(float) * s.k_w * s.in_c);
+        dst += int64_t{s.k_w} * s.in_c;
+        continue;
+      }
       for (int kx = 0; kx < s.k_w; ++kx) {
-        const int ix = ox * s.stride_w - s.pad_w + kx * s.dil_w;
+        const int ix = ix0 + kx * s.dil_w;
         if (iy < 0 || iy >= s.in_h || ix < 0 || ix >= s.in_w) {
           std::memset(dst, 0, copy_bytes);
         } else {
