@@ -53,9 +53,11 @@ Checks (--only takes ids or families, e.g. --only=abi,promise.ops):
   dispatch.threads    distinct invocations run on 4 threads at once give
                       the single-threaded outputs
 
-Tolerances (dispatch/tolerance.h): float32 within Float32Tolerance of the
-op's reduction length; quantized outputs within --quantized-lsb units;
-other types exact.
+Tolerances (dispatch/tolerance.h): float32 within FloatToleranceFor the
+--precision the vendor computes in (fp32 by default; bf16 for a vendor that
+rounds to bfloat16, such as Intel OpenVINO's CPU path) and the op's
+reduction length; quantized outputs within --quantized-lsb units; other
+types exact.
 
 Each failed check prints the command that reproduces it. Exit status: 0
 every check passed (warnings allowed), 1 a check failed, 2 bad usage.)";
@@ -77,6 +79,7 @@ int RunCheckCommand(absl::Span<const std::string> args, std::ostream& out,
   std::vector<std::string> plugin_options;
   int64_t seed = -1, draws = options.draws, lsb = options.quantized_lsb;
   int64_t timeout_s = 60;
+  std::string precision = "fp32";
   bool json = false;
   FlagParser flags(kUsage, kDescription);
   flags.AddString("plugin", &options.plugin_path,
@@ -103,6 +106,10 @@ int RunCheckCommand(absl::Span<const std::string> args, std::ostream& out,
                   "first)");
   flags.AddInt("quantized-lsb", &lsb,
                "units in the last place a quantized output may differ");
+  flags.AddString("precision", &precision,
+                  "what the vendor computes float32 in: fp32 (default), "
+                  "fp16 or bf16; float32 outputs are compared under that "
+                  "format's tolerance");
   flags.AddInt("timeout", &timeout_s,
                "seconds one vendor call may take before it counts as a hang");
   auto positional = flags.Parse(args);
@@ -125,6 +132,10 @@ int RunCheckCommand(absl::Span<const std::string> args, std::ostream& out,
   if (draws < 1 || draws > 1000) return usage_error("--draws must be 1-1000");
   if (lsb < 0) return usage_error("--quantized-lsb must be >= 0");
   if (timeout_s < 1) return usage_error("--timeout must be >= 1");
+  if (!ParseFloatPrecision(precision, &options.precision)) {
+    return usage_error(absl::StrCat("--precision: '", precision,
+                                    "' is not fp32, fp16 or bf16"));
+  }
   if (seed < -1 || seed > 0xffffffffLL) {
     return usage_error("--seed must be 0-4294967295");
   }
@@ -167,6 +178,10 @@ int RunCheckCommand(absl::Span<const std::string> args, std::ostream& out,
   }
   if (!options.soc_model.empty()) {
     absl::StrAppend(&options.command, " --soc-model=", options.soc_model);
+  }
+  if (options.precision != FloatPrecision::kFloat32) {
+    absl::StrAppend(&options.command, " --precision=",
+                    FloatPrecisionName(options.precision));
   }
   check::CheckReport report = check::RunConformance(options);
   if (json) {

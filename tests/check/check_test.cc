@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <string>
 
@@ -199,6 +200,20 @@ TEST(CheckTest, NamesWrongResultsOfTheDispatchLibrary) {
       << r.output;
 }
 
+// --precision=bf16 widens the float32 tolerance to bfloat16's, no further:
+// 0.5 added to every output still fails.
+TEST(CheckTest, StillNamesWrongResultsAtBf16Precision) {
+  Result r = Check(BrokenPair("ok", "wrong_result") +
+                   " --ops=ADD --precision=bf16" + kSeed);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(Reports(r, "FAIL", "promise.models")) << r.output;
+  EXPECT_NE(r.output.find("precision: bf16"), std::string::npos) << r.output;
+  // The reproduction keeps the precision.
+  EXPECT_NE(r.output.find("--precision=bf16 --only=promise.models"),
+            std::string::npos)
+      << r.output;
+}
+
 TEST(CheckTest, WarnsOfALiteRtPluginLiteRtsHostWouldRefuse) {
   const std::string plugin =
       BinaryDir() +
@@ -308,6 +323,45 @@ TEST(CheckTest, ProbesLiteRtsIntelOpenVinoPairAndWarnsOfItsCrashes) {
       << r.output;
 }
 
+// Intel's OpenVINO CPU path computes float32 models in bf16 on a CPU with
+// avx512_bf16 or AMX: its results fail the float32 tolerance and pass
+// bf16's.
+TEST(CheckTest, ComparesAVendorThatComputesInBf16UnderBf16Tolerances) {
+  SKIP_UNDER_SANITIZERS();
+  const std::string dir = IntelOpenVinoDir();
+  SKIP_WITHOUT_THE_WHEEL(dir);
+  std::string flags;
+  {
+    FILE* f = fopen("/proc/cpuinfo", "r");
+    char buf[8192];
+    while (f != nullptr && fgets(buf, sizeof(buf), f) != nullptr) {
+      if (strncmp(buf, "flags", 5) == 0) {
+        flags = buf;
+        break;
+      }
+    }
+    if (f != nullptr) fclose(f);
+  }
+  if (flags.find(" avx512_bf16") == std::string::npos &&
+      flags.find(" amx_bf16") == std::string::npos) {
+    GTEST_SKIP() << "this CPU has no bf16: OpenVINO computes in float32";
+  }
+  const std::string args = IntelOpenVinoPair(dir) +
+                           " --only=promise --ops=FULLY_CONNECTED,CONV_2D "
+                           "--draws=2" +
+                           kSeed;
+  Result fp32 = Check(args);
+  EXPECT_EQ(fp32.exit_code, 1) << fp32.output;
+  EXPECT_TRUE(Reports(fp32, "FAIL", "promise.ops")) << fp32.output;
+  Result bf16 = Check(args + " --precision=bf16");
+  EXPECT_EQ(bf16.exit_code, 0) << bf16.output;
+  EXPECT_TRUE(Reports(bf16, "pass", "promise.ops")) << bf16.output;
+  EXPECT_TRUE(Reports(bf16, "pass", "promise.models")) << bf16.output;
+  EXPECT_NE(bf16.output.find("the plugin took 2 (CONV_2D, FULLY_CONNECTED)"),
+            std::string::npos)
+      << bf16.output;
+}
+
 // A LiteRT-ABI plugin is probed too: tests/plugins' fake plugin answers
 // every probe LiteRT defines (warned where it answers OK for an unknown SoC
 // model); the same plugin crashing on an unknown SoC model fails.
@@ -356,6 +410,7 @@ TEST(CheckTest, BadCommandLinesExitTwo) {
   EXPECT_EQ(Check("").exit_code, 2);
   EXPECT_EQ(Check(BrokenPair("ok") + " --ops=NO_SUCH_OP").exit_code, 2);
   EXPECT_EQ(Check(BrokenPair("ok") + " --draws=0").exit_code, 2);
+  EXPECT_EQ(Check(BrokenPair("ok") + " --precision=fp8").exit_code, 2);
   Result help = Check("--help");
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_NE(help.output.find("dispatch.threads"), std::string::npos);

@@ -40,6 +40,12 @@ CheckReport RunConformance(const CheckOptions& options) {
   if (!options.dispatch_path.empty()) {
     report.AddContext("dispatch", options.dispatch_path);
   }
+  if (options.precision != FloatPrecision::kFloat32) {
+    report.AddContext("precision",
+                      absl::StrCat(FloatPrecisionName(options.precision),
+                                   " (float32 outputs compared under its "
+                                   "tolerance)"));
+  }
   if (!s.scratch.ok()) {
     report.Add(
         {"setup", Outcome::kFail, "cannot make a scratch directory", {}});

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "dispatch/tolerance.h"
 #include "tools/check/check_report.h"
 
 namespace graft::check {
@@ -41,6 +42,10 @@ struct CheckOptions {
   // units in the last place (other integers and strings: exact; float32:
   // dispatch/tolerance.h).
   int quantized_lsb = 1;
+  // What the vendor computes float32 tensors in (--precision): float32
+  // outputs are compared under that format's tolerance
+  // (dispatch/tolerance.h's FloatToleranceFor).
+  FloatPrecision precision = FloatPrecision::kFloat32;
   // The time limit of one vendor call (a child process).
   absl::Duration timeout = absl::Seconds(60);
   // The command line up to the options a reproduction adds (--only,

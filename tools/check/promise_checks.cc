@@ -79,7 +79,8 @@ Evaluation Evaluate(Subject& s, const std::string& name, const Model& model,
     return e;
   }
   const std::string diff =
-      CompareOutputs(model, *got, *want, k, s.options.quantized_lsb);
+      CompareOutputs(model, *got, *want, k, s.options.quantized_lsb,
+                     s.options.precision);
   if (!diff.empty()) {
     e.failure = absl::StrCat(
         "taken, but the vendor's result differs from "

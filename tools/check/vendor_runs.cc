@@ -277,7 +277,8 @@ absl::StatusOr<std::vector<TensorValue>> RunWithDispatchInChild(
 std::string CompareOutputs(const Model& model,
                            const std::vector<TensorValue>& got,
                            const std::vector<TensorValue>& want,
-                           int64_t max_reduction_length, int quantized_lsb) {
+                           int64_t max_reduction_length, int quantized_lsb,
+                           FloatPrecision precision) {
   if (got.size() != want.size()) {
     return absl::StrCat(got.size(), " outputs, expected ", want.size());
   }
@@ -318,7 +319,7 @@ std::string CompareOutputs(const Model& model,
             max_abs = std::max(max_abs, double{std::fabs(v)});
         }
         const FloatTolerance tol =
-            Float32Tolerance(max_reduction_length, max_abs);
+            FloatToleranceFor(precision, max_reduction_length, max_abs);
         for (size_t k = 0; k < n; ++k) {
           if (!tol.Accepts(gv[k], wv[k])) note(k, gv[k], wv[k]);
         }

@@ -15,6 +15,7 @@
 #include "absl/time/time.h"
 #include "core/litert_abi.h"
 #include "core/model.h"
+#include "dispatch/tolerance.h"
 #include "graft_common.h"
 #include "plugins/compiler_plugin.h"
 
@@ -73,12 +74,13 @@ absl::StatusOr<std::vector<TensorValue>> RunWithDispatchInChild(
     const std::vector<TensorValue>& inputs, absl::Duration timeout);
 
 // "" when every output of `got` matches `want` under dispatch/tolerance.h
-// (float32: Float32Tolerance(K); quantized integers within
+// (float32: FloatToleranceFor(precision, K); quantized integers within
 // `quantized_lsb` units; other types exact), else what differs.
 std::string CompareOutputs(const Model& model,
                            const std::vector<TensorValue>& got,
                            const std::vector<TensorValue>& want,
-                           int64_t max_reduction_length, int quantized_lsb);
+                           int64_t max_reduction_length, int quantized_lsb,
+                           FloatPrecision precision = FloatPrecision::kFloat32);
 
 // The first dispatch op of a model compiled in Graft's format, as a
 // dispatch library sees it: its module's bytes, entry point, input and
