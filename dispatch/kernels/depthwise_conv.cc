@@ -87,20 +87,57 @@ GRAFT_SIMD_INLINE void DepthwiseRowsBody(const DepthwiseState& s,
       s.mult == 1 && s.k_h * s.k_w <= PixelTaps::kMax && oc_n >= 8;
   const V8 lo = Splat(s.lo), hi = Splat(s.hi);
   PixelTaps taps;
+  // A pixel whose window lies inside the input has every tap, each at a
+  // fixed offset from the window's corner: listed without the bounds tests
+  // (the same taps in the same order).
+  const int taps_n = s.k_h * s.k_w;
+  int64_t tap_off[PixelTaps::kMax];
+  int ox_lo = s.out_w, ox_hi = s.out_w;
+  if (blocked) {
+    for (int ky = 0, t = 0; ky < s.k_h; ++ky) {
+      for (int kx = 0; kx < s.k_w; ++kx, ++t) {
+        tap_off[t] =
+            (int64_t{ky} * s.dil_h * s.in_w + int64_t{kx} * s.dil_w) * s.in_c;
+        taps.w[t] = a.filter + int64_t{t} * oc_n;
+      }
+    }
+    // Output columns whose window is inside the input's width.
+    const int span_w = (s.k_w - 1) * s.dil_w;
+    ox_lo = std::min(s.out_w, (s.pad_w + s.stride_w - 1) / s.stride_w);
+    ox_hi = s.in_w - 1 - span_w + s.pad_w >= 0
+                ? std::min(s.out_w,
+                           (s.in_w - 1 - span_w + s.pad_w) / s.stride_w + 1)
+                : 0;
+    ox_hi = std::max(ox_lo, ox_hi);
+  }
   for (int64_t row = row_begin; row < row_end; ++row) {
     const int b = static_cast<int>(row / s.out_h);
     const int oy = static_cast<int>(row % s.out_h);
+    const int iy0 = oy * s.stride_h - s.pad_h;
+    const bool rows_in = iy0 >= 0 && iy0 + (s.k_h - 1) * s.dil_h < s.in_h;
     for (int ox = 0; ox < s.out_w; ++ox) {
       float* out =
           a.output + ((int64_t{b} * s.out_h + oy) * s.out_w + ox) * oc_n;
       int c0 = 0;  // channels below c0 are done
       if (blocked) {
-        taps.n = 0;
-        ForEachTap(s, a, b, oy, ox, [&](const float* in, const float* w) {
-          taps.in[taps.n] = in;
-          taps.w[taps.n] = w;
-          ++taps.n;
-        });
+        if (rows_in && ox >= ox_lo && ox < ox_hi) {
+          const float* corner =
+              a.input + ((int64_t{b} * s.in_h + iy0) * s.in_w +
+                         (ox * s.stride_w - s.pad_w)) *
+                            s.in_c;
+          for (int t = 0; t < taps_n; ++t) {
+            taps.in[t] = corner + tap_off[t];
+            taps.w[t] = a.filter + int64_t{t} * oc_n;
+          }
+          taps.n = taps_n;
+        } else {
+          taps.n = 0;
+          ForEachTap(s, a, b, oy, ox, [&](const float* in, const float* w) {
+            taps.in[taps.n] = in;
+            taps.w[taps.n] = w;
+            ++taps.n;
+          });
+        }
         for (; c0 + 32 <= oc_n; c0 += 32) {
           ChannelBlock<4>(taps, a.bias, lo, hi, c0, out);
         }
