@@ -179,12 +179,37 @@ std::vector<uint8_t> EncodeManifest(const Manifest& m) {
         }
       });
     }
+    if (!m.refusals.empty()) {
+      // [subgraph, op, reason] each.
+      fbb.Vector("refusals", [&] {
+        for (const ManifestRefusal& r : m.refusals) {
+          fbb.Vector([&] {
+            fbb.Int(r.subgraph);
+            fbb.Int(r.op);
+            fbb.String(r.reason);
+          });
+        }
+      });
+    }
     fbb.Vector("vendors", [&] {
       for (const ManifestVendor& v : m.vendors) {
         fbb.Map([&] {
           if (!v.abi.empty()) fbb.String("abi", v.abi);
           fbb.UInt("bytecode_format_version", v.bytecode_format_version);
           fbb.UInt("compiler_abi_version", v.compiler_abi_version);
+          if (!v.debug_map.empty()) {
+            // [buffer, vendor_location, subgraph, op] each.
+            fbb.Vector("debug_map", [&] {
+              for (const ManifestDebugEntry& d : v.debug_map) {
+                fbb.Vector([&] {
+                  fbb.UInt(d.buffer);
+                  fbb.UInt(d.vendor_location);
+                  fbb.Int(d.subgraph);
+                  fbb.Int(d.op);
+                });
+              }
+            });
+          }
           fbb.Vector("modules", [&] {
             for (const ManifestModule& mod : v.modules) {
               fbb.Map([&] {
@@ -248,6 +273,28 @@ absl::StatusOr<Manifest> DecodeManifest(absl::Span<const uint8_t> data) {
       GRAFT_RETURN_IF_ERROR(ReadNumber(mod, "hash", at, &module.hash));
       out.modules.push_back(module);
     }
+    GRAFT_ASSIGN_OR_RETURN(flexbuffers::Vector debug_map,
+                           ReadVector(v["debug_map"], where, "debug_map"));
+    for (size_t j = 0; j < debug_map.size(); ++j) {
+      const std::string at = absl::StrCat(where, ": debug_map[", j, "]");
+      GRAFT_ASSIGN_OR_RETURN(flexbuffers::Vector e,
+                             ReadVector(debug_map[j], at, "entry"));
+      if (e.size() != 4 || !e[0].IsUInt() || !e[1].IsUInt() ||
+          !(e[2].IsInt() || e[2].IsUInt()) ||
+          !(e[3].IsInt() || e[3].IsUInt()) ||
+          e[0].AsUInt64() > std::numeric_limits<uint32_t>::max() ||
+          e[2].AsInt64() < 0 ||
+          e[2].AsInt64() > std::numeric_limits<int32_t>::max() ||
+          e[3].AsInt64() < 0 ||
+          e[3].AsInt64() > std::numeric_limits<int32_t>::max()) {
+        return absl::DataLossError(absl::StrCat(
+            at, " is not [buffer, vendor_location, subgraph, op]"));
+      }
+      out.debug_map.push_back({static_cast<uint32_t>(e[0].AsUInt64()),
+                               e[1].AsUInt64(),
+                               static_cast<int32_t>(e[2].AsInt64()),
+                               static_cast<int32_t>(e[3].AsInt64())});
+    }
     if (out.vendor.empty()) {
       return absl::DataLossError(
           absl::StrCat("graft manifest: vendors[", i, "] has no vendor name"));
@@ -284,6 +331,25 @@ absl::StatusOr<Manifest> DecodeManifest(absl::Span<const uint8_t> data) {
       out.ops.push_back(std::move(ids));
     }
     m.op_origins.push_back(std::move(out));
+  }
+  GRAFT_ASSIGN_OR_RETURN(flexbuffers::Vector refusals,
+                         ReadVector(map["refusals"], kWhat, "refusals"));
+  for (size_t i = 0; i < refusals.size(); ++i) {
+    const std::string where = absl::StrCat(kWhat, ": refusals[", i, "]");
+    GRAFT_ASSIGN_OR_RETURN(flexbuffers::Vector r,
+                           ReadVector(refusals[i], where, "entry"));
+    if (r.size() != 3 || !(r[0].IsInt() || r[0].IsUInt()) ||
+        !(r[1].IsInt() || r[1].IsUInt()) || !r[2].IsString() ||
+        r[0].AsInt64() < 0 ||
+        r[0].AsInt64() > std::numeric_limits<int32_t>::max() ||
+        r[1].AsInt64() < 0 ||
+        r[1].AsInt64() > std::numeric_limits<int32_t>::max()) {
+      return absl::DataLossError(
+          absl::StrCat(where, " is not [subgraph, op, reason]"));
+    }
+    m.refusals.push_back({static_cast<int32_t>(r[0].AsInt64()),
+                          static_cast<int32_t>(r[1].AsInt64()),
+                          r[2].AsString().str()});
   }
   return m;
 }

@@ -55,6 +55,18 @@ struct ManifestModule {
   uint64_t hash = 0;
 };
 
+// One entry of a compiler plugin's debug map (graft_debug_map_entry_t):
+// location `vendor_location` (in the vendor's own unit) of the module in
+// model buffer `buffer` implements op `op` of subgraph `subgraph` of the
+// model apply was given (the numbering of op_origins). Lets tools name the
+// model op of each span a dispatch library profiles.
+struct ManifestDebugEntry {
+  uint32_t buffer = 0;
+  uint64_t vendor_location = 0;
+  int32_t subgraph = 0;
+  int32_t op = 0;
+};
+
 struct ManifestVendor {
   std::string vendor;
   // The vendor ABI its plugin speaks: "" for Graft's own (dispatch ops
@@ -69,6 +81,9 @@ struct ManifestVendor {
   // The vendor's bytecode format version, checked by its dispatch library.
   uint32_t bytecode_format_version = 0;
   std::vector<ManifestModule> modules;
+  // The plugin's debug map, when it gave one (key "debug_map", optional:
+  // older readers ignore it); ordered by (buffer, vendor_location).
+  std::vector<ManifestDebugEntry> debug_map;
 };
 
 // Where the ops of one subgraph came from: op i of subgraph `subgraph` in
@@ -82,12 +97,30 @@ struct ManifestOpOrigins {
   std::vector<std::vector<int32_t>> ops;
 };
 
+// Why no vendor took op `op` of subgraph `subgraph` (numbered as
+// op_origins): each plugin's refusal, "vendor: CODE: reason" joined by
+// "; ", cut to kMaxRefusalBytes with control characters replaced, for
+// reports of the compiled model (graft run --report-html).
+struct ManifestRefusal {
+  int32_t subgraph = 0;
+  int32_t op = 0;
+  std::string reason;
+};
+// Caps on what a manifest records of refusals: bytes per op, ops in all
+// (a model with more records the first ones).
+inline constexpr size_t kMaxRefusalBytes = 400;
+inline constexpr size_t kMaxRefusals = 20000;
+
 struct Manifest {
   int32_t format_version = kCompiledFormatVersion;
   std::vector<ManifestVendor> vendors;
   // One entry per subgraph apply outlined; empty in models compiled before
   // Graft recorded it (older readers ignore the key).
   std::vector<ManifestOpOrigins> op_origins;
+  // Ops of the outlined subgraphs that no vendor took, and why (key
+  // "refusals", optional: older readers ignore it; empty in models compiled
+  // before Graft recorded them). Ordered by (subgraph, op).
+  std::vector<ManifestRefusal> refusals;
 
   // The entry for `vendor`, or null.
   const ManifestVendor* Find(absl::string_view vendor) const;

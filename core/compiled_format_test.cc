@@ -1,5 +1,6 @@
 #include "core/compiled_format.h"
 
+#include "flatbuffers/flexbuffers.h"
 #include "gtest/gtest.h"
 
 namespace graft {
@@ -89,6 +90,78 @@ TEST(CompiledFormatTest, OpOriginsRoundTripAndAreOptional) {
             (std::vector<std::vector<int32_t>>{{5}}));
   EXPECT_EQ(back->FindOpOrigins(1), nullptr);
   EXPECT_EQ(back->Find("example")->vendor, "example");
+}
+
+// The plugin's debug map (per vendor) and apply's refusal reasons are
+// optional keys: a manifest without them reads as before.
+TEST(CompiledFormatTest, DebugMapAndRefusalsRoundTripAndAreOptional) {
+  Manifest m;
+  m.vendors.push_back({});
+  m.vendors.back().vendor = "xnnpack";
+  auto without = DecodeManifest(EncodeManifest(m));
+  ASSERT_TRUE(without.ok()) << without.status();
+  EXPECT_TRUE(without->refusals.empty());
+  EXPECT_TRUE(without->vendors[0].debug_map.empty());
+
+  m.vendors.back().debug_map = {{3, 0, 0, 7},
+                                {3, (uint64_t{1} << 32) | 2, 0, 9}};
+  m.refusals = {{0, 4, "xnnpack: UNSUPPORTED_OP: op TANH has no node"},
+                {1, 0, ""}};
+  auto back = DecodeManifest(EncodeManifest(m));
+  ASSERT_TRUE(back.ok()) << back.status();
+  const std::vector<ManifestDebugEntry>& d = back->vendors[0].debug_map;
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_EQ(d[1].buffer, 3u);
+  EXPECT_EQ(d[1].vendor_location, (uint64_t{1} << 32) | 2);
+  EXPECT_EQ(d[1].subgraph, 0);
+  EXPECT_EQ(d[1].op, 9);
+  ASSERT_EQ(back->refusals.size(), 2u);
+  EXPECT_EQ(back->refusals[0].op, 4);
+  EXPECT_EQ(back->refusals[0].reason,
+            "xnnpack: UNSUPPORTED_OP: op TANH has no node");
+  EXPECT_EQ(back->refusals[1].subgraph, 1);
+}
+
+TEST(CompiledFormatTest, RejectsMalformedDebugMapAndRefusals) {
+  flexbuffers::Builder fbb;
+  fbb.Map([&] {
+    fbb.Int("format_version", kCompiledFormatVersion);
+    fbb.Vector("refusals", [&] {
+      fbb.Vector([&] {
+        fbb.Int(-1);
+        fbb.Int(0);
+        fbb.String("x");
+      });
+    });
+    fbb.Vector("vendors", [] {});
+  });
+  fbb.Finish();
+  auto bad = DecodeManifest(fbb.GetBuffer());
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kDataLoss) << bad.status();
+  EXPECT_NE(bad.status().message().find("refusals[0]"),
+            absl::string_view::npos);
+
+  flexbuffers::Builder b2;
+  b2.Map([&] {
+    b2.Int("format_version", kCompiledFormatVersion);
+    b2.Vector("vendors", [&] {
+      b2.Map([&] {
+        b2.String("vendor", "xnnpack");
+        b2.Vector("debug_map", [&] {
+          b2.Vector([&] {
+            b2.UInt(1);
+            b2.UInt(2);
+          });
+        });
+      });
+    });
+  });
+  b2.Finish();
+  auto short_entry = DecodeManifest(b2.GetBuffer());
+  EXPECT_EQ(short_entry.status().code(), absl::StatusCode::kDataLoss)
+      << short_entry.status();
+  EXPECT_NE(short_entry.status().message().find("debug_map[0]"),
+            absl::string_view::npos);
 }
 
 TEST(CompiledFormatTest, ModelWithoutManifestIsNotFound) {

@@ -1,10 +1,12 @@
 #include "plugins/apply.h"
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
+#include <tuple>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -180,6 +182,32 @@ absl::Status DropFallbacks(Model& model, SubgraphId first) {
     if (dropped_use[b] && !kept_use[b]) model.buffers[b] = Buffer{};
   }
   return absl::OkStatus();
+}
+
+// The manifest's record of why no vendor took an op (ManifestRefusal):
+// every refusal, control characters replaced by spaces, cut to
+// kMaxRefusalBytes at a character boundary.
+std::string RefusalText(const OpApplyReport& r) {
+  std::string text;
+  for (const OpApplyReport::Refusal& f : r.refusals) {
+    if (!text.empty()) text += "; ";
+    if (!f.vendor.empty()) absl::StrAppend(&text, f.vendor, ": ");
+    absl::StrAppend(&text, PartitionReasonName(f.reason_code),
+                    f.reason.empty() ? "" : ": ", f.reason);
+  }
+  for (char& c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) c = ' ';
+  }
+  if (text.size() > kMaxRefusalBytes) {
+    size_t cut = kMaxRefusalBytes - 3;
+    while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xc0) == 0x80) {
+      --cut;
+    }
+    text.resize(cut);
+    text += "...";
+  }
+  return text;
 }
 
 }  // namespace
@@ -565,9 +593,39 @@ absl::StatusOr<ApplyReport> ApplyPlugins(
         }
         stamp = LiteRtStamp{mv.vendor, mv.soc_model};
       }
+      // The plugin's debug map in the model's numbering: its partition
+      // names the subgraph, its module the buffer.
+      for (const CompiledPartitions::DebugEntry& d : compiled.debug_map) {
+        if (options.mode != ApplyMode::kApply || litert ||
+            d.module_index >= mv.modules.size() ||
+            static_cast<size_t>(d.partition_index) >= mine.size()) {
+          continue;
+        }
+        const PartitionReport& pr =
+            report.partitions[mine[d.partition_index]->report_index];
+        mv.debug_map.push_back({mv.modules[d.module_index].buffer,
+                                d.vendor_location, pr.source_subgraph,
+                                d.original_op_index});
+      }
+      std::sort(
+          mv.debug_map.begin(), mv.debug_map.end(),
+          [](const ManifestDebugEntry& a, const ManifestDebugEntry& b) {
+            return std::tie(a.buffer, a.vendor_location, a.subgraph, a.op) <
+                   std::tie(b.buffer, b.vendor_location, b.subgraph, b.op);
+          });
       manifest.vendors.push_back(std::move(mv));
     }
     if (options.mode == ApplyMode::kApply && !manifest.vendors.empty()) {
+      for (const OpApplyReport& r : report.ops) {
+        if (!r.taken_by.empty() || r.refusals.empty()) continue;
+        if (manifest.refusals.size() == kMaxRefusals) break;
+        manifest.refusals.push_back({r.subgraph, r.op, RefusalText(r)});
+      }
+      std::stable_sort(manifest.refusals.begin(), manifest.refusals.end(),
+                       [](const ManifestRefusal& a, const ManifestRefusal& b) {
+                         return std::tie(a.subgraph, a.op) <
+                                std::tie(b.subgraph, b.op);
+                       });
       manifest.op_origins = std::move(op_origins);
       WriteManifest(model, manifest);
     }
