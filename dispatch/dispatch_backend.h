@@ -77,6 +77,18 @@ struct DispatchOpInfo {
   bool profiling = false;
 };
 
+// One span a vendor timed inside an Execute: an event of its dispatch
+// library's profile (graft_dispatch_profile_event_t).
+struct VendorSpan {
+  std::string name;
+  // The instruction in the unit of the plugin's debug map (the manifest's
+  // ManifestVendor::debug_map); 0 for a span of no single instruction.
+  uint64_t vendor_location = 0;
+  // On the library's monotonic clock: only differences mean anything.
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+};
+
 // One prepared dispatch op.
 class DispatchExecutable {
  public:
@@ -90,6 +102,13 @@ class DispatchExecutable {
   // op prepared with DispatchOpInfo::profiling; -1 when the backend cannot
   // tell (the default). Called after Execute, only while profiling.
   virtual int64_t LastVendorTimeNs() const { return -1; }
+  // The vendor's spans of the last Execute, in start order, for an op
+  // prepared with DispatchOpInfo::profiling: replaces *out and returns true,
+  // or returns false when the backend cannot tell (the default). Called
+  // after Execute, only while profiling.
+  virtual bool LastVendorSpans(std::vector<VendorSpan>* out) const {
+    return false;
+  }
 };
 
 // Options for vendor dispatch libraries, by vendor name: KEY=VALUE pairs

@@ -84,6 +84,32 @@ struct OpProfile {
   // GRAFT_DISPATCH_CAPABILITY_PROFILING); -1 when there is none.
   int64_t vendor_total_ns = -1;
   int64_t vendor_median_ns = -1;
+  // Each profiled call's start on the steady clock and its duration (ns),
+  // in call order.
+  std::vector<int64_t> call_start_ns;
+  std::vector<int64_t> call_ns;
+  // The vendor's spans per location over all calls (dispatch libraries
+  // whose profile names instructions, e.g. one per XNNPACK node), in order
+  // of first appearance: measured time of each instruction.
+  struct VendorLocation {
+    uint64_t vendor_location = 0;
+    std::string name;
+    int64_t spans = 0;
+    int64_t total_ns = 0;
+  };
+  std::vector<VendorLocation> vendor_locations;
+  // The vendor's spans of the first kMaxTracedCalls calls, for traces:
+  // call index, and start and end relative to the call's start (the
+  // vendor's clock aligned so its first span starts with the call).
+  struct TracedSpan {
+    int64_t call = 0;
+    std::string name;
+    uint64_t vendor_location = 0;
+    int64_t start_ns = 0;
+    int64_t end_ns = 0;
+  };
+  static constexpr int64_t kMaxTracedCalls = 1000;
+  std::vector<TracedSpan> vendor_spans;
 };
 
 // One entry subgraph's profiled runs.
@@ -94,6 +120,9 @@ struct SubgraphProfile {
   // Whole runs (Invoke), wall time.
   int64_t total_ns = 0;
   int64_t median_ns = 0;
+  // Each run's start and duration on the steady clock (ns), in run order.
+  std::vector<int64_t> run_start_ns;
+  std::vector<int64_t> run_ns;
   // Execution order; each call op is followed by its callee's ops.
   std::vector<OpProfile> ops;
 };

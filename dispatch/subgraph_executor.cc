@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <unordered_map>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -158,8 +159,17 @@ struct SubgraphExecutor::PreparedOp {
   // For the profile: the name shown, and each profiled call's time (ns).
   std::string profile_name;
   std::vector<int64_t> profile_ns;
+  // Each profiled call's start (steady clock, ns).
+  std::vector<int64_t> profile_start_ns;
   // kDispatch: the vendor's own time of each profiled call, when it tells.
   std::vector<int64_t> vendor_ns;
+  // kDispatch: the vendor's spans per location over the profiled calls,
+  // the index of each location there, the first calls' spans (for traces)
+  // and the last call's, reused.
+  std::vector<OpProfile::VendorLocation> vendor_locations;
+  std::unordered_map<uint64_t, size_t> vendor_location_index;
+  std::vector<OpProfile::TracedSpan> vendor_spans;
+  std::vector<VendorSpan> last_spans;
 };
 
 void SubgraphExecutor::FreeDeleter::operator()(uint8_t* p) const {
@@ -1622,6 +1632,30 @@ absl::Status SubgraphExecutor::Run() {
   return absl::OkStatus();
 }
 
+void SubgraphExecutor::RecordSpans(PreparedOp& p) {
+  if (p.last_spans.empty()) return;
+  const int64_t call = static_cast<int64_t>(p.profile_ns.size()) - 1;
+  const uint64_t first = p.last_spans.front().start_ns;
+  for (const VendorSpan& s : p.last_spans) {
+    const int64_t ns = s.end_ns >= s.start_ns
+                           ? static_cast<int64_t>(s.end_ns - s.start_ns)
+                           : 0;
+    auto [it, added] = p.vendor_location_index.emplace(
+        s.vendor_location, p.vendor_locations.size());
+    if (added) {
+      p.vendor_locations.push_back({s.vendor_location, s.name, 0, 0});
+    }
+    OpProfile::VendorLocation& l = p.vendor_locations[it->second];
+    ++l.spans;
+    l.total_ns += ns;
+    if (call < OpProfile::kMaxTracedCalls && s.start_ns >= first) {
+      const auto start = static_cast<int64_t>(s.start_ns - first);
+      p.vendor_spans.push_back(
+          {call, s.name, s.vendor_location, start, start + ns});
+    }
+  }
+}
+
 absl::Status SubgraphExecutor::RunProfiled() {
   const int64_t run_start = NowNs();
   for (PreparedOp& p : ops_) {
@@ -1629,12 +1663,15 @@ absl::Status SubgraphExecutor::RunProfiled() {
     const int64_t start = NowNs();
     GRAFT_RETURN_IF_ERROR(RunOp(p));
     p.profile_ns.push_back(NowNs() - start);
-    if (p.kind == PreparedOp::Kind::kDispatch) {
+    p.profile_start_ns.push_back(start);
+    if (p.kind == PreparedOp::Kind::kDispatch && p.executable != nullptr) {
       const int64_t vendor_ns = p.executable->LastVendorTimeNs();
       if (vendor_ns >= 0) p.vendor_ns.push_back(vendor_ns);
+      if (p.executable->LastVendorSpans(&p.last_spans)) RecordSpans(p);
     }
   }
   CopyUnwrittenOutputs();
+  run_start_ns_.push_back(run_start);
   run_ns_.push_back(NowNs() - run_start);
   return absl::OkStatus();
 }
@@ -1820,6 +1857,10 @@ void SubgraphExecutor::AppendProfile(int depth,
       o.vendor_total_ns = Sum(p.vendor_ns);
       o.vendor_median_ns = Median(p.vendor_ns);
     }
+    o.call_start_ns = p.profile_start_ns;
+    o.call_ns = p.profile_ns;
+    o.vendor_locations = p.vendor_locations;
+    o.vendor_spans = p.vendor_spans;
     out->push_back(std::move(o));
     for (const auto& c : p.callees) c->AppendProfile(depth + 1, out);
   }
@@ -1832,15 +1873,22 @@ SubgraphProfile SubgraphExecutor::Profile() const {
   r.runs = static_cast<int64_t>(run_ns_.size());
   r.total_ns = Sum(run_ns_);
   r.median_ns = Median(run_ns_);
+  r.run_start_ns = run_start_ns_;
+  r.run_ns = run_ns_;
   AppendProfile(0, &r.ops);
   return r;
 }
 
 void SubgraphExecutor::ResetProfile() {
   run_ns_.clear();
+  run_start_ns_.clear();
   for (PreparedOp& p : ops_) {
     p.profile_ns.clear();
+    p.profile_start_ns.clear();
     p.vendor_ns.clear();
+    p.vendor_locations.clear();
+    p.vendor_location_index.clear();
+    p.vendor_spans.clear();
     for (const auto& c : p.callees) c->ResetProfile();
   }
 }

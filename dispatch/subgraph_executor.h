@@ -261,6 +261,8 @@ class SubgraphExecutor {
   static OpReport::Where WhereOf(const PreparedOp& p);
   absl::Status RunOp(PreparedOp& p);
   absl::Status RunProfiled();
+  // Adds the vendor's spans of `p`'s last call to its profile.
+  void RecordSpans(PreparedOp& p);
   void CopyUnwrittenOutputs();
   void AppendProfile(int depth, std::vector<OpProfile>* out) const;
   uint8_t* AllocateOwned(size_t bytes);
@@ -281,6 +283,7 @@ class SubgraphExecutor {
   std::vector<OutputCopy> output_copies_;
   // Per-run wall times while profiling (ns).
   std::vector<int64_t> run_ns_;
+  std::vector<int64_t> run_start_ns_;
   // Outputs a caller can bind directly (written here, listed once).
   std::vector<bool> output_bindable_;
   // External I/O: the tensors RunBound() reads its inputs from and writes

@@ -44,6 +44,17 @@ class VendorExecutable : public DispatchExecutable {
     return static_cast<int64_t>(end - start);
   }
 
+  bool LastVendorSpans(std::vector<VendorSpan>* out) const override {
+    absl::StatusOr<std::vector<ProfileEvent>> events = invocation_->Profile();
+    if (!events.ok()) return false;
+    out->clear();
+    for (ProfileEvent& e : *events) {
+      out->push_back(
+          {std::move(e.name), e.vendor_location, e.start_ns, e.end_ns});
+    }
+    return true;
+  }
+
  private:
   std::unique_ptr<Invocation> invocation_;
 };

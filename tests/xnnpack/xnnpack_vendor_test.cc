@@ -11,10 +11,12 @@
 #include <cstring>
 #include <filesystem>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "core/compiled_format.h"
 #include "core/file_util.h"
 #include "core/model_builder.h"
 #include "core/model_io.h"
@@ -368,9 +370,34 @@ TEST_F(XnnpackDispatchTest, AsyncRunAndProfile) {
   EXPECT_EQ(y, kExpected);
   auto events = (*invocation)->Profile();
   ASSERT_TRUE(events.ok()) << events.status();
-  ASSERT_EQ(events->size(), 1u);
+  // The run, then one span per XNNPACK node (each run on a runtime of its
+  // own), located as the plugin's debug map locates the node.
+  ASSERT_GE(events->size(), 3u);
   EXPECT_EQ((*events)[0].name, "xnnpack runtime " + entry_);
+  EXPECT_EQ((*events)[0].vendor_location, 0u);
   EXPECT_LE((*events)[0].start_ns, (*events)[0].end_ns);
+  auto manifest = ReadManifest(model_);
+  ASSERT_TRUE(manifest.ok()) << manifest.status();
+  ASSERT_EQ(manifest->vendors.size(), 1u);
+  const std::vector<ManifestDebugEntry>& debug_map =
+      manifest->vendors[0].debug_map;
+  ASSERT_EQ(debug_map.size(), events->size() - 1);
+  std::set<int32_t> ops;
+  for (size_t k = 1; k < events->size(); ++k) {
+    const ProfileEvent& e = (*events)[k];
+    EXPECT_EQ(e.vendor_location, uint64_t{k}) << e.name;  // entry 0, node k-1
+    EXPECT_LE((*events)[k - 1].start_ns, e.start_ns);
+    EXPECT_LE(e.start_ns, e.end_ns);
+    EXPECT_LE(e.end_ns, (*events)[0].end_ns);
+    EXPECT_NE(e.name.find("(model op "), std::string::npos) << e.name;
+    EXPECT_EQ(debug_map[k - 1].vendor_location, e.vendor_location);
+    EXPECT_EQ(debug_map[k - 1].subgraph, 0);
+    ops.insert(debug_map[k - 1].op);
+  }
+  EXPECT_EQ(ops, (std::set<int32_t>{0, 1}));
+  // Node by node it computes the same, also with moved attachments.
+  EXPECT_EQ(Run(**invocation), kExpected);
+  EXPECT_EQ(Run(**invocation), kExpected);
   // Without the flag there is no profile.
   auto plain = context_->CreateInvocation(Spec(module_));
   ASSERT_TRUE(plain.ok());

@@ -1682,7 +1682,9 @@ GRAFT_EXPORT graft_status_t* graft_compiler_plugin_compile(
     for (size_t n = 0; n < b.nodes().size(); ++n) {
       graft_debug_map_entry_t e{};
       e.module_index = 0;
-      e.vendor_location = (uint64_t{i} << 32) | n;
+      // Nodes count from 1: location 0 is the dispatch ABI's "no single
+      // instruction" (graft_dispatch_profile_event_t).
+      e.vendor_location = (uint64_t{i} << 32) | (n + 1);
       e.original_op_index = b.nodes()[n].original_op_index;
       e.partition_index = static_cast<int32_t>(i);
       result->debug_map.push_back(e);

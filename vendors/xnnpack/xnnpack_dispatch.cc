@@ -162,15 +162,32 @@ struct graft_dispatch_invocation_t {
   // A run started with invoke_async that wait has not collected yet (the
   // run itself happens at start: XNNPACK runs synchronously).
   bool in_flight = false;
-  // GRAFT_DISPATCH_INVOCATION_FLAG_PROFILING: one event per run, the whole
-  // XNNPACK runtime (this XNNPACK has no per-operator profiling).
+  // GRAFT_DISPATCH_INVOCATION_FLAG_PROFILING. This XNNPACK has no
+  // per-operator profiling, so a profiled run runs each node on an XNNPACK
+  // runtime of its own (`nodes`, in bytecode order, intermediate values in
+  // `scratch`) and times it: events[0] spans the run (location 0), events[1
+  // + n] node n with vendor_location (entry index << 32) | (n + 1), as the
+  // plugin's debug map.
   bool profiling = false;
+  struct NodeRuntime {
+    xnn_runtime_t runtime = nullptr;
+    std::vector<uint32_t> values;  // its external values
+    std::vector<xnn_external_value> externals;
+    std::string name;
+  };
+  std::vector<NodeRuntime> nodes;
+  uint32_t entry_index = 0;
+  std::vector<AlignedBytes> scratch;  // by value id; empty for the rest
+  bool nodes_need_setup = true;
   std::string profile_name;
-  graft_dispatch_profile_event_t profile_event{};
+  std::vector<graft_dispatch_profile_event_t> events;
   size_t num_profile_events = 0;
 
   ~graft_dispatch_invocation_t() {
     if (runtime != nullptr) xnn_delete_runtime(runtime);
+    for (NodeRuntime& n : nodes) {
+      if (n.runtime != nullptr) xnn_delete_runtime(n.runtime);
+    }
   }
 };
 
@@ -316,6 +333,9 @@ bool Fail(Problem* p, graft_status_code_t code, std::string message) {
 // Everything invocation_create learns from the bytecode before touching
 // XNNPACK.
 struct Program {
+  // The entry's index in the module (the high half of its nodes'
+  // vendor_location in the plugin's debug map).
+  uint32_t entry_index = 0;
   std::vector<ValueSpec> values;
   // Constant data of each value (NULL for non-constants), in place in the
   // model's buffers or in the bytecode.
@@ -575,9 +595,13 @@ bool ReadProgram(const graft_dispatch_invocation_desc_t* desc, Program* prog,
   const Entry* entry = nullptr;
   std::string names;
   if (module->entries() != nullptr) {
-    for (const Entry* e : *module->entries()) {
+    for (uint32_t k = 0; k < module->entries()->size(); ++k) {
+      const Entry* e = module->entries()->Get(k);
       names += (names.empty() ? "" : ", ") + e->name()->str();
-      if (e->name()->str() == desc->entry_point) entry = e;
+      if (entry == nullptr && e->name()->str() == desc->entry_point) {
+        entry = e;
+        prog->entry_index = k;
+      }
     }
   }
   if (entry == nullptr) {
@@ -762,6 +786,148 @@ graft_status_t* BuildRuntime(graft_dispatch_invocation_t* inv,
                         "failed: %s",
                         inv->entry.c_str(), XnnStatusName(st)));
   }
+  return nullptr;
+}
+
+// Defines value `i` of `prog` in `sg` as BuildRuntime does, with `flags`.
+xnn_status DefineValue(xnn_subgraph_t sg, const Program& prog, uint32_t i,
+                       uint32_t flags, const std::vector<ValueSpec>& values) {
+  const ValueSpec& v = values[i];
+  std::vector<size_t> dims(v.dims.begin(), v.dims.end());
+  uint32_t id = 0;
+  switch (v.datatype) {
+    case DataType::FP32:
+      return xnn_define_tensor_value(sg, xnn_datatype_fp32, dims.size(),
+                                     dims.data(), prog.data[i], i, flags, &id);
+    case DataType::QINT8:
+    case DataType::QINT32:
+      return xnn_define_quantized_tensor_value(
+          sg, XnnDatatype(v.datatype), v.zero_point, v.scales[0], dims.size(),
+          dims.data(), prog.data[i], i, flags, &id);
+    case DataType::QCINT8:
+    case DataType::QCINT32:
+      return xnn_define_channelwise_quantized_tensor_value(
+          sg, XnnDatatype(v.datatype), v.scales.data(), dims.size(),
+          v.channel_dim, dims.data(), prog.data[i], i, flags, &id);
+  }
+  return xnn_status_invalid_parameter;
+}
+
+// For profiled invocations: one XNNPACK runtime per node, whose
+// non-constant operands are external values (the entry's inputs and outputs
+// where they are those, else scratch memory of the invocation's own).
+graft_status_t* BuildNodeRuntimes(graft_dispatch_invocation_t* inv,
+                                  const Program& prog) {
+  const graft_host_api_t* host = inv->host;
+  const uint32_t num_values = static_cast<uint32_t>(prog.values.size());
+  inv->scratch.resize(num_values);
+  for (uint32_t i = 0; i < num_values; ++i) {
+    const ValueSpec& v = prog.values[i];
+    if (prog.data[i] != nullptr || v.input_index >= 0 || v.output_index >= 0) {
+      continue;
+    }
+    inv->scratch[i] = AllocateAligned(
+        NumElements(v.dims) * DataTypeSize(v.datatype) + XNN_EXTRA_BYTES);
+    if (inv->scratch[i] == nullptr) {
+      return Error(host, GRAFT_STATUS_RESOURCE_EXHAUSTED,
+                   "xnnpack dispatch: out of memory");
+    }
+  }
+  for (size_t n = 0; n < prog.nodes.size(); ++n) {
+    const NodeSpec& node = prog.nodes[n];
+    graft_dispatch_invocation_t::NodeRuntime nr;
+    nr.name = Printf("%s (model op %d)", NodeKindName(node.kind),
+                     node.original_op_index);
+    xnn_subgraph_t sg = nullptr;
+    xnn_status st = xnn_create_subgraph(num_values, 0, &sg);
+    if (st != xnn_status_success) {
+      return Error(host, GRAFT_STATUS_RESOURCE_EXHAUSTED,
+                   Printf("xnnpack dispatch: xnn_create_subgraph failed: %s",
+                          XnnStatusName(st)));
+    }
+    std::unique_ptr<xnn_subgraph, xnn_status (*)(xnn_subgraph_t)> owner(
+        sg, xnn_delete_subgraph);
+    std::vector<bool> defined(num_values, false);
+    for (int side = 0; side < 2 && st == xnn_status_success; ++side) {
+      for (uint32_t id : side == 0 ? node.inputs : node.outputs) {
+        // XNN_INVALID_VALUE_ID: an operand left out (a convolution's bias).
+        if (id >= num_values || defined[id]) continue;
+        defined[id] = true;
+        const bool constant = prog.data[id] != nullptr;
+        const uint32_t flags = constant    ? 0
+                               : side == 0 ? XNN_VALUE_FLAG_EXTERNAL_INPUT
+                                           : XNN_VALUE_FLAG_EXTERNAL_OUTPUT;
+        st = DefineValue(sg, prog, id, flags, inv->values);
+        if (!constant) nr.values.push_back(id);
+      }
+    }
+    if (st == xnn_status_success) st = DefineNode(sg, node);
+    if (st == xnn_status_success) {
+      st = xnn_create_runtime_v2(sg, inv->context->pool, 0, &nr.runtime);
+      if (st != xnn_status_success) nr.runtime = nullptr;
+    }
+    if (st != xnn_status_success) {
+      return Error(host, GRAFT_STATUS_INVALID_ARGUMENT,
+                   Printf("xnnpack dispatch: entry '%s': node %zu (%s) on a "
+                          "runtime of its own, for profiling: %s",
+                          inv->entry.c_str(), n, NodeKindName(node.kind),
+                          XnnStatusName(st)));
+    }
+    nr.externals.resize(nr.values.size());
+    inv->nodes.push_back(std::move(nr));
+  }
+  inv->events.resize(1 + inv->nodes.size());
+  return nullptr;
+}
+
+// Runs a profiled invocation node by node, timing each (see `nodes`).
+graft_status_t* InvokeNodes(graft_dispatch_invocation_t* inv,
+                            uint64_t entry_index) {
+  const graft_host_api_t* host = inv->host;
+  if (inv->nodes_need_setup) {
+    // The memory of each value: an entry input's or output's as attached
+    // (or staged), else scratch.
+    const size_t num_inputs = inv->inputs.size();
+    for (auto& nr : inv->nodes) {
+      for (size_t k = 0; k < nr.values.size(); ++k) {
+        const uint32_t id = nr.values[k];
+        void* data = inv->scratch[id].get();
+        const ValueSpec& v = inv->values[id];
+        if (v.input_index >= 0) {
+          data = inv->externals[v.input_index].data;
+        } else if (v.output_index >= 0) {
+          data = inv->externals[num_inputs + v.output_index].data;
+        }
+        nr.externals[k] = {id, data};
+      }
+      const xnn_status st = xnn_setup_runtime(nr.runtime, nr.externals.size(),
+                                              nr.externals.data());
+      if (st != xnn_status_success) {
+        return host->status_create_formatted(
+            host, GRAFT_STATUS_INTERNAL,
+            "xnnpack dispatch: entry '%s': xnn_setup_runtime of %s failed: "
+            "%s",
+            inv->entry.c_str(), nr.name.c_str(), XnnStatusName(st));
+      }
+    }
+    inv->nodes_need_setup = false;
+  }
+  const uint64_t run_start = NowNs();
+  for (size_t n = 0; n < inv->nodes.size(); ++n) {
+    const uint64_t start = NowNs();
+    const xnn_status st = xnn_invoke_runtime(inv->nodes[n].runtime);
+    inv->events[1 + n] = {inv->nodes[n].name.c_str(), start, NowNs(),
+                          (entry_index << 32) | (n + 1)};
+    if (st != xnn_status_success) {
+      inv->num_profile_events = 0;
+      return host->status_create_formatted(
+          host, GRAFT_STATUS_INTERNAL,
+          "xnnpack dispatch: entry '%s': xnn_invoke_runtime of %s failed: %s",
+          inv->entry.c_str(), inv->nodes[n].name.c_str(), XnnStatusName(st));
+    }
+  }
+  inv->events[0] = {inv->profile_name.c_str(), run_start, NowNs(), 0};
+  inv->num_profile_events = inv->events.size();
   return nullptr;
 }
 
@@ -983,8 +1149,13 @@ GRAFT_EXPORT graft_status_t* graft_dispatch_invocation_create(
   inv->profiling =
       (desc->flags & GRAFT_DISPATCH_INVOCATION_FLAG_PROFILING) != 0;
   inv->profile_name = "xnnpack runtime " + inv->entry;
+  inv->entry_index = prog.entry_index;
   graft_status_t* status = BuildRuntime(inv.get(), prog);
   if (status != nullptr) return status;
+  if (inv->profiling) {
+    status = BuildNodeRuntimes(inv.get(), prog);
+    if (status != nullptr) return status;
+  }
   for (int kind = 0; kind < 2; ++kind) {
     const std::vector<uint32_t>& ids = kind == 0 ? prog.inputs : prog.outputs;
     std::vector<Io>& ios = kind == 0 ? inv->inputs : inv->outputs;
@@ -1089,6 +1260,7 @@ GRAFT_EXPORT graft_status_t* graft_dispatch_invocation_attach_host_memory(
   if (invocation->externals[slot].data != effective) {
     invocation->externals[slot].data = effective;
     invocation->needs_setup = true;
+    invocation->nodes_need_setup = true;
   }
   return nullptr;
 }
@@ -1117,6 +1289,9 @@ GRAFT_EXPORT graft_status_t* graft_dispatch_invocation_invoke(
   for (Io& io : invocation->inputs) {
     if (io.staged) std::memcpy(io.staging.get(), io.host, io.bytes);
   }
+  if (invocation->profiling) {
+    return InvokeNodes(invocation, invocation->entry_index);
+  }
   if (invocation->needs_setup) {
     const xnn_status st =
         xnn_setup_runtime(invocation->runtime, invocation->externals.size(),
@@ -1129,13 +1304,7 @@ GRAFT_EXPORT graft_status_t* graft_dispatch_invocation_invoke(
     }
     invocation->needs_setup = false;
   }
-  const uint64_t start = invocation->profiling ? NowNs() : 0;
   const xnn_status st = xnn_invoke_runtime(invocation->runtime);
-  if (invocation->profiling) {
-    invocation->profile_event = {invocation->profile_name.c_str(), start,
-                                 NowNs(), 0};
-    invocation->num_profile_events = 1;
-  }
   if (st != xnn_status_success) {
     return host->status_create_formatted(
         host, GRAFT_STATUS_INTERNAL,
@@ -1180,7 +1349,8 @@ GRAFT_EXPORT graft_status_t* graft_dispatch_invocation_get_profile(
                  "xnnpack dispatch: no profile: the invocation was created "
                  "without the profiling flag, or a run is in flight");
   }
-  *out_events = &invocation->profile_event;
+  *out_events =
+      invocation->num_profile_events > 0 ? invocation->events.data() : nullptr;
   *out_num_events = invocation->num_profile_events;
   return nullptr;
 }
