@@ -44,6 +44,17 @@ struct PlacedOp {
   double share = -1;
   // The time is an even share of its dispatch op's, not measured per op.
   bool attributed = false;
+  // The time is the vendor's own, measured: the dispatch library's profile
+  // events of the instructions the plugin's debug map (in the manifest)
+  // names for this op, summed (ms_per_run), per run.
+  bool vendor_measured = false;
+  // Why no vendor took it, as the manifest records it ("" when it was
+  // taken, or the manifest records no reasons).
+  std::string refusal;
+  // The original ops whose outputs it reads (ascending, unique): the
+  // graph's edges. Inside a partition whose fallback subgraph was stripped
+  // the edges are not known; its ops are then shown as a chain.
+  std::vector<int32_t> inputs_from;
 };
 
 // A dispatch op of the compiled model and the original ops it replaced.
@@ -54,6 +65,10 @@ struct PlacedDispatchOp {
   std::string vendor;
   // Indices into PlacementMap::ops' `op`, ascending.
   std::vector<int32_t> original_ops;
+  // With a profile: the host's time per run for the op, and the part of it
+  // the vendor's events measured per instruction (-1 without events).
+  double ms_per_run = -1;
+  double vendor_measured_ms = -1;
 };
 
 struct PlacementMap {
@@ -68,6 +83,11 @@ struct PlacementMap {
   // With a profile: the profiled runs and the median run time.
   int64_t runs = 0;
   double run_ms = -1;
+  // The manifest records why ops were refused (apply of this Graft).
+  bool has_refusals = false;
+  // Ops whose time is the vendor's measurement, and those attributed.
+  int64_t vendor_measured_ops = 0;
+  int64_t attributed_ops = 0;
 };
 
 // The map of entry subgraph `subgraph` of `model` (the model the runtime
@@ -81,23 +101,54 @@ absl::StatusOr<PlacementMap> BuildPlacementMap(const Model& model,
                                                int32_t subgraph);
 
 // A table: one line per original op (index, op, output tensor, where,
-// compiled op, time and share with '~' marking attributed times), the
+// compiled op, time and share with '~' marking attributed times and '=' the
+// vendor's measured ones), the
 // share of time per place, then each dispatch op with the original ops it
 // replaced ("op 0 xnnpack:partition_0 (xnnpack) replaced ops 0-63").
 std::string PlacementMapText(const PlacementMap& map);
 
-// {"subgraph", "origins", "runs", "run_ms", "time_attribution": "even",
+// {"subgraph", "origins", "runs", "run_ms", "time_attribution" ("even",
+//  or "vendor_events" when some vendor time is measured per op),
 //  "ops": [{"op", "name", "output", "where", "vendor", "compiled_op",
-//  "compiled_name", "group_size", "ms_per_run", "share", "attributed"}],
+//  "compiled_name", "group_size", "ms_per_run", "share", "attributed",
+//  "time_source" ("host", "vendor", "attributed" or null), "refusal",
+//  "inputs_from"}],
 //  "dispatch_ops": [{"compiled_op", "compiled_name", "where", "vendor",
-//  "original_ops": [{"op", "name"}]}]}.
+//  "ms_per_run", "vendor_measured_ms", "original_ops": [{"op", "name"}]}]}.
 void PlacementMapJson(const PlacementMap& map, JsonWriter& j);
 
-// One self-contained HTML page (no scripts, no external resources): a
-// legend, the totals per place, and a table of every original op coloured
-// by where it ran, with a bar for its share of the time.
+// One self-contained HTML page (no scripts, no external resources): the
+// graph of the original ops as an inline SVG (layered top to bottom, each
+// op a box filled with its place's colour, class "op place-<place>", its
+// partition outlined; the first kMaxGraphOps ops of a larger model), a
+// legend with the totals per place and per dispatch op, the refusal
+// reasons of ops no vendor took, and a table of every original op with a
+// bar for its share of the time.
+inline constexpr size_t kMaxGraphOps = 4000;
 std::string PlacementMapHtml(const PlacementMap& map,
                              const std::string& model_path);
+
+// The CSS class suffix of a place: "cpu", "cpu-fallback", "folded",
+// "v-<vendor>" (the page's class "place-<this>").
+std::string PlaceClass(const PlacedOp& op);
+
+// The per-op placement as Model Explorer node data (ai-edge-model-explorer's
+// ModelNodeData: {graph id: {"results": {node key: {"value", "bgColor"}},
+// "thresholds": [...]}}), keyed by each op's first output tensor name (the
+// node key Model Explorer matches against a node's outputs), under graph id
+// `graph_id`. The value is the op's time per run in microseconds with a
+// profile, else the place's index in the legend; bgColor its place's colour.
+std::string ModelExplorerNodeData(const PlacementMap& map,
+                                  const std::string& graph_id);
+
+// The profiled runs of entry subgraph `subgraph` as Chrome trace JSON
+// (Trace Event Format, complete "X" events, microseconds): per run a "run"
+// event, inside it one event per op call (callee ops inside their call),
+// and inside a dispatch op's call the vendor's own spans (the first
+// OpProfile::kMaxTracedCalls calls), named after the model op the debug
+// map gives. Opens in Perfetto and chrome://tracing.
+std::string ChromeTraceJson(const Model& model, const RuntimeProfile& profile,
+                            int32_t subgraph);
 
 }  // namespace graft::tools
 

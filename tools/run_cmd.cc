@@ -39,7 +39,8 @@ constexpr char kUsage[] =
     "          [--vendor=V[,V]]\n"
     "          [--require-accelerator | --require-vendor-ops] "
     "[--signature=KEY]\n"
-    "          [--profile] [--json] [--report-html=FILE]";
+    "          [--profile] [--json] [--report-html=FILE] [--trace=FILE]\n"
+    "          [--node-data=FILE]";
 
 constexpr char kDescription[] =
     "Loads MODEL in Graft's dispatch runtime: dispatch ops run on the "
@@ -61,8 +62,14 @@ constexpr char kDescription[] =
     "the model as graft apply was given it, where it ran (vendor, cpu, cpu "
     "fallback), which op of the compiled model ran it, and its time; a "
     "vendor's time for a dispatch op is split evenly among the ops it "
-    "replaced (marked '~', attributed, not measured). --json includes the "
-    "map; --report-html=FILE writes it as one self-contained HTML page.";
+    "replaced (marked '~', attributed, not measured) unless its dispatch "
+    "library reports its own time per instruction, which the plugin's debug "
+    "map (in the manifest) names the op of (marked '=', measured by the "
+    "vendor). --json includes the map; --report-html=FILE writes it as one "
+    "self-contained HTML page (the graph coloured by where each op ran, "
+    "why ops were not taken, times); --trace=FILE writes the profiled runs "
+    "as Chrome trace JSON (Perfetto, chrome://tracing); --node-data=FILE "
+    "writes the placement as Model Explorer node data.";
 
 }  // namespace
 
@@ -243,9 +250,9 @@ std::string RunJson(const std::string& path, double load_ms, Signature& sig,
 
 int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
                   std::ostream& err) {
-  std::string inputs_flag, output_dir, dispatch_dir = DefaultPluginDir(),
-                                       plugin_dir, cache_dir, signature_key,
-                                       vendors, report_html;
+  std::string inputs_flag, output_dir,
+      dispatch_dir = DefaultPluginDir(), plugin_dir, cache_dir, signature_key,
+      vendors, report_html, trace_file, node_data_file;
   std::string shapes_flag, soc_model;
   std::vector<std::string> plugin_options;
   int64_t seed = 1, iterations = 1, threads = 1;
@@ -294,6 +301,13 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
   flags.AddString("report-html", &report_html,
                   "write the placement map (with --profile: and times) as a "
                   "self-contained HTML page to FILE");
+  flags.AddString("trace", &trace_file,
+                  "with --profile: write the timed runs as Chrome trace JSON "
+                  "(one event per op per run, a vendor's own spans inside "
+                  "its dispatch op) to FILE");
+  flags.AddString("node-data", &node_data_file,
+                  "write where each op ran (with --profile: its time) as "
+                  "Model Explorer node data JSON to FILE");
   flags.AddBool(
       "profile", &profile,
       "time every op of the timed runs and print where the time went");
@@ -314,6 +328,12 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
     return 2;
   }
   const std::string& path = positional->front();
+  if (!trace_file.empty() && !profile) {
+    return fail(absl::InvalidArgumentError(
+                    "--trace needs --profile (the trace is of the profiled "
+                    "runs)"),
+                2);
+  }
 
   RuntimeOptions options;
   options.num_threads = static_cast<int>(threads);
@@ -570,6 +590,27 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
             reinterpret_cast<const uint8_t*>(page.data()), page.size())});
     if (!written.ok()) return fail(written, 1);
   }
+  auto write_text = [](const std::string& file, const std::string& text) {
+    return WriteFileAtomically(
+        file, {absl::Span<const uint8_t>(
+                  reinterpret_cast<const uint8_t*>(text.data()), text.size())});
+  };
+  if (!node_data_file.empty()) {
+    if (!map.ok()) return fail(map.status(), 1);
+    const std::string& name = (*runtime)->model().subgraphs[run_subgraph].name;
+    absl::Status written = write_text(
+        node_data_file,
+        ModelExplorerNodeData(
+            *map,
+            name.empty() ? absl::StrCat("subgraph_", run_subgraph) : name));
+    if (!written.ok()) return fail(written, 1);
+  }
+  if (!trace_file.empty()) {
+    absl::Status written = write_text(
+        trace_file,
+        ChromeTraceJson((*runtime)->model(), run_profile, run_subgraph));
+    if (!written.ok()) return fail(written, 1);
+  }
   if (json) {
     out << RunJson(path, load_ms, *sig, given, seed, outputs, report, latency,
                    map)
@@ -605,6 +646,9 @@ int RunRunCommand(absl::Span<const std::string> args, std::ostream& out,
   }
   if (!report_html.empty())
     out << "placement map written to " << report_html << "\n";
+  if (!trace_file.empty()) out << "trace written to " << trace_file << "\n";
+  if (!node_data_file.empty())
+    out << "Model Explorer node data written to " << node_data_file << "\n";
   return 0;
 }
 

@@ -157,8 +157,10 @@ TEST(RunCli, JsonHasPlacementWarningsOutputsAndLatency) {
 
 // --profile's placement map: each of residual_mlp's six original ops, by
 // its index in the model apply was given, with where it ran and its time.
-// On the vendor, the dispatch op's time is split evenly among its five ops
-// (attributed); run as a fallback, each op has its own measured time.
+// On the vendor, each op has the vendor's own time: the example dispatch
+// library reports a span per instruction, which the plugin's debug map (in
+// the manifest) names the op of ('=', measured); run as a fallback, each op
+// has its own measured time.
 TEST(RunCli, ProfileMapsADispatchOpsTimeBackToTheOriginalOps) {
   testing::TempDir dir;
   const std::string model = CompiledModel(dir);
@@ -169,12 +171,13 @@ TEST(RunCli, ProfileMapsADispatchOpsTimeBackToTheOriginalOps) {
   EXPECT_THAT(r.out, HasSubstr("placement map of subgraph 0 'main': 6 original "
                                "ops"));
   EXPECT_THAT(r.out, ContainsRegex("\n +0  FULLY_CONNECTED +fc1 +example +op "
-                                   "0 example:partition_0 \\(5 ops\\) +~"));
+                                   "0 example:partition_0 \\(5 ops\\) +="));
   EXPECT_THAT(r.out, ContainsRegex("\n +5  SOFTMAX +y +cpu +op 1 SOFTMAX "));
   EXPECT_THAT(r.out, HasSubstr("by place:  example 5 ops"));
-  EXPECT_THAT(
-      r.out,
-      HasSubstr("op 0 example:partition_0 (example) replaced ops 0-4\n"));
+  EXPECT_THAT(r.out,
+              ContainsRegex("op 0 example:partition_0 \\(example\\) replaced "
+                            "ops 0-4; [0-9.]+ us/run, of which the vendor's "
+                            "events measure [0-9.]+\n"));
 
   if (!HavePython()) GTEST_SKIP() << "python3 is needed to read the JSON";
   Result j =
@@ -182,16 +185,20 @@ TEST(RunCli, ProfileMapsADispatchOpsTimeBackToTheOriginalOps) {
                 "--iterations=3", "--profile", "--json"});
   ASSERT_EQ(j.exit_code, 0) << j.err;
   EXPECT_TRUE(JsonSatisfies(j.out, R"(
-      d['placement_map']['origins'] == 'manifest' and d['placement_map']['time_attribution'] == 'even' and
+      d['placement_map']['origins'] == 'manifest' and d['placement_map']['time_attribution'] == 'vendor_events' and
       d['placement_map']['runs'] == 3 and
       [o['op'] for o in d['placement_map']['ops']] == list(range(6)) and
       [o['name'] for o in d['placement_map']['ops']] == ['FULLY_CONNECTED', 'RELU',
           'FULLY_CONNECTED', 'ADD', 'MUL', 'SOFTMAX'] and
       all(o['where'] == 'vendor' and o['vendor'] == 'example' and
-          o['attributed'] and o['group_size'] == 5 and o['compiled_op'] == 0
+          not o['attributed'] and o['time_source'] == 'vendor' and
+          o['ms_per_run'] > 0 and o['group_size'] == 5 and o['compiled_op'] == 0
           for o in d['placement_map']['ops'][:5]) and
-      len(set(o['ms_per_run'] for o in d['placement_map']['ops'][:5])) == 1 and
       d['placement_map']['ops'][5]['where'] == 'cpu' and not d['placement_map']['ops'][5]['attributed'] and
+      d['placement_map']['ops'][5]['time_source'] == 'host' and
+      d['placement_map']['ops'][1]['inputs_from'] == [0] and
+      0 < sum(o['ms_per_run'] for o in d['placement_map']['ops'][:5]) <=
+          d['placement_map']['dispatch_ops'][0]['ms_per_run'] * 1.0001 and
       [(x['compiled_op'], x['vendor'], [o['op'] for o in x['original_ops']],
         x['original_ops'][4]['name'])
        for x in d['placement_map']['dispatch_ops']] ==
@@ -246,9 +253,18 @@ TEST(RunCli, ReportHtmlIsOneSelfContainedPageWithARowPerOriginalOp) {
   }
   EXPECT_EQ(rows, 6u) << html;
   EXPECT_EQ(vendor_rows, 5u) << html;
-  EXPECT_THAT(html, HasSubstr("class=\"num attributed\""));
+  EXPECT_THAT(html, HasSubstr("class=\"num measured\""));
   EXPECT_THAT(html, HasSubstr("<li>op 0 example:partition_0 (example): "
-                              "original ops 0-4</li>"));
+                              "original ops 0-4; "));
+  // The graph: a box per original op, classed by where it ran.
+  size_t boxes = 0, vendor_boxes = 0;
+  for (size_t at = html.find("<g class=\"op "); at != std::string::npos;
+       at = html.find("<g class=\"op ", at + 1)) {
+    ++boxes;
+    vendor_boxes += html.compare(at, 29, "<g class=\"op place-v-example ") == 0;
+  }
+  EXPECT_EQ(boxes, 6u) << html;
+  EXPECT_EQ(vendor_boxes, 5u) << html;
   for (const char* external : {"<script", "src=", "href=", "@import", "url("}) {
     EXPECT_THAT(html, Not(HasSubstr(external))) << external;
   }
