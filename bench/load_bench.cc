@@ -17,6 +17,16 @@
 //                     (posix_fadvise DONTNEED on this file only, untimed),
 //                     and how many bytes of the file one cold load brings
 //                     into the page cache (mincore; includes readahead).
+//   prepare/<model>   Runtime::Load of a real model on Graft's CPU kernels
+//                     (1 thread) + destruction: load plus every kernel's
+//                     prepare, where the int8 and float GEMM/conv kernels
+//                     pack their weights (issue 21). Before the timed loop,
+//                     one load measures what it leaves allocated while the
+//                     runtime is alive (malloc's bytes in use, mallinfo2):
+//                     the packed weights, the planned activation arena
+//                     (printed beside it, from the runtime's report) and
+//                     the rest of the prepared state (kernel states, the
+//                     graph); heap growth minus the arena is "prepared".
 // After all runs main() prints the machine and a table of medians with
 // ratios against the smallest model.
 //
@@ -25,9 +35,13 @@
 //   --graft_dir=DIR     where to write them (default: $TMPDIR or /tmp)
 //   --graft_keep        keep the generated files
 //   --graft_cold=false  skip the cold-cache benchmarks
+//   --graft_prepare=PATH,...  models for prepare/ (default: MobileNetV2 1.0
+//                       224 int8 and float of test_models/generated; empty:
+//                       none)
 // Defaults added unless given: --benchmark_repetitions=5,
 // --benchmark_display_aggregates_only=true.
 #include <fcntl.h>
+#include <malloc.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -49,6 +63,7 @@
 #include "benchmark/benchmark.h"
 #include "core/model_builder.h"
 #include "core/model_io.h"
+#include "dispatch/runtime.h"
 
 namespace graft {
 namespace {
@@ -196,6 +211,51 @@ void BM_LoadModel(benchmark::State& state, const GeneratedModel* gm) {
       static_cast<double>(growth.total) / static_cast<double>(gm->file_bytes);
 }
 
+absl::StatusOr<std::unique_ptr<Runtime>> LoadOnCpu(const std::string& path) {
+  RuntimeOptions options;
+  options.num_threads = 1;
+  return Runtime::Load(path, options);
+}
+
+// Bytes the process has allocated with malloc and not freed (heap and
+// malloc's own mappings): exact, where the resident set's counters lag
+// (the kernel batches them per thread).
+int64_t HeapBytesInUse() {
+  const struct mallinfo2 mi = mallinfo2();
+  return static_cast<int64_t>(mi.uordblks + mi.hblkhd);
+}
+
+void BM_Prepare(benchmark::State& state, const std::string* path) {
+  int64_t heap_growth = 0;
+  size_t arena = 0;
+  {
+    const int64_t before = HeapBytesInUse();
+    absl::StatusOr<std::unique_ptr<Runtime>> probe = LoadOnCpu(*path);
+    if (!probe.ok()) {
+      state.SkipWithError(std::string(probe.status().message()).c_str());
+      return;
+    }
+    heap_growth = HeapBytesInUse() - before;
+    for (const SubgraphReport& sg : (*probe)->Report().subgraphs) {
+      arena += sg.arena_bytes;
+    }
+  }
+  for (auto _ : state) {
+    absl::StatusOr<std::unique_ptr<Runtime>> rt = LoadOnCpu(*path);
+    if (!rt.ok()) {
+      state.SkipWithError(std::string(rt.status().message()).c_str());
+      return;
+    }
+    benchmark::DoNotOptimize(rt);
+  }
+  state.counters["file_bytes"] =
+      static_cast<double>(std::filesystem::file_size(*path));
+  state.counters["heap_growth_bytes"] = static_cast<double>(heap_growth);
+  state.counters["arena_bytes"] = static_cast<double>(arena);
+  state.counters["prepared_bytes"] =
+      static_cast<double>(heap_growth) - static_cast<double>(arena);
+}
+
 void BM_LoadModelCold(benchmark::State& state, const GeneratedModel* gm) {
   for (auto _ : state) {
     state.PauseTiming();
@@ -313,12 +373,46 @@ void PrintSummary(const std::vector<GeneratedModel>& models,
       "included).\n");
 }
 
+void PrintPrepareSummary(const std::vector<std::string>& paths,
+                         const SummaryReporter& reporter) {
+  bool header = false;
+  for (const std::string& path : paths) {
+    const std::string name =
+        "prepare/" + std::filesystem::path(path).stem().string();
+    const SummaryReporter::Row* row = reporter.Find(name);
+    if (row == nullptr) continue;
+    if (!header) {
+      std::printf("\nprepare (%s; Runtime::Load on the CPU kernels, 1 thread):\n",
+                  row->is_median ? "medians" : "single runs");
+      std::printf("  %-30s %10s %11s %11s %11s %10s %11s\n", "model", "file",
+                  "wall", "cpu", "heap growth", "arena", "prepared");
+      header = true;
+    }
+    auto counter = [&](const char* c) {
+      auto it = row->counters.find(c);
+      return it != row->counters.end() ? it->second : 0.0;
+    };
+    auto bytes = [](double b) {
+      return b < 0 ? "-" + HumanBytes(-b) : HumanBytes(b);
+    };
+    std::printf("  %-30s %10s %11s %11s %11s %10s %11s\n",
+                std::filesystem::path(path).stem().string().c_str(),
+                bytes(counter("file_bytes")).c_str(),
+                HumanTime(row->seconds).c_str(),
+                HumanTime(row->cpu_seconds).c_str(),
+                bytes(counter("heap_growth_bytes")).c_str(),
+                bytes(counter("arena_bytes")).c_str(),
+                bytes(counter("prepared_bytes")).c_str());
+  }
+}
+
 int Main(int argc, char** argv) {
   std::string sizes = "2MB,200MB,1GB,200MB-ext";
   const char* tmp = std::getenv("TMPDIR");
   std::string dir = tmp != nullptr && *tmp ? tmp : "/tmp";
   bool keep = false;
   bool run_cold = true;
+  std::string prepare = GRAFT_PREPARE_MODELS;
 
   // Our flags are removed before Google Benchmark sees the rest.
   std::vector<char*> args = {argv[0]};
@@ -332,6 +426,8 @@ int Main(int argc, char** argv) {
       keep = true;
     } else if (a == "--graft_cold=false") {
       run_cold = false;
+    } else if (a.rfind("--graft_prepare=", 0) == 0) {
+      prepare = a.substr(std::strlen("--graft_prepare="));
     } else {
       args.push_back(argv[i]);
     }
@@ -378,6 +474,16 @@ int Main(int argc, char** argv) {
     }
     models.push_back(*std::move(gm));
   }
+  // First, before the other benchmarks free heap pages a load could reuse.
+  std::vector<std::string> prepare_paths =
+      absl::StrSplit(prepare, ',', absl::SkipEmpty());
+  for (const std::string& path : prepare_paths) {
+    benchmark::RegisterBenchmark(
+        ("prepare/" + std::filesystem::path(path).stem().string()).c_str(),
+        BM_Prepare, &path)
+        ->Unit(benchmark::kMillisecond)
+        ->UseRealTime();
+  }
   for (const GeneratedModel& gm : models) {
     benchmark::RegisterBenchmark(("load/" + gm.variant.label).c_str(),
                                  BM_LoadModel, &gm)
@@ -396,6 +502,7 @@ int Main(int argc, char** argv) {
   SummaryReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   PrintSummary(models, reporter);
+  PrintPrepareSummary(prepare_paths, reporter);
   benchmark::Shutdown();
 
   if (keep) {
