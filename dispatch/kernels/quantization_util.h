@@ -18,6 +18,7 @@
 
 #include "absl/status/status.h"
 #include "core/model.h"
+#include "dispatch/kernels/cpu_features.h"
 #include "dispatch/tensor.h"
 
 namespace graft::kernels {
@@ -169,6 +170,11 @@ void TypeRange(tfl::TensorType type, int32_t* out_min, int32_t* out_max);
 // True when every scale of `t` is positive and the quantized dimension is
 // the one given (or there is a single scale).
 bool HasPerChannelScales(const Tensor& t, int channels, int dim);
+
+// How many quantized MAX_POOL_2D evaluations ran each build (kBaseline, or
+// kAvx2; quantized_pooling.cc): tests check with it that the path they
+// force is taken.
+int64_t QuantizedMaxPoolCallsForTesting(CpuIsa path);
 
 }  // namespace graft::kernels
 

@@ -4,11 +4,13 @@
 // window divided by the in-bounds count, rounded half away from zero; both
 // clamp to the fused activation's quantized range.
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 
 #include "dispatch/kernel.h"
+#include "dispatch/kernels/cpu_features.h"
 #include "dispatch/kernels/kernel_util.h"
 #include "dispatch/kernels/quantization_util.h"
 
@@ -20,30 +22,31 @@ struct QPoolState : KernelState, PoolGeometry {
   int32_t act_min = 0, act_max = 0;
 };
 
-// out[i] = max(out[i], x[i]) for i < n, 16 bytes of lanes at a time
-// (vector extensions: one pmaxsb/pmaxub/pmaxsw, or its SSE2 emulation).
+// The rows run in two builds, picked per call by KernelIsa() and counted:
+// the baseline (SSE2 emulates pmaxsb/pminsb, which are SSE4.1) and AVX2.
+#if defined(__x86_64__) && defined(__GNUC__) && \
+    !defined(GRAFT_NO_MULTIVERSIONING)
+#define GRAFT_QPOOL_AVX2 1
+#else
+#define GRAFT_QPOOL_AVX2 0
+#endif
+
+std::atomic<int64_t> g_max_pool_calls[2];
+
+// MAX_POOL_2D with the channels innermost: per output pixel, 16 bytes of
+// channels at a time, the running maximum over the in-bounds taps held in
+// a register from the type's lowest value, then the activation clamp, then
+// one store (the reference's per-channel loop over the window, which
+// starts at the lowest value and clamps at the end, gives the same
+// values); the last channels one by one.
 template <typename T>
-inline void MaxInto(const T* x, int n, T* out) {
+inline __attribute__((always_inline)) void MaxPoolRowsBody(
+    const QPoolState& s, const T* in, T* out) {
   typedef T V __attribute__((vector_size(16), aligned(1)));
   constexpr int kLanes = 16 / sizeof(T);
-  int i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
-    V a, b;
-    std::memcpy(&a, out + i, sizeof(a));
-    std::memcpy(&b, x + i, sizeof(b));
-    a = a > b ? a : b;
-    std::memcpy(out + i, &a, sizeof(a));
-  }
-  for (; i < n; ++i) out[i] = std::max(out[i], x[i]);
-}
-
-// MAX_POOL_2D with the channels innermost: per output pixel, the running
-// maximum of its in-bounds taps' channel rows (the reference's per-channel
-// loop over the window, which starts at the type's lowest value and clamps
-// at the end, gives the same values), then the activation clamp.
-template <typename T>
-void MaxPoolRows(const QPoolState& s, const T* in, T* out) {
   const T lo = static_cast<T>(s.act_min), hi = static_cast<T>(s.act_max);
+  const V vlo = V{} + lo, vhi = V{} + hi;
+  const V lowest = V{} + std::numeric_limits<T>::lowest();
   for (int b = 0; b < s.batch; ++b) {
     for (int oy = 0; oy < s.out_h; ++oy) {
       for (int ox = 0; ox < s.out_w; ++ox) {
@@ -52,18 +55,63 @@ void MaxPoolRows(const QPoolState& s, const T* in, T* out) {
         const int fy0 = std::max(0, -y0), fy1 = std::min(s.k_h, s.in_h - y0);
         const int fx0 = std::max(0, -x0), fx1 = std::min(s.k_w, s.in_w - x0);
         T* op = out + ((int64_t{b} * s.out_h + oy) * s.out_w + ox) * s.c;
-        std::fill(op, op + s.c, std::numeric_limits<T>::lowest());
-        for (int fy = fy0; fy < fy1; ++fy) {
-          for (int fx = fx0; fx < fx1; ++fx) {
-            MaxInto(
-                in + ((int64_t{b} * s.in_h + y0 + fy) * s.in_w + x0 + fx) * s.c,
-                s.c, op);
+        // The window's first in-bounds tap.
+        const T* first =
+            in + ((int64_t{b} * s.in_h + y0 + fy0) * s.in_w + x0 + fx0) * s.c;
+        const int64_t row_step = int64_t{s.in_w} * s.c;
+        int c = 0;
+        for (; c + kLanes <= s.c; c += kLanes) {
+          V acc = lowest;
+          for (int fy = fy0; fy < fy1; ++fy) {
+            const T* row = first + (fy - fy0) * row_step + c;
+            for (int fx = fx0; fx < fx1; ++fx) {
+              V x;
+              std::memcpy(&x, row + int64_t{fx - fx0} * s.c, sizeof(x));
+              acc = acc > x ? acc : x;
+            }
           }
+          acc = acc < vlo ? vlo : acc;
+          acc = acc > vhi ? vhi : acc;
+          std::memcpy(op + c, &acc, sizeof(acc));
         }
-        for (int c = 0; c < s.c; ++c) op[c] = std::min(hi, std::max(lo, op[c]));
+        for (; c < s.c; ++c) {
+          T m = std::numeric_limits<T>::lowest();
+          for (int fy = fy0; fy < fy1; ++fy) {
+            for (int fx = fx0; fx < fx1; ++fx) {
+              m = std::max(m, first[(fy - fy0) * row_step +
+                                    int64_t{fx - fx0} * s.c + c]);
+            }
+          }
+          op[c] = std::min(hi, std::max(lo, m));
+        }
       }
     }
   }
+}
+
+template <typename T>
+void MaxPoolRowsBaseline(const QPoolState& s, const T* in, T* out) {
+  MaxPoolRowsBody(s, in, out);
+}
+#if GRAFT_QPOOL_AVX2
+template <typename T>
+__attribute__((target("avx2"))) void MaxPoolRowsAvx2(const QPoolState& s,
+                                                     const T* in, T* out) {
+  MaxPoolRowsBody(s, in, out);
+}
+#endif
+
+template <typename T>
+void MaxPoolRows(const QPoolState& s, const T* in, T* out) {
+#if GRAFT_QPOOL_AVX2
+  if (KernelIsaAtLeast(CpuIsa::kAvx2)) {
+    g_max_pool_calls[1].fetch_add(1, std::memory_order_relaxed);
+    MaxPoolRowsAvx2(s, in, out);
+    return;
+  }
+#endif
+  g_max_pool_calls[0].fetch_add(1, std::memory_order_relaxed);
+  MaxPoolRowsBaseline(s, in, out);
 }
 
 template <typename T, bool kMax>
@@ -156,6 +204,13 @@ absl::Status PrepareMaxPool2DQuantized(PrepareContext& ctx) {
 }
 
 }  // namespace
+
+int64_t QuantizedMaxPoolCallsForTesting(CpuIsa path) {
+  return path == CpuIsa::kBaseline
+             ? g_max_pool_calls[0].load(std::memory_order_relaxed)
+             : g_max_pool_calls[1].load(std::memory_order_relaxed);
+}
+
 }  // namespace kernels
 
 GRAFT_DEFINE_KERNEL(AveragePool2DQuantized);

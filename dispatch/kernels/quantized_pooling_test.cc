@@ -1,15 +1,19 @@
 // Quantized MAX_POOL_2D (INT8, UINT8, INT16) against the reference's loop
 // (per channel, the window's in-bounds maximum from the type's lowest
 // value, then the activation clamp) over drawn shapes: channel counts with
-// every tail of the 16-byte blocks, strides, SAME and VALID padding.
+// every tail of the 16-byte blocks, strides, SAME and VALID padding; each
+// build of the kernel forced and shown to run.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <limits>
 #include <type_traits>
 #include <vector>
 
+#include "dispatch/kernels/cpu_features.h"
 #include "dispatch/kernels/kernel_test_util.h"
+#include "dispatch/kernels/quantization_util.h"
 #include "gtest/gtest.h"
 
 namespace graft {
@@ -20,9 +24,9 @@ using testing::RandomInt;
 template <typename T>
 void RunMaxPool(std::mt19937& rng, int iter, tfl::TensorType type) {
   const int h = RandomInt(rng, 1, 9), w = RandomInt(rng, 1, 9);
-  const int c = RandomInt(rng, 1, 40);
-  const int kh = RandomInt(rng, 1, 3), kw = RandomInt(rng, 1, 3);
-  const int stride = RandomInt(rng, 1, 2);
+  const int c = RandomInt(rng, 1, 70);
+  const int kh = RandomInt(rng, 1, 4), kw = RandomInt(rng, 1, 4);
+  const int stride = RandomInt(rng, 1, 3);
   const bool same = RandomInt(rng, 0, 1) == 1;
   const bool relu6 = RandomInt(rng, 0, 1) == 1;
   const int oh = same ? (h + stride - 1) / stride : (h - kh) / stride + 1;
@@ -89,21 +93,41 @@ void RunMaxPool(std::mt19937& rng, int iter, tfl::TensorType type) {
   }
 }
 
+// Each build (baseline, AVX2) forced in turn, and shown to run.
+template <typename T>
+void RunMaxPoolOnEveryPath(uint32_t salt, tfl::TensorType type) {
+  for (kernels::CpuIsa isa :
+       {kernels::CpuIsa::kBaseline, kernels::CpuIsa::kAvx2}) {
+    if (static_cast<int>(kernels::DetectedCpuIsa()) < static_cast<int>(isa)) {
+      std::printf("skipping the %s path: this CPU has %s\n",
+                  kernels::CpuIsaName(isa),
+                  kernels::CpuIsaName(kernels::DetectedCpuIsa()));
+      continue;
+    }
+    const kernels::CpuIsa old_cap = kernels::SetKernelIsaCapForTesting(isa);
+    const int64_t before = kernels::QuantizedMaxPoolCallsForTesting(isa);
+    std::mt19937 rng = testing::SeededRng(salt);
+    for (int i = 0; i < 120; ++i) {
+      RunMaxPool<T>(rng, i, type);
+      if (::testing::Test::HasFatalFailure()) break;
+    }
+    EXPECT_GT(kernels::QuantizedMaxPoolCallsForTesting(isa), before)
+        << kernels::CpuIsaName(isa) << " path not taken";
+    kernels::SetKernelIsaCapForTesting(old_cap);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+}
+
 TEST(QuantizedMaxPoolTest, Int8MatchesReferenceLoop) {
-  std::mt19937 rng = testing::SeededRng(1);
-  for (int i = 0; i < 80; ++i) RunMaxPool<int8_t>(rng, i, tfl::TensorType_INT8);
+  RunMaxPoolOnEveryPath<int8_t>(1, tfl::TensorType_INT8);
 }
 
 TEST(QuantizedMaxPoolTest, Uint8MatchesReferenceLoop) {
-  std::mt19937 rng = testing::SeededRng(2);
-  for (int i = 0; i < 80; ++i)
-    RunMaxPool<uint8_t>(rng, i, tfl::TensorType_UINT8);
+  RunMaxPoolOnEveryPath<uint8_t>(2, tfl::TensorType_UINT8);
 }
 
 TEST(QuantizedMaxPoolTest, Int16MatchesReferenceLoop) {
-  std::mt19937 rng = testing::SeededRng(3);
-  for (int i = 0; i < 80; ++i)
-    RunMaxPool<int16_t>(rng, i, tfl::TensorType_INT16);
+  RunMaxPoolOnEveryPath<int16_t>(3, tfl::TensorType_INT16);
 }
 
 }  // namespace
