@@ -16,11 +16,13 @@
 namespace graft::check {
 
 // One entry of the catalogue: an op in one element type, e.g. "ADD" float32
-// or "CONV_2D" int8. `name` ("ADD", "CONV_2D/int8") is what --ops names.
+// or "CONV_2D" int8. `name` ("ADD", "CONV_2D/int8", "CONV_2D/uint8") is
+// what --ops names. QUANTIZE and DEQUANTIZE are listed as float32 (their
+// float side) and convert to and from int8.
 struct CatalogOp {
   std::string name;
   tfl::BuiltinOperator op;
-  bool int8 = false;
+  tfl::TensorType type = tfl::TensorType_FLOAT32;
 };
 
 // Every op the catalogue draws, in a fixed order.
