@@ -134,8 +134,61 @@ void PackQFilter(QConvState* s, const int8_t* w) {
   }
 }
 
+// Rows [r0, r1) of group g's im2col matrix in a GEMM's a layout: rows of
+// kp elements (the ones past k zero), each tap's group_in_c input bytes
+// converted by copy(src, n, dst), `pad` where the window leaves the input.
+// With one group and dilation 1, a filter row inside the input reads
+// consecutive whole pixels: one copy of k_w * in_c bytes. The pixel
+// coordinates advance row by row (no divisions per row). Shared by the
+// int16 rows of QGemm and the unsigned-byte rows of QGemmVnni.
+template <typename Out, typename Copy>
+inline __attribute__((always_inline)) void Im2ColRows(const QConvState& s,
+                                                      const int8_t* in, int g,
+                                                      int64_t r0, int64_t r1,
+                                                      int64_t kp, Out pad,
+                                                      const Copy& copy,
+                                                      Out* col) {
+  const int64_t c0 = int64_t{g} * s.group_in_c;
+  const int gc = s.group_in_c;
+  const bool runs = gc == s.in_c && s.dil_w == 1;
+  int64_t b = r0 / (int64_t{s.out_h} * s.out_w);
+  int oy = static_cast<int>(r0 / s.out_w % s.out_h);
+  int ox = static_cast<int>(r0 % s.out_w);
+  for (int64_t r = r0; r < r1; ++r) {
+    Out* dst = col + (r - r0) * kp;
+    std::fill(dst + s.k, dst + kp, Out{0});
+    const int ix0 = ox * s.stride_w - s.pad_w;
+    const bool cols_in = runs && ix0 >= 0 && ix0 + s.k_w <= s.in_w;
+    for (int ky = 0; ky < s.k_h; ++ky) {
+      const int iy = oy * s.stride_h - s.pad_h + ky * s.dil_h;
+      const bool row_in = iy >= 0 && iy < s.in_h;
+      const int8_t* row =
+          row_in ? in + (b * s.in_h + iy) * s.in_w * s.in_c : nullptr;
+      if (row_in && cols_in) {
+        copy(row + int64_t{ix0} * s.in_c, int64_t{s.k_w} * s.in_c, dst);
+        dst += int64_t{s.k_w} * s.in_c;
+        continue;
+      }
+      for (int kx = 0; kx < s.k_w; ++kx) {
+        const int ix = ix0 + kx * s.dil_w;
+        if (!row_in || ix < 0 || ix >= s.in_w) {
+          std::fill(dst, dst + gc, pad);
+        } else {
+          copy(row + int64_t{ix} * s.in_c + c0, gc, dst);
+        }
+        dst += gc;
+      }
+    }
+    if (++ox == s.out_w) {
+      ox = 0;
+      if (++oy == s.out_h) oy = 0, ++b;
+    }
+  }
+}
+
 // Rows [r0, r1) of group g's im2col matrix, as input + input_offset, in
-// the GEMM's a layout (rows of QGemmPaddedK(k), the pad zero).
+// QGemm's a layout (rows of QGemmPaddedK(k), the pad zero); 0 where the
+// window leaves the input, which the reference skips.
 GRAFT_QCONV_TARGET_CLONES
 void QIm2Col(const QConvState& s, const int8_t* in, int g, int64_t r0,
              int64_t r1, int16_t* col) {
@@ -159,27 +212,12 @@ void QIm2Col(const QConvState& s, const int8_t* in, int g, int64_t r0,
     }
     return;
   }
-  for (int64_t r = r0; r < r1; ++r) {
-    const int64_t b = r / (int64_t{s.out_h} * s.out_w);
-    const int oy = static_cast<int>(r / s.out_w % s.out_h);
-    const int ox = static_cast<int>(r % s.out_w);
-    int16_t* dst = col + (r - r0) * kp;
-    if (kp != s.k) dst[s.k] = 0;
-    for (int ky = 0; ky < s.k_h; ++ky) {
-      const int iy = oy * s.stride_h - s.pad_h + ky * s.dil_h;
-      for (int kx = 0; kx < s.k_w; ++kx) {
-        const int ix = ox * s.stride_w - s.pad_w + kx * s.dil_w;
-        if (iy < 0 || iy >= s.in_h || ix < 0 || ix >= s.in_w) {
-          std::fill(dst, dst + s.group_in_c, int16_t{0});
-        } else {
-          const int8_t* src =
-              in + ((b * s.in_h + iy) * s.in_w + ix) * s.in_c + c0;
-          WidenWithOffsetInline<int8_t, V16b>(src, s.group_in_c, off, dst);
-        }
-        dst += s.group_in_c;
-      }
-    }
-  }
+  Im2ColRows(
+      s, in, g, r0, r1, kp, int16_t{0},
+      [off](const int8_t* src, int64_t n, int16_t* dst) {
+        WidenWithOffsetInline<int8_t, V16b>(src, n, off, dst);
+      },
+      col);
 }
 
 absl::Status EvalQConvGemm(EvalContext& ctx) {
@@ -247,38 +285,8 @@ void QIm2ColVnni(const QConvState& s, const int8_t* in, int64_t r0, int64_t r1,
     }
     return;
   }
-  const uint8_t pad = static_cast<uint8_t>(128 - s.input_offset);
-  for (int64_t r = r0; r < r1; ++r) {
-    const int64_t b = r / (int64_t{s.out_h} * s.out_w);
-    const int oy = static_cast<int>(r / s.out_w % s.out_h);
-    const int ox = static_cast<int>(r % s.out_w);
-    uint8_t* dst = col + (r - r0) * kp;
-    std::fill(dst + s.k, dst + kp, uint8_t{0});
-    for (int ky = 0; ky < s.k_h; ++ky) {
-      const int iy = oy * s.stride_h - s.pad_h + ky * s.dil_h;
-      const bool row_in = iy >= 0 && iy < s.in_h;
-      int kx = 0;
-      // Consecutive taps of one filter row that read consecutive input
-      // pixels (dilation 1) are one run of k_w * in_c bytes.
-      const int ix0 = ox * s.stride_w - s.pad_w;
-      if (row_in && s.dil_w == 1 && ix0 >= 0 && ix0 + s.k_w <= s.in_w) {
-        const int8_t* src = in + ((b * s.in_h + iy) * s.in_w + ix0) * s.in_c;
-        FlipBytes(src, int64_t{s.k_w} * s.in_c, dst);
-        dst += int64_t{s.k_w} * s.in_c;
-        continue;
-      }
-      for (; kx < s.k_w; ++kx) {
-        const int ix = ix0 + kx * s.dil_w;
-        if (!row_in || ix < 0 || ix >= s.in_w) {
-          std::fill(dst, dst + s.in_c, pad);
-        } else {
-          const int8_t* src = in + ((b * s.in_h + iy) * s.in_w + ix) * s.in_c;
-          FlipBytes(src, s.in_c, dst);
-        }
-        dst += s.in_c;
-      }
-    }
-  }
+  Im2ColRows(s, in, 0, r0, r1, kp, static_cast<uint8_t>(128 - s.input_offset),
+             FlipBytes, col);
 }
 
 absl::Status EvalQConvVnni(EvalContext& ctx) {

@@ -210,7 +210,7 @@ std::vector<int8_t> RunOp(bool fc, uint32_t seed, CpuIsa isa, int threads) {
   const bool same = RandomInt(rng, 0, 1) == 1;
   const int in_zp = RandomInt(rng, -128, 127),
             out_zp = RandomInt(rng, -128, 127);
-  const int batch = fc ? RandomInt(rng, 1, 30) : 1;
+  const int batch = fc ? RandomInt(rng, 1, 30) : RandomInt(rng, 1, 3);
   std::vector<float> ws(cout);
   for (auto& s : ws)
     s = std::uniform_real_distribution<float>(0.001f, 0.01f)(rng);
@@ -221,7 +221,7 @@ std::vector<int8_t> RunOp(bool fc, uint32_t seed, CpuIsa isa, int threads) {
   ModelBuilder mb;
   auto& g = mb.Subgraph("main");
   const std::vector<int32_t> xs = fc ? std::vector<int32_t>{batch, cin}
-                                     : std::vector<int32_t>{1, h, w, cin};
+                                     : std::vector<int32_t>{batch, h, w, cin};
   TensorId x = g.Input("x", tfl::TensorType_INT8, xs);
   TensorId tw = fc ? g.Constant<int8_t>("w", {cout, cin}, wv)
                    : g.Constant<int8_t>("w", {cout, kh, kw, cin}, wv);
@@ -247,7 +247,7 @@ std::vector<int8_t> RunOp(bool fc, uint32_t seed, CpuIsa isa, int threads) {
     const int oh = same ? (h + stride - 1) / stride : (h - ekh) / stride + 1;
     const int ow = same ? (w + stride - 1) / stride : (w - ekw) / stride + 1;
     if (oh <= 0 || ow <= 0) return {};
-    ys = {1, oh, ow, cout};
+    ys = {batch, oh, ow, cout};
     tfl::Conv2DOptionsT o;
     o.stride_h = o.stride_w = stride;
     o.dilation_h_factor = o.dilation_w_factor = dil;
