@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Progress lines of `graft apply`, `graft run` (on-device compile) and
+"""Progress lines of `graft apply` (one target and several), `graft run` (on-device compile) and
 `graft bench`: shown on a terminal (stderr a pty), one self-overwriting line
 ("\\r" ... erase to end of line) cleared before the report; nothing at all
 when stderr is not a terminal.
@@ -58,6 +58,13 @@ def main():
     runs = {
         "apply": (apply, b"\rgraft apply: example: compiling 1 partition "
                          b"(5 ops)...\x1b[K"),
+        # Several targets: the line names the target it is at.
+        "apply --target": (
+            [args.graft, "apply", args.model, "--target=example:all",
+             "-o", os.path.join(scratch, "targets"),
+             "--plugin-dir=" + args.example_dir],
+            b"\rgraft apply: [2/2 example:example-soc-2] example: compiling "
+            b"1 partition (5 ops)...\x1b[K"),
         "run": ([args.graft, "run", args.model,
                  "--plugin-dir=" + args.example_dir,
                  "--dispatch-dir=" + args.example_dir],
