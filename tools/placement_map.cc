@@ -600,6 +600,13 @@ std::map<std::string, std::string> PlaceColours(
 
 std::string Us(double ms) { return absl::StrFormat("%.1f", ms * 1e3); }
 
+// The outline of dispatch op `k`'s ops in the graph (partitions in turn).
+const char* OutlineColour(size_t k) {
+  static constexpr const char* kOutline[] = {"#1b1b1b", "#7a3b00", "#00507a",
+                                             "#5a0a5a", "#2f5f2f"};
+  return kOutline[k % (sizeof(kOutline) / sizeof(*kOutline))];
+}
+
 // The graph as inline SVG: layers top to bottom (an op one below the
 // lowest of its inputs' producers), each layer's ops ordered by the mean
 // position of their producers (fewer crossings), centred.
@@ -648,13 +655,9 @@ std::string GraphSvg(const PlacementMap& map) {
       y[order[k].second] = kPad + l * kStepY;
     }
   }
-  // Partitions outlined in turn in these colours.
-  static constexpr const char* kOutline[] = {"#1b1b1b", "#7a3b00", "#00507a",
-                                             "#5a0a5a", "#2f5f2f"};
   std::map<int32_t, std::string> outline;
   for (size_t k = 0; k < map.dispatch_ops.size(); ++k) {
-    outline[map.dispatch_ops[k].compiled_op] =
-        kOutline[k % (sizeof(kOutline) / sizeof(*kOutline))];
+    outline[map.dispatch_ops[k].compiled_op] = OutlineColour(k);
   }
   const int width = static_cast<int>(widest) * kStepX + 2 * kPad;
   const int height = layers * kStepY + 2 * kPad;
@@ -805,9 +808,14 @@ std::string PlacementMapHtml(const PlacementMap& map,
   }
   h += "</p>\n<div id=\"graph-box\">\n" + GraphSvg(map) + "</div>\n";
   if (!map.dispatch_ops.empty()) {
-    h += "<h2>Dispatch ops</h2>\n<ul id=\"dispatch\">\n";
-    for (const PlacedDispatchOp& d : map.dispatch_ops) {
-      absl::StrAppend(&h, "<li>op ", d.compiled_op, " ",
+    h += "<h2>Dispatch ops</h2>\n<p>Each with the outline its ops have in "
+         "the graph.</p>\n<ul id=\"dispatch\">\n";
+    for (size_t k = 0; k < map.dispatch_ops.size(); ++k) {
+      const PlacedDispatchOp& d = map.dispatch_ops[k];
+      absl::StrAppend(&h,
+                      "<li><span class=\"swatch\" style=\"border:2px "
+                      "solid ",
+                      OutlineColour(k), "\"></span>op ", d.compiled_op, " ",
                       HtmlEscape(d.compiled_name), " (",
                       HtmlEscape(d.where == "vendor" ? d.vendor : d.where),
                       "): original op", d.original_ops.size() == 1 ? " " : "s ",

@@ -19,6 +19,7 @@
 #include "dispatch/runtime.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tools/placement_map.h"
 
 namespace graft {
 namespace {
@@ -47,9 +48,19 @@ class CopyingBackend : public DispatchBackend {
       int64_t LastVendorTimeNs() const override {
         return profiling_ ? kVendorNs : -1;
       }
+      // Two instructions, at 7 (60 ns) and 9 (40 ns), on a clock of the
+      // vendor's own whose epoch moves on every run.
+      bool LastVendorSpans(std::vector<VendorSpan>* out) const override {
+        if (!profiling_) return false;
+        epoch_ += 1000000;
+        *out = {{"copy", 7, epoch_, epoch_ + 60},
+                {"tail", 9, epoch_ + 60, epoch_ + kVendorNs}};
+        return true;
+      }
 
      private:
       bool profiling_;
+      mutable uint64_t epoch_ = 5000000000;
     };
     return std::make_unique<Exec>(op.profiling);
   }
@@ -104,6 +115,94 @@ TEST(RuntimeProfileTest, EmptyWhenProfilingIsOff) {
   ASSERT_TRUE(rt.ok()) << rt.status();
   ASSERT_TRUE((*rt)->Invoke().ok());
   EXPECT_TRUE((*rt)->Profile().subgraphs.empty());
+}
+
+// A dispatch op's vendor spans: summed per location over the calls, and
+// kept per call relative to the call's start; every call's and run's start.
+TEST(RuntimeProfileTest, KeepsTheVendorsSpansPerLocationAndPerCall) {
+  auto rt = Load(/*profiling=*/true);
+  ASSERT_TRUE(rt.ok()) << rt.status();
+  constexpr int kRuns = 4;
+  for (int i = 0; i < kRuns; ++i) ASSERT_TRUE((*rt)->Invoke().ok());
+  RuntimeProfile profile = (*rt)->Profile();
+  ASSERT_EQ(profile.subgraphs.size(), 1u);
+  const SubgraphProfile& s = profile.subgraphs[0];
+  ASSERT_EQ(s.run_start_ns.size(), static_cast<size_t>(kRuns));
+  ASSERT_EQ(s.run_ns.size(), static_cast<size_t>(kRuns));
+  for (const OpProfile& op : s.ops) {
+    SCOPED_TRACE(op.name);
+    ASSERT_EQ(op.call_start_ns.size(), static_cast<size_t>(kRuns));
+    ASSERT_EQ(op.call_ns.size(), static_cast<size_t>(kRuns));
+    for (int r = 0; r < kRuns; ++r) {
+      // Each call inside its run.
+      EXPECT_GE(op.call_start_ns[r], s.run_start_ns[r]);
+      EXPECT_LE(op.call_start_ns[r] + op.call_ns[r],
+                s.run_start_ns[r] + s.run_ns[r]);
+    }
+    if (op.where != OpReport::Where::kVendor) {
+      EXPECT_TRUE(op.vendor_locations.empty());
+      EXPECT_TRUE(op.vendor_spans.empty());
+      continue;
+    }
+    ASSERT_EQ(op.vendor_locations.size(), 2u);
+    EXPECT_EQ(op.vendor_locations[0].vendor_location, 7u);
+    EXPECT_EQ(op.vendor_locations[0].name, "copy");
+    EXPECT_EQ(op.vendor_locations[0].spans, kRuns);
+    EXPECT_EQ(op.vendor_locations[0].total_ns, kRuns * 60);
+    EXPECT_EQ(op.vendor_locations[1].vendor_location, 9u);
+    EXPECT_EQ(op.vendor_locations[1].total_ns, kRuns * 40);
+    ASSERT_EQ(op.vendor_spans.size(), 2u * kRuns);
+    for (int r = 0; r < kRuns; ++r) {
+      const OpProfile::TracedSpan& a = op.vendor_spans[2 * r];
+      const OpProfile::TracedSpan& b = op.vendor_spans[2 * r + 1];
+      EXPECT_EQ(a.call, r);
+      EXPECT_EQ(b.call, r);
+      EXPECT_EQ(a.start_ns, 0);
+      EXPECT_EQ(a.end_ns, 60);
+      EXPECT_EQ(b.start_ns, 60);
+      EXPECT_EQ(b.end_ns, kVendorNs);
+    }
+  }
+  // The warm-up is dropped with the rest.
+  (*rt)->ResetProfile();
+  ASSERT_TRUE((*rt)->Invoke().ok());
+  for (const OpProfile& op : (*rt)->Profile().subgraphs[0].ops) {
+    EXPECT_EQ(op.call_start_ns.size(), 1u);
+    if (op.where == OpReport::Where::kVendor) {
+      EXPECT_EQ(op.vendor_locations[0].spans, 1);
+      EXPECT_EQ(op.vendor_spans.size(), 2u);
+    }
+  }
+}
+
+// The trace of those runs: complete events, ts never decreasing, each op
+// inside a run, the vendor's spans inside their dispatch op's call.
+TEST(RuntimeProfileTest, ChromeTraceNestsOpsInRunsAndSpansInTheirOp) {
+  auto rt = Load(/*profiling=*/true);
+  ASSERT_TRUE(rt.ok()) << rt.status();
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE((*rt)->Invoke().ok());
+  const std::string trace =
+      tools::ChromeTraceJson((*rt)->model(), (*rt)->Profile(), 0);
+  // 3 runs; 6 op calls and 2 spans per run.
+  size_t runs = 0, spans = 0, events = 0;
+  for (size_t at = trace.find("\"ph\":\"X\""); at != std::string::npos;
+       at = trace.find("\"ph\":\"X\"", at + 1)) {
+    ++events;
+  }
+  for (size_t at = trace.find("\"cat\":\"run\""); at != std::string::npos;
+       at = trace.find("\"cat\":\"run\"", at + 1)) {
+    ++runs;
+  }
+  for (size_t at = trace.find("\"cat\":\"vendor span\"");
+       at != std::string::npos;
+       at = trace.find("\"cat\":\"vendor span\"", at + 1)) {
+    ++spans;
+  }
+  EXPECT_EQ(runs, 3u) << trace;
+  EXPECT_EQ(spans, 6u) << trace;
+  EXPECT_EQ(events, 3u + 3 * 6 + 6) << trace;
+  EXPECT_THAT(trace, HasSubstr("\"name\":\"copy\""));
+  EXPECT_THAT(trace, HasSubstr("\"vendor_location\":\"9\""));
 }
 
 TEST(RuntimeProfileTest, CountsEveryOpOfEveryRunAndSumsAgree) {

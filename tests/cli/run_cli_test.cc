@@ -254,7 +254,7 @@ TEST(RunCli, ReportHtmlIsOneSelfContainedPageWithARowPerOriginalOp) {
   EXPECT_EQ(rows, 6u) << html;
   EXPECT_EQ(vendor_rows, 5u) << html;
   EXPECT_THAT(html, HasSubstr("class=\"num measured\""));
-  EXPECT_THAT(html, HasSubstr("<li>op 0 example:partition_0 (example): "
+  EXPECT_THAT(html, HasSubstr("</span>op 0 example:partition_0 (example): "
                               "original ops 0-4; "));
   // The graph: a box per original op, classed by where it ran.
   size_t boxes = 0, vendor_boxes = 0;
