@@ -251,30 +251,43 @@ absl::Status EvalQConvGemm(EvalContext& ctx) {
   return absl::OkStatus();
 }
 
-// dst[i] = src[i] + 128 as unsigned bytes: short runs (a few channels of
-// one tap, as in a first 3-channel layer) eight at a time in a 64-bit
-// register, inline; longer ones through QGemmVnniFlip's AVX-512.
-inline void FlipBytes(const int8_t* src, int64_t n, uint8_t* dst) {
-  if (n >= 64) {
-    QGemmVnniFlip(src, n, dst);
-    return;
-  }
+// dst[i] = src[i] + 128 as unsigned bytes, i < n (an im2col run). In the
+// AVX-512 build (the only one that runs it: the VNNI path), inline: whole
+// 64-byte blocks, then one masked block for the rest, so a short run (a
+// 3x3 filter row of 16 channels: 48 bytes) is one masked load, XOR and
+// store where eight-byte steps took six of each. Elsewhere the portable
+// loop (never run: KernelIsa() is never kAvx512Vnni there).
+#if GRAFT_QGEMM_AVX2
+#define GRAFT_QCONV_VNNI_TARGET GRAFT_AVX512_TARGET
+GRAFT_AVX512_INLINE void FlipBytes(const int8_t* src, int64_t n,
+                                   uint8_t* dst) {
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
   int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    uint64_t v;
-    std::memcpy(&v, src + i, sizeof(v));
-    v ^= 0x8080808080808080u;
-    std::memcpy(dst + i, &v, sizeof(v));
+  for (; i + 64 <= n; i += 64) {
+    _mm512_storeu_si512(dst + i,
+                        _mm512_xor_si512(_mm512_loadu_si512(src + i), flip));
   }
-  for (; i < n; ++i) dst[i] = static_cast<uint8_t>(src[i] ^ 0x80);
+  if (i < n) {
+    const __mmask64 m = (uint64_t{1} << (n - i)) - 1;  // n - i < 64
+    _mm512_mask_storeu_epi8(
+        dst + i, m,
+        _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, src + i), flip));
+  }
 }
+#else
+#define GRAFT_QCONV_VNNI_TARGET
+inline void FlipBytes(const int8_t* src, int64_t n, uint8_t* dst) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<uint8_t>(src[i] ^ 0x80);
+}
+#endif
 
 // Rows [r0, r1) of the im2col matrix (one group) for QGemmVnni: input +
 // 128 as unsigned bytes, rows of QGemmVnniPaddedK(k) bytes, the pad zero;
 // where the window leaves the input, the zero point + 128 (whose product
 // the column term cancels, as the reference skips it).
-void QIm2ColVnni(const QConvState& s, const int8_t* in, int64_t r0, int64_t r1,
-                 uint8_t* col) {
+GRAFT_QCONV_VNNI_TARGET void QIm2ColVnni(const QConvState& s,
+                                         const int8_t* in, int64_t r0,
+                                         int64_t r1, uint8_t* col) {
   const int64_t kp = QGemmVnniPaddedK(s.k);
   if (s.k_h == 1 && s.k_w == 1 && s.stride_h == 1 && s.stride_w == 1 &&
       s.pad_h == 0 && s.pad_w == 0) {
@@ -285,8 +298,12 @@ void QIm2ColVnni(const QConvState& s, const int8_t* in, int64_t r0, int64_t r1,
     }
     return;
   }
-  Im2ColRows(s, in, 0, r0, r1, kp, static_cast<uint8_t>(128 - s.input_offset),
-             FlipBytes, col);
+  Im2ColRows(
+      s, in, 0, r0, r1, kp, static_cast<uint8_t>(128 - s.input_offset),
+      [](const int8_t* src, int64_t n, uint8_t* dst) GRAFT_QCONV_VNNI_TARGET {
+        FlipBytes(src, n, dst);
+      },
+      col);
 }
 
 absl::Status EvalQConvVnni(EvalContext& ctx) {
