@@ -46,7 +46,9 @@ Checks (--only takes ids or families, e.g. --only=abi,promise.ops):
                       two, gives the same bytes
   misuse.plugin, misuse.dispatch
                       NULL arguments, short and long structs, unknown SoC
-                      models, calls out of order: a status, no crash
+                      models, calls out of order: a status, no crash (for
+                      LiteRT-ABI libraries a crash where LiteRT's ABI leaves
+                      the call undefined is warned)
   dispatch.bytecode   truncated and mutated bytecode, a missing entry point,
                       wrong input/output counts: a status, no crash or hang
   dispatch.buffers    bad indices, kinds and buffer sizes: a status
