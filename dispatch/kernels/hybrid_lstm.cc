@@ -91,6 +91,9 @@ float EigenTanh(float a) {
 // exp(x) = exp(x/2)^2, exp(x/2) by Cephes range reduction and a degree-5
 // polynomial.
 float EigenLogisticPacket(float a) {
+  // NaN stays NaN (and must not reach the int cast below: found by
+  // tests/fuzz, runtime).
+  if (std::isnan(a)) return a;
   if (a < -104.0f) return 0.0f;
   float x = std::min(a, 16.6355324f);
   x = x * 0.5f;
