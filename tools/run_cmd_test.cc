@@ -166,7 +166,9 @@ TEST(RuntimeProfileTest, KeepsTheVendorsSpansPerLocationAndPerCall) {
   // The warm-up is dropped with the rest.
   (*rt)->ResetProfile();
   ASSERT_TRUE((*rt)->Invoke().ok());
-  for (const OpProfile& op : (*rt)->Profile().subgraphs[0].ops) {
+  const RuntimeProfile after_reset = (*rt)->Profile();
+  ASSERT_EQ(after_reset.subgraphs.size(), 1u);
+  for (const OpProfile& op : after_reset.subgraphs[0].ops) {
     EXPECT_EQ(op.call_start_ns.size(), 1u);
     if (op.where == OpReport::Where::kVendor) {
       EXPECT_EQ(op.vendor_locations[0].spans, 1);

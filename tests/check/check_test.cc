@@ -379,6 +379,43 @@ TEST(CheckTest, ProbesALiteRtPlugin) {
       << r.output;
 }
 
+// The LiteRT dispatch probes without the wheel (and under sanitizers):
+// tests/check's fake LiteRT dispatch library runs the fake plugin's modules
+// and answers every probe with a status; built to crash on a module shorter
+// than its magic line, dispatch.bytecode fails.
+std::string FakeLiteRtPair(const std::string& dispatch_variant) {
+  return absl::StrCat(
+      "--plugin=", BinaryDir(),
+      "/tests/plugins/litert_fake/ok/libLiteRtCompilerPlugin_Fakeco.so "
+      "--dispatch=",
+      BinaryDir(), "/tests/check/broken/litert_dispatch_", dispatch_variant,
+      "/libLiteRtDispatch_Fakeco.so");
+}
+
+TEST(CheckTest, ProbesALiteRtDispatchLibrary) {
+  Result r = Check(FakeLiteRtPair("ok") + " --only=misuse.dispatch,dispatch" +
+                   kSeed);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(Reports(r, "pass", "misuse.dispatch")) << r.output;
+  EXPECT_TRUE(Reports(r, "pass", "dispatch.buffers")) << r.output;
+  EXPECT_TRUE(Reports(r, "pass", "dispatch.bytecode") ||
+              Reports(r, "warn", "dispatch.bytecode"))
+      << r.output;
+  EXPECT_TRUE(Reports(r, "skip", "dispatch.threads")) << r.output;
+}
+
+TEST(CheckTest, NamesALiteRtDispatchLibraryThatCrashesOnATruncatedModule) {
+  Result r = Check(FakeLiteRtPair("truncated_crash") +
+                   " --only=misuse.dispatch,dispatch" + kSeed);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(Reports(r, "FAIL", "dispatch.bytecode")) << r.output;
+  EXPECT_NE(r.output.find("module truncated to 1 of"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("crashed with SIGABRT"), std::string::npos)
+      << r.output;
+  EXPECT_TRUE(Reports(r, "pass", "misuse.dispatch")) << r.output;
+}
+
 TEST(CheckTest, NamesALiteRtPluginThatCrashesOnAnUnknownSocModel) {
   const std::string plugin =
       BinaryDir() +

@@ -72,7 +72,11 @@ void RunLiteRtProbes(const Subject& s, const std::string& id,
             std::min<int64_t>(30, absl::ToInt64Seconds(s.options.timeout))),
         p.name);
     if (!answer.ok()) {
-      const bool fail = p.defined;
+      // A correct call failing in setup (FailedPrecondition) fails the
+      // check whatever the probe; a crash or hang (the child's errors)
+      // weighs as the probe's call does.
+      const bool fail =
+          p.defined || absl::IsFailedPrecondition(answer.status());
       (fail ? failed : warned)++;
       r.findings.push_back(absl::StrCat(
           answer.status().message(),
