@@ -3,7 +3,8 @@
 Chromium (Debian's `chromium`), and the files `--trace` and `--node-data`
 write beside it.
 
-MODEL (every op on VENDOR): the DOM Chromium built has one table row and
+MODEL (every op on VENDOR): its outputs are the same profiled (the vendor
+then runs node by node) as not; the DOM Chromium built has one table row and
 one graph box (SVG, class "op place-v-VENDOR", filled with the vendor's
 colour by the page's style) per original op, the graph's edges, and every
 op's time measured by the vendor (bold, not an even split); in a 1200x900
@@ -176,13 +177,27 @@ def main():
     subprocess.run([args.graft, "run", compiled,
                     "--dispatch-dir=" + args.plugin_dir, "--iterations=2",
                     "--profile", "--report-html=" + page, "--trace=" + trace,
-                    "--node-data=" + node_data], check=True,
-                   capture_output=True)
+                    "--node-data=" + node_data,
+                    "--output-dir=" + os.path.join(scratch, "profiled")],
+                   check=True, capture_output=True)
+    subprocess.run([args.graft, "run", compiled,
+                    "--dispatch-dir=" + args.plugin_dir,
+                    "--output-dir=" + os.path.join(scratch, "plain")],
+                   check=True, capture_output=True)
     browser = [chromium, "--headless", "--no-sandbox", "--disable-gpu",
                "--hide-scrollbars", "--user-data-dir=" +
                os.path.join(scratch, "profile")]
     dom = render(browser, page, args.screenshot)
     failures = []
+    # Profiled, the vendor runs node by node; the outputs are the same.
+    outputs = sorted(os.listdir(os.path.join(scratch, "plain")))
+    for name in outputs:
+      a = open(os.path.join(scratch, "plain", name), "rb").read()
+      b = open(os.path.join(scratch, "profiled", name), "rb").read()
+      if a != b:
+        failures.append(f"output {name} differs when profiled")
+    if not outputs:
+      failures.append("no outputs written")
     rows = re.findall(r'<tr data-where="([^"]*)">', dom)
     if len(rows) != args.ops:
       failures.append(f"{len(rows)} op rows in the DOM, expected {args.ops}")
