@@ -759,6 +759,11 @@ int RunApplyCommand(absl::Span<const std::string> args, std::ostream& out,
                                             {"compile", ApplyMode::kCompile},
                                             {"noop", ApplyMode::kNoop}};
   if (mode_name == "info") {
+    if (!target_specs.empty()) {
+      return fail(absl::InvalidArgumentError(
+                      "--target needs --mode=apply, partition or compile"),
+                  2);
+    }
     auto loaded = LoadPlugins(sel);
     if (!loaded.ok()) return fail(loaded.status(), 1);
     PrintInfo(*loaded, sel.plugin_paths.empty() ? sel.plugin_dir : sel.plugin_paths,

@@ -219,6 +219,7 @@ TEST(ApplyTargetsCliTest, BadTargetSpecsExitTwoNamingThem) {
       {{"--target=example", "--vendor=example"},
        "does not combine with --vendor or --soc-model"},
       {{"--target=example", "--mode=noop"}, "--target needs --mode="},
+      {{"--target=example", "--mode=info"}, "--target needs --mode="},
       {{"--target=example", "-o", out + "/{soc}.tflite"},
        "unknown placeholder '{soc}'"},
       {{"--target=example:all", "-o", out + "/{model}_{vendor}.tflite"},
