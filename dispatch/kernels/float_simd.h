@@ -12,6 +12,7 @@
 #ifndef GRAFT_DISPATCH_KERNELS_FLOAT_SIMD_H_
 #define GRAFT_DISPATCH_KERNELS_FLOAT_SIMD_H_
 
+#include <cstdint>
 #include <cstring>
 
 #include "dispatch/kernels/cpu_features.h"
@@ -41,6 +42,11 @@ inline bool CpuHasAvx2Fma() {
   return false;
 #endif
 }
+
+// How many float AVERAGE_POOL_2D / MAX_POOL_2D evaluations ran each build
+// (kBaseline, or kAvx2 for the AVX2+FMA one; pooling.cc): tests check with
+// it that the path they force is taken.
+int64_t FloatPoolCallsForTesting(CpuIsa path);
 
 // 8 floats; aligned(4) so loads from any float* are legal (unaligned moves).
 typedef float V8 __attribute__((vector_size(32), aligned(4)));

@@ -2,9 +2,13 @@
 // softmax.cc) against reference loops.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <limits>
 #include <set>
 
+#include "dispatch/kernels/cpu_features.h"
+#include "dispatch/kernels/float_simd.h"
 #include "dispatch/kernels/kernel_test_util.h"
 #include "gtest/gtest.h"
 
@@ -138,6 +142,92 @@ TEST(PoolingTest, AverageAndMaxMatchReference) {
     ASSERT_TRUE((*rt)->Invoke().ok());
     testing::ExpectNear(testing::GetOutput<float>(**rt, 0), want, kh * kw,
                         absl::StrCat("iteration ", iter));
+  }
+}
+
+// The pools' vector builds against the scalar loop's float operations
+// (window order, std::max, one division, the clamp), bit for bit, with
+// channel counts that leave every tail of the 8-float blocks; each build
+// forced and shown to run.
+TEST(PoolTest, VectorPathsMatchTheScalarLoopBitForBit) {
+  std::mt19937 rng = testing::SeededRng(21);
+  for (kernels::CpuIsa isa :
+       {kernels::CpuIsa::kBaseline, kernels::CpuIsa::kAvx2}) {
+    if (static_cast<int>(kernels::DetectedCpuIsa()) < static_cast<int>(isa)) {
+      std::printf("skipping the %s path: this CPU has %s\n",
+                  kernels::CpuIsaName(isa),
+                  kernels::CpuIsaName(kernels::DetectedCpuIsa()));
+      continue;
+    }
+    const kernels::CpuIsa old_cap = kernels::SetKernelIsaCapForTesting(isa);
+    const int64_t before = kernels::FloatPoolCallsForTesting(isa);
+    for (int iter = 0; iter < 80; ++iter) {
+      const bool is_max = iter % 2;
+      const bool relu6 = RandomInt(rng, 0, 2) == 0;
+      const int n = RandomInt(rng, 1, 2), h = RandomInt(rng, 1, 9),
+                w = RandomInt(rng, 1, 9);
+      const int c = RandomInt(rng, 1, 40), kh = RandomInt(rng, 1, 4),
+                kw = RandomInt(rng, 1, 4);
+      const int sh = RandomInt(rng, 1, 3), sw = RandomInt(rng, 1, 3);
+      const auto pad =
+          RandomInt(rng, 0, 1) ? tfl::Padding_SAME : tfl::Padding_VALID;
+      const int oh = pad == tfl::Padding_SAME ? (h + sh - 1) / sh
+                                              : (h - kh + sh) / sh;
+      const int ow = pad == tfl::Padding_SAME ? (w + sw - 1) / sw
+                                              : (w - kw + sw) / sw;
+      if (oh <= 0 || ow <= 0) continue;
+      const int ph = std::max(0, ((oh - 1) * sh + kh - h) / 2);
+      const int pw = std::max(0, ((ow - 1) * sw + kw - w) / 2);
+      auto x = testing::RandomFloats(rng, int64_t(n) * h * w * c, -8, 8);
+      const float lo = relu6 ? 0.0f : std::numeric_limits<float>::lowest();
+      const float hi = relu6 ? 6.0f : std::numeric_limits<float>::max();
+      std::vector<float> want;
+      for (int b = 0; b < n; ++b)
+        for (int y = 0; y < oh; ++y)
+          for (int xo = 0; xo < ow; ++xo)
+            for (int ch = 0; ch < c; ++ch) {
+              const int y0 = std::max(0, y * sh - ph),
+                        y1 = std::min(h, y * sh - ph + kh);
+              const int x0 = std::max(0, xo * sw - pw),
+                        x1 = std::min(w, xo * sw - pw + kw);
+              float acc = is_max ? std::numeric_limits<float>::lowest() : 0.0f;
+              for (int iy = y0; iy < y1; ++iy)
+                for (int ix = x0; ix < x1; ++ix) {
+                  const float v = x[((size_t(b) * h + iy) * w + ix) * c + ch];
+                  acc = is_max ? std::max(acc, v) : acc + v;
+                }
+              const float v =
+                  is_max ? acc : acc / static_cast<float>((y1 - y0) * (x1 - x0));
+              want.push_back(std::min(std::max(v, lo), hi));
+            }
+      ModelBuilder mb;
+      auto& g = mb.Subgraph("main");
+      TensorId in = g.Input("x", F32, {n, h, w, c});
+      tfl::Pool2DOptionsT o;
+      o.padding = pad, o.stride_h = sh, o.stride_w = sw, o.filter_height = kh,
+      o.filter_width = kw;
+      o.fused_activation_function = relu6 ? tfl::ActivationFunctionType_RELU6
+                                          : tfl::ActivationFunctionType_NONE;
+      g.Output(g.Op(is_max ? tfl::BuiltinOperator_MAX_POOL_2D
+                           : tfl::BuiltinOperator_AVERAGE_POOL_2D)
+                   .In(in)
+                   .Options(o)
+                   .Out("y", F32, {n, oh, ow, c}));
+      auto rt = testing::LoadBuilt(mb, RandomInt(rng, 1, 2));
+      ASSERT_TRUE(rt.ok()) << rt.status();
+      testing::SetInput(**rt, 0, x);
+      ASSERT_TRUE((*rt)->Invoke().ok());
+      const std::vector<float> got = testing::GetOutput<float>(**rt, 0);
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < want.size(); ++i) {
+        ASSERT_EQ(std::memcmp(&got[i], &want[i], sizeof(float)), 0)
+            << kernels::CpuIsaName(isa) << " iteration " << iter << " element "
+            << i << ": got " << got[i] << " want " << want[i];
+      }
+    }
+    EXPECT_GT(kernels::FloatPoolCallsForTesting(isa), before)
+        << kernels::CpuIsaName(isa) << " path not taken";
+    kernels::SetKernelIsaCapForTesting(old_cap);
   }
 }
 
