@@ -207,6 +207,62 @@ TEST(RuntimeProfileTest, ChromeTraceNestsOpsInRunsAndSpansInTheirOp) {
   EXPECT_THAT(trace, HasSubstr("\"vendor_location\":\"9\""));
 }
 
+// The y of op `op`'s box in the page's SVG, or -1.
+double BoxY(const std::string& html, int op) {
+  const std::string key = absl::StrCat("data-op=\"", op, "\"");
+  size_t at = html.find(key);
+  if (at == std::string::npos) return -1;
+  at = html.find("<rect ", at);
+  at = html.find(" y=\"", at);
+  return std::stod(html.substr(at + 4));
+}
+
+// The graph: an op one layer below the lowest of its producers (a diamond
+// has its two middle ops side by side); a model larger than kMaxGraphOps
+// shows its first kMaxGraphOps ops and says so.
+TEST(PlacementMapHtmlTest, LayersOpsBelowTheirProducersAndCapsTheGraph) {
+  tools::PlacementMap diamond;
+  for (int32_t i = 0; i < 4; ++i) {
+    tools::PlacedOp p;
+    p.op = i;
+    p.name = "ADD";
+    p.where = "cpu";
+    diamond.ops.push_back(p);
+  }
+  diamond.ops[1].inputs_from = {0};
+  diamond.ops[2].inputs_from = {0};
+  diamond.ops[3].inputs_from = {1, 2};
+  const std::string html = tools::PlacementMapHtml(diamond, "m.tflite");
+  EXPECT_LT(BoxY(html, 0), BoxY(html, 1));
+  EXPECT_EQ(BoxY(html, 1), BoxY(html, 2));
+  EXPECT_LT(BoxY(html, 2), BoxY(html, 3));
+  EXPECT_THAT(html, HasSubstr("<g class=\"op place-cpu\" data-op=\"3\""));
+
+  tools::PlacementMap chain;
+  const int32_t n = static_cast<int32_t>(tools::kMaxGraphOps) + 500;
+  for (int32_t i = 0; i < n; ++i) {
+    tools::PlacedOp p;
+    p.op = i;
+    p.name = "RELU";
+    p.where = "vendor";
+    p.vendor = "acme";
+    if (i > 0) p.inputs_from = {i - 1};
+    chain.ops.push_back(p);
+  }
+  const std::string big = tools::PlacementMapHtml(chain, "big.tflite");
+  size_t boxes = 0;
+  for (size_t at = big.find("<g class=\"op place-v-acme");
+       at != std::string::npos;
+       at = big.find("<g class=\"op place-v-acme", at + 1)) {
+    ++boxes;
+  }
+  EXPECT_EQ(boxes, tools::kMaxGraphOps);
+  EXPECT_THAT(
+      big, HasSubstr(absl::StrCat("The graph shows the first ",
+                                  tools::kMaxGraphOps, " of the ", n, " ops")));
+  EXPECT_LT(BoxY(big, 10), BoxY(big, 11));
+}
+
 TEST(RuntimeProfileTest, CountsEveryOpOfEveryRunAndSumsAgree) {
   auto rt = Load(/*profiling=*/true);
   ASSERT_TRUE(rt.ok()) << rt.status();
