@@ -538,24 +538,13 @@ GRAFT_AVX512_INLINE __m512i Dpwssd(__m512i acc, __m512i x, __m512i w) {
   return acc;
 }
 
-// One pixel's channels [c0, c0 + n) (n <= 32, `m` its mask), tap t read
-// at addr(t) + c0: sums, requantized with r_lo / r_hi (channels c0 and
-// c0 + 16; r_hi is used only where n > 16) and stored at op + c0.
-template <typename Addr>
-GRAFT_AVX512_INLINE void DwVnniPixel(const QConvState& s, int pairs,
-                                     const int32_t* wp, const Addr& addr,
-                                     int c0, int n, __mmask32 m,
+// The sums lo and hi of channels [c0, c0 + n) (n <= 32; lane order as
+// DepthwiseRowsInt8Vnni's comment says) requantized with r_lo / r_hi
+// (channels c0 and c0 + 16; r_hi is used only where n > 16) and stored at
+// op + c0.
+GRAFT_AVX512_INLINE void DwVnniStore(__m512i lo, __m512i hi, int c0, int n,
                                      const Requant16& r_lo,
                                      const Requant16& r_hi, int8_t* op) {
-  __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
-  for (int p = 0; p < pairs; ++p, wp += kDwVnniBlock) {
-    const __m512i xa =
-        _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(m, addr(2 * p) + c0));
-    const __m512i xb =
-        _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(m, addr(2 * p + 1) + c0));
-    lo = Dpwssd(lo, _mm512_unpacklo_epi16(xa, xb), _mm512_loadu_si512(wp));
-    hi = Dpwssd(hi, _mm512_unpackhi_epi16(xa, xb), _mm512_loadu_si512(wp + 16));
-  }
   // The lanes of lo and hi back in channel order: channels 0-15, 16-31.
   const __m512i order0 = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5,
                                            6, 7, 20, 21, 22, 23);
@@ -570,6 +559,55 @@ GRAFT_AVX512_INLINE void DwVnniPixel(const QConvState& s, int pairs,
         RequantDoubleAvx512(r_hi, _mm512_permutex2var_epi32(lo, order1, hi)),
         n - 16, dst + 16);
   }
+}
+
+// One pixel's channels [c0, c0 + n) (`m` their mask), tap t read at
+// addr(t) + c0, summed and stored as DwVnniStore says.
+template <typename Addr>
+GRAFT_AVX512_INLINE void DwVnniPixel(int pairs, const int32_t* wp,
+                                     const Addr& addr, int c0, int n,
+                                     __mmask32 m, const Requant16& r_lo,
+                                     const Requant16& r_hi, int8_t* op) {
+  __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
+  for (int p = 0; p < pairs; ++p, wp += kDwVnniBlock) {
+    const __m512i xa =
+        _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(m, addr(2 * p) + c0));
+    const __m512i xb =
+        _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(m, addr(2 * p + 1) + c0));
+    lo = Dpwssd(lo, _mm512_unpacklo_epi16(xa, xb), _mm512_loadu_si512(wp));
+    hi = Dpwssd(hi, _mm512_unpackhi_epi16(xa, xb), _mm512_loadu_si512(wp + 16));
+  }
+  DwVnniStore(lo, hi, c0, n, r_lo, r_hi, op);
+}
+
+// Two neighbouring interior pixels at once (their windows `step` bytes
+// apart, outputs at op and op + out_c): four independent chains of
+// vpdpwssd instead of two, each filter vector loaded once for both.
+GRAFT_AVX512_INLINE void DwVnniPixelPair(int pairs, const int32_t* wp,
+                                         const int8_t* corner, int64_t step,
+                                         const int64_t* tap_off, int c0, int n,
+                                         __mmask32 m, const Requant16& r_lo,
+                                         const Requant16& r_hi, int8_t* op,
+                                         int out_c) {
+  __m512i lo0 = _mm512_setzero_si512(), hi0 = _mm512_setzero_si512();
+  __m512i lo1 = _mm512_setzero_si512(), hi1 = _mm512_setzero_si512();
+  const int8_t* x0 = corner + c0;
+  const int8_t* x1 = corner + step + c0;
+  for (int p = 0; p < pairs; ++p, wp += kDwVnniBlock) {
+    const int64_t ta = tap_off[2 * p], tb = tap_off[2 * p + 1];
+    const __m512i w_lo = _mm512_loadu_si512(wp);
+    const __m512i w_hi = _mm512_loadu_si512(wp + 16);
+    const __m512i a0 = _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(m, x0 + ta));
+    const __m512i b0 = _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(m, x0 + tb));
+    const __m512i a1 = _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(m, x1 + ta));
+    const __m512i b1 = _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(m, x1 + tb));
+    lo0 = Dpwssd(lo0, _mm512_unpacklo_epi16(a0, b0), w_lo);
+    hi0 = Dpwssd(hi0, _mm512_unpackhi_epi16(a0, b0), w_hi);
+    lo1 = Dpwssd(lo1, _mm512_unpacklo_epi16(a1, b1), w_lo);
+    hi1 = Dpwssd(hi1, _mm512_unpackhi_epi16(a1, b1), w_hi);
+  }
+  DwVnniStore(lo0, hi0, c0, n, r_lo, r_hi, op);
+  DwVnniStore(lo1, hi1, c0, n, r_lo, r_hi, op + out_c);
 }
 
 // Rows [r0, r1): per row, the pixels whose whole window lies inside the
@@ -622,7 +660,7 @@ GRAFT_AVX512_TARGET void DepthwiseRowsInt8Vnni(const QConvState& s,
       const Requant16 r_hi =
           n > 16 ? LoadRequant16(s.rq, c0 + 16, s.dw_offset.data() + c0 + 16)
                  : r_lo;
-      DwVnniPixel(s, pairs, wp, addr, c0, n, m, r_lo, r_hi, op);
+      DwVnniPixel(pairs, wp, addr, c0, n, m, r_lo, r_hi, op);
     }
   };
   for (int64_t r = r0; r < r1; ++r) {
@@ -652,10 +690,15 @@ GRAFT_AVX512_TARGET void DepthwiseRowsInt8Vnni(const QConvState& s,
                  : r_lo;
       const int8_t* corner = row_in;
       int8_t* op = row_out;
-      for (int ox = ox_lo; ox < ox_hi;
-           ++ox, corner += pixel_step, op += s.out_c) {
+      int ox = ox_lo;
+      for (; ox + 2 <= ox_hi;
+           ox += 2, corner += 2 * pixel_step, op += 2 * s.out_c) {
+        DwVnniPixelPair(pairs, wp, corner, pixel_step, tap_off, c0, n, m, r_lo,
+                        r_hi, op, s.out_c);
+      }
+      if (ox < ox_hi) {
         auto addr = [&](int t) { return corner + tap_off[t]; };
-        DwVnniPixel(s, pairs, wp, addr, c0, n, m, r_lo, r_hi, op);
+        DwVnniPixel(pairs, wp, addr, c0, n, m, r_lo, r_hi, op);
       }
     }
     for (int ox = ox_hi; ox < s.out_w; ++ox) edge_pixel(b, oy, ox);
