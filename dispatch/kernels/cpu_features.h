@@ -7,8 +7,9 @@
 // - kBaseline: what the compiler targets by default (x86-64 SSE2, or any
 //   other architecture), the portable vector-extension code.
 // - kAvx2: AVX2 and FMA (the float GEMM needs both, the int8 GEMM AVX2).
-// - kAvx512Vnni: AVX-512 F, BW, VL, DQ and VNNI (vpdpbusd): the int8 GEMM
-//   on unsigned x signed bytes.
+// - kAvx512Vnni: AVX-512 F, BW, VL, DQ and VNNI: the int8 GEMM on
+//   unsigned x signed bytes (vpdpbusd), the int8 depthwise convolution on
+//   int16 pairs (vpdpwssd).
 //
 // KernelIsa() is the level the kernels use: the CPU's, capped by
 // $GRAFT_KERNEL_ISA (baseline, avx2, avx512vnni; read once, at the first

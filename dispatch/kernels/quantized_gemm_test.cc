@@ -3,7 +3,8 @@
 // reduction tail), bit-exact; the path each test forces is checked to be
 // the one taken, and paths the CPU lacks skip saying so. Then INT8 CONV_2D
 // and FULLY_CONNECTED through the runtime under each path: identical
-// outputs.
+// outputs; and INT8 DEPTHWISE_CONV_2D under each path against TFLite's
+// reference formula.
 #include "dispatch/kernels/quantized_gemm.h"
 
 #include <algorithm>
