@@ -21,106 +21,6 @@ std::string FirstOutputName(const Subgraph& sg, const tfl::OperatorT& op) {
   return "";
 }
 
-// What a dispatch op of `model` names: its vendor, entry point and fallback
-// subgraph (-1 when stripped). False for other ops.
-struct DispatchInfo {
-  std::string vendor, entry_point;
-  int32_t fallback = -1;
-  uint32_t module_buffer = 0;
-};
-bool ReadDispatchInfo(const Model& model, const tfl::OperatorT& op,
-                      DispatchInfo* out) {
-  if (IsDispatchOp(model, op)) {
-    absl::StatusOr<DispatchOpOptions> o =
-        DecodeDispatchOpOptions(op.custom_options);
-    if (o.ok()) {
-      *out = {o->vendor, o->entry_point, o->fallback_subgraph,
-              o->module_buffer};
-    }
-    return true;
-  }
-  if (IsLiteRtDispatchOp(model, op)) {
-    absl::StatusOr<LiteRtDispatchOpOptions> o =
-        DecodeLiteRtDispatchOpOptions(op.custom_options);
-    absl::StatusOr<LiteRtStamp> stamp = ReadLiteRtStamp(model);
-    if (o.ok()) {
-      *out = {stamp.ok() ? stamp->soc_manufacturer : "", o->name,
-              o->fallback_subgraph, 0};
-    }
-    return true;
-  }
-  return false;
-}
-
-// Each place's colour in the HTML page; vendors take the palette in order
-// of first appearance.
-std::string PlaceKey(const PlacedOp& op) {
-  if (op.where == "vendor") return op.vendor;
-  if (op.where == "cpu fallback") return "cpu fallback";
-  if (op.where == "folded at load") return "folded at load";
-  return "cpu";
-}
-
-std::string HtmlEscape(absl::string_view text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '&':
-        out += "&amp;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
-struct PlaceTotal {
-  std::string key;
-  int64_t ops = 0;
-  double ms = 0;
-};
-
-// Places in order of first appearance, with their op counts and time.
-std::vector<PlaceTotal> Totals(const PlacementMap& map) {
-  std::vector<PlaceTotal> totals;
-  for (const PlacedOp& op : map.ops) {
-    const std::string key = PlaceKey(op);
-    auto it = std::find_if(totals.begin(), totals.end(),
-                           [&](const PlaceTotal& t) { return t.key == key; });
-    if (it == totals.end()) {
-      totals.push_back({key});
-      it = totals.end() - 1;
-    }
-    ++it->ops;
-    if (op.ms_per_run > 0) it->ms += op.ms_per_run;
-  }
-  return totals;
-}
-
-// "0-4, 7, 9-12" for ascending ids.
-std::string Ranges(const std::vector<int32_t>& ids) {
-  std::string out;
-  for (size_t i = 0; i < ids.size();) {
-    size_t j = i;
-    while (j + 1 < ids.size() && ids[j + 1] == ids[j] + 1) ++j;
-    if (!out.empty()) out += ", ";
-    absl::StrAppend(&out, ids[i]);
-    if (j > i) absl::StrAppend(&out, "-", ids[j]);
-    i = j + 1;
-  }
-  return out;
-}
-
 // One original op's tensors for the graph's edges, as keys that are the
 // same wherever the value is seen: a tensor of the entry subgraph, or of a
 // fallback subgraph (whose inputs and outputs are its dispatch op's).
@@ -193,6 +93,86 @@ void AppendOriginalIo(const Model& model, int32_t s, int32_t compiled_op,
 }
 
 }  // namespace
+
+bool ReadDispatchInfo(const Model& model, const tfl::OperatorT& op,
+                      DispatchInfo* out) {
+  if (IsDispatchOp(model, op)) {
+    absl::StatusOr<DispatchOpOptions> o =
+        DecodeDispatchOpOptions(op.custom_options);
+    if (o.ok()) {
+      *out = {o->vendor, o->entry_point, o->fallback_subgraph,
+              o->module_buffer};
+    }
+    return true;
+  }
+  if (IsLiteRtDispatchOp(model, op)) {
+    absl::StatusOr<LiteRtDispatchOpOptions> o =
+        DecodeLiteRtDispatchOpOptions(op.custom_options);
+    absl::StatusOr<LiteRtStamp> stamp = ReadLiteRtStamp(model);
+    if (o.ok()) {
+      *out = {stamp.ok() ? stamp->soc_manufacturer : "", o->name,
+              o->fallback_subgraph, 0};
+    }
+    return true;
+  }
+  return false;
+}
+
+std::string PlaceKey(const PlacedOp& op) {
+  if (op.where == "vendor") return op.vendor;
+  if (op.where == "cpu fallback") return "cpu fallback";
+  if (op.where == "folded at load") return "folded at load";
+  return "cpu";
+}
+
+std::vector<PlaceTotal> PlaceTotals(const PlacementMap& map) {
+  std::vector<PlaceTotal> totals;
+  for (const PlacedOp& op : map.ops) {
+    const std::string key = PlaceKey(op);
+    auto it = std::find_if(totals.begin(), totals.end(),
+                           [&](const PlaceTotal& t) { return t.key == key; });
+    if (it == totals.end()) {
+      totals.push_back({key});
+      it = totals.end() - 1;
+    }
+    ++it->ops;
+    if (op.ms_per_run > 0) it->ms += op.ms_per_run;
+  }
+  return totals;
+}
+
+std::map<std::string, std::string> PlaceColours(
+    const std::vector<PlaceTotal>& totals) {
+  static constexpr const char* kPalette[] = {"#4e79a7", "#59a14f", "#b07aa1",
+                                             "#f28e2b", "#76b7b2", "#edc948"};
+  std::map<std::string, std::string> colour;
+  size_t next = 0;
+  for (const PlaceTotal& t : totals) {
+    if (t.key == "cpu") {
+      colour[t.key] = "#bab0ac";
+    } else if (t.key == "cpu fallback") {
+      colour[t.key] = "#e15759";
+    } else if (t.key == "folded at load") {
+      colour[t.key] = "#e8e8e8";
+    } else {
+      colour[t.key] = kPalette[next++ % (sizeof(kPalette) / sizeof(*kPalette))];
+    }
+  }
+  return colour;
+}
+
+std::string IdRanges(const std::vector<int32_t>& ids) {
+  std::string out;
+  for (size_t i = 0; i < ids.size();) {
+    size_t j = i;
+    while (j + 1 < ids.size() && ids[j + 1] == ids[j] + 1) ++j;
+    if (!out.empty()) out += ", ";
+    absl::StrAppend(&out, ids[i]);
+    if (j > i) absl::StrAppend(&out, "-", ids[j]);
+    i = j + 1;
+  }
+  return out;
+}
 
 absl::StatusOr<PlacementMap> BuildPlacementMap(const Model& model,
                                                const RuntimeReport& report,
@@ -467,7 +447,7 @@ std::string PlacementMapText(const PlacementMap& map) {
     out += "\n";
   }
   out += "  by place:";
-  for (const PlaceTotal& t : Totals(map)) {
+  for (const PlaceTotal& t : PlaceTotals(map)) {
     absl::StrAppendFormat(&out, "  %s %d op%s", t.key, t.ops,
                           t.ops == 1 ? "" : "s");
     if (timed && map.run_ms > 0) {
@@ -480,7 +460,7 @@ std::string PlacementMapText(const PlacementMap& map) {
     absl::StrAppendFormat(
         &out, "  op %d %s (%s) replaced op%s %s", d.compiled_op,
         d.compiled_name, d.where == "vendor" ? d.vendor : d.where,
-        d.original_ops.size() == 1 ? "" : "s", Ranges(d.original_ops));
+        d.original_ops.size() == 1 ? "" : "s", IdRanges(d.original_ops));
     if (d.vendor_measured_ms >= 0 && d.ms_per_run >= 0) {
       absl::StrAppendFormat(
           &out, "; %.1f us/run, of which the vendor's events measure %.1f",
@@ -555,497 +535,6 @@ void PlacementMapJson(const PlacementMap& map, JsonWriter& j) {
     j.EndArray().EndObject();
   }
   j.EndArray().EndObject();
-}
-
-std::string PlaceClass(const PlacedOp& op) {
-  if (op.where == "vendor") {
-    std::string v = "v-";
-    for (char c : op.vendor) {
-      const bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-                      c == '_' || c == '-';
-      v += ok                       ? c
-           : (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a')
-                                    : '_';
-    }
-    return v;
-  }
-  if (op.where == "cpu fallback") return "cpu-fallback";
-  if (op.where == "folded at load") return "folded";
-  return "cpu";
-}
-
-namespace {
-
-// Each place's colour: the CPU grey, a fallback red, vendors from a
-// palette in order of first appearance.
-std::map<std::string, std::string> PlaceColours(
-    const std::vector<PlaceTotal>& totals) {
-  static constexpr const char* kPalette[] = {"#4e79a7", "#59a14f", "#b07aa1",
-                                             "#f28e2b", "#76b7b2", "#edc948"};
-  std::map<std::string, std::string> colour;
-  size_t next = 0;
-  for (const PlaceTotal& t : totals) {
-    if (t.key == "cpu") {
-      colour[t.key] = "#bab0ac";
-    } else if (t.key == "cpu fallback") {
-      colour[t.key] = "#e15759";
-    } else if (t.key == "folded at load") {
-      colour[t.key] = "#e8e8e8";
-    } else {
-      colour[t.key] = kPalette[next++ % (sizeof(kPalette) / sizeof(*kPalette))];
-    }
-  }
-  return colour;
-}
-
-std::string Us(double ms) { return absl::StrFormat("%.1f", ms * 1e3); }
-
-// The outline of dispatch op `k`'s ops in the graph (partitions in turn).
-const char* OutlineColour(size_t k) {
-  static constexpr const char* kOutline[] = {"#1b1b1b", "#7a3b00", "#00507a",
-                                             "#5a0a5a", "#2f5f2f"};
-  return kOutline[k % (sizeof(kOutline) / sizeof(*kOutline))];
-}
-
-// The graph as inline SVG: layers top to bottom (an op one below the
-// lowest of its inputs' producers), each layer's ops ordered by the mean
-// position of their producers (fewer crossings), centred.
-std::string GraphSvg(const PlacementMap& map) {
-  const size_t n = std::min(map.ops.size(), kMaxGraphOps);
-  constexpr int kW = 150, kH = 24, kStepX = 162, kStepY = 46, kPad = 10;
-  std::map<int32_t, size_t> index;  // original op -> position in map.ops
-  for (size_t i = 0; i < n; ++i) index[map.ops[i].op] = i;
-  std::vector<int> layer(n, 0);
-  int layers = n > 0 ? 1 : 0;
-  for (size_t i = 0; i < n; ++i) {
-    for (int32_t pred : map.ops[i].inputs_from) {
-      auto it = index.find(pred);
-      if (it != index.end() && it->second < i) {
-        layer[i] = std::max(layer[i], layer[it->second] + 1);
-      }
-    }
-    layers = std::max(layers, layer[i] + 1);
-  }
-  std::vector<std::vector<size_t>> by_layer(layers);
-  for (size_t i = 0; i < n; ++i) by_layer[layer[i]].push_back(i);
-  size_t widest = 1;
-  for (const auto& l : by_layer) widest = std::max(widest, l.size());
-  std::vector<double> x(n, 0), y(n, 0);
-  for (int l = 0; l < layers; ++l) {
-    std::vector<std::pair<double, size_t>> order;
-    for (size_t i : by_layer[l]) {
-      double sum = 0;
-      int count = 0;
-      for (int32_t pred : map.ops[i].inputs_from) {
-        auto it = index.find(pred);
-        if (it != index.end() && it->second < i) {
-          sum += x[it->second];
-          ++count;
-        }
-      }
-      order.push_back({count > 0 ? sum / count : -1.0, i});
-    }
-    std::stable_sort(
-        order.begin(), order.end(),
-        [](const auto& a, const auto& b) { return a.first < b.first; });
-    const double left =
-        kPad + (static_cast<double>(widest) - order.size()) * kStepX / 2;
-    for (size_t k = 0; k < order.size(); ++k) {
-      x[order[k].second] = left + k * kStepX;
-      y[order[k].second] = kPad + l * kStepY;
-    }
-  }
-  std::map<int32_t, std::string> outline;
-  for (size_t k = 0; k < map.dispatch_ops.size(); ++k) {
-    outline[map.dispatch_ops[k].compiled_op] = OutlineColour(k);
-  }
-  const int width = static_cast<int>(widest) * kStepX + 2 * kPad;
-  const int height = layers * kStepY + 2 * kPad;
-  std::string svg = absl::StrFormat(
-      "<svg id=\"graph\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
-      "height=\"%d\" viewBox=\"0 0 %d %d\" font-family=\"sans-serif\" "
-      "font-size=\"11\">\n<g class=\"edges\">\n",
-      width, height, width, height);
-  for (size_t i = 0; i < n; ++i) {
-    for (int32_t pred : map.ops[i].inputs_from) {
-      auto it = index.find(pred);
-      if (it == index.end() || it->second >= i) continue;
-      const size_t p = it->second;
-      const double x1 = x[p] + kW / 2.0, y1 = y[p] + kH;
-      const double x2 = x[i] + kW / 2.0, y2 = y[i];
-      absl::StrAppendFormat(&svg,
-                            "<path d=\"M%.0f %.0f C%.0f %.0f %.0f %.0f %.0f "
-                            "%.0f\"/>\n",
-                            x1, y1, x1, y1 + 18, x2, y2 - 18, x2, y2);
-    }
-  }
-  svg += "</g>\n";
-  for (size_t i = 0; i < n; ++i) {
-    const PlacedOp& p = map.ops[i];
-    const bool partitioned = p.group_size > 1 || !p.vendor.empty();
-    std::string title = absl::StrCat("op ", p.op, " ", p.name);
-    if (!p.output.empty()) absl::StrAppend(&title, " -> ", p.output);
-    absl::StrAppend(&title, "\n", PlaceKey(p), ": op ", p.compiled_op, " ",
-                    p.compiled_name);
-    if (p.group_size > 1) absl::StrAppend(&title, " (", p.group_size, " ops)");
-    if (p.ms_per_run >= 0) {
-      absl::StrAppend(&title, "\n", Us(p.ms_per_run), " us/run",
-                      p.vendor_measured ? " (vendor-measured)"
-                      : p.attributed    ? " (attributed: even share)"
-                                        : "");
-    }
-    if (!p.refusal.empty()) absl::StrAppend(&title, "\nnot taken: ", p.refusal);
-    std::string label = absl::StrCat(p.op, " ", p.name);
-    if (label.size() > 22) label = label.substr(0, 21) + "\u2026";
-    const auto o = outline.find(p.compiled_op);
-    absl::StrAppendFormat(
-        &svg,
-        "<g class=\"op place-%s%s\" data-op=\"%d\" data-where=\"%s\">"
-        "<title>%s</title><rect x=\"%.0f\" y=\"%.0f\" width=\"%d\" "
-        "height=\"%d\" rx=\"4\"%s/><text x=\"%.0f\" y=\"%.0f\">%s</text></g>\n",
-        PlaceClass(p), partitioned ? absl::StrCat(" part-", p.compiled_op) : "",
-        p.op, HtmlEscape(PlaceKey(p)), HtmlEscape(title), x[i], y[i], kW, kH,
-        partitioned && o != outline.end()
-            ? absl::StrCat(" style=\"stroke:", o->second, ";stroke-width:2\"")
-            : "",
-        x[i] + 6, y[i] + 16, HtmlEscape(label));
-  }
-  svg += "</svg>\n";
-  return svg;
-}
-
-}  // namespace
-
-std::string PlacementMapHtml(const PlacementMap& map,
-                             const std::string& model_path) {
-  std::vector<PlaceTotal> totals = Totals(map);
-  std::map<std::string, std::string> colour = PlaceColours(totals);
-  const bool timed = map.runs > 0;
-  std::string css;
-  for (const PlaceTotal& t : totals) {
-    PlacedOp probe;
-    probe.where =
-        t.key == "cpu" || t.key == "cpu fallback" || t.key == "folded at load"
-            ? t.key
-            : "vendor";
-    probe.vendor = t.key;
-    const bool light = t.key == "cpu" || t.key == "folded at load";
-    absl::StrAppend(&css, ".place-", PlaceClass(probe),
-                    " rect{fill:", colour[t.key], "}\n.place-",
-                    PlaceClass(probe), " text{fill:", light ? "#222" : "#fff",
-                    "}\n");
-  }
-  std::string h = absl::StrCat(
-      "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">\n<title>graft "
-      "placement map: ",
-      HtmlEscape(model_path),
-      "</title>\n<style>\n"
-      "body{font-family:sans-serif;margin:1.5em;color:#222}\n"
-      "table{border-collapse:collapse;font-size:13px}\n"
-      "td,th{padding:2px 8px;text-align:left;border-bottom:1px solid #eee}\n"
-      "td.num{text-align:right;font-variant-numeric:tabular-nums}\n"
-      // Converter tensor names run to hundreds of characters; cut them so
-      // where each op ran stays on screen (the whole name is the title).
-      "td.output{max-width:24em;overflow:hidden;text-overflow:ellipsis;"
-      "white-space:nowrap}\n"
-      "td.why{max-width:60em}\n"
-      ".swatch{display:inline-block;width:12px;height:12px;margin-right:4px;"
-      "vertical-align:middle}\n"
-      ".bar{height:10px;min-width:1px}\n"
-      ".attributed{font-style:italic;color:#666}\n"
-      ".measured{font-weight:bold}\n"
-      "#graph-box{overflow:auto;max-height:75vh;max-width:100%;"
-      "border:1px solid #ddd;margin:0.5em 0}\n"
-      "#graph .edges path{fill:none;stroke:#888;stroke-opacity:0.6}\n"
-      "#graph rect{stroke:#999;stroke-width:0.5}\n",
-      css, "</style></head><body>\n<h1>Placement map</h1>\n<p>",
-      HtmlEscape(model_path), ", subgraph ", map.subgraph, " '",
-      HtmlEscape(map.subgraph_name), "': ", map.ops.size(), " original ops.");
-  if (timed) {
-    absl::StrAppendFormat(
-        &h,
-        " Time per run over %d profiled runs (mean %.3f ms). Times in "
-        "<span class=\"measured\">bold</span> are the vendor's own, measured "
-        "per instruction and mapped to the op through the plugin's debug map "
-        "(%d ops); times in <span class=\"attributed\">italics</span> are "
-        "attributed: a vendor that reports one time per dispatch op has it "
-        "split evenly among the ops it replaced (%d ops).",
-        map.runs, map.run_ms, map.vendor_measured_ops, map.attributed_ops);
-  } else {
-    h += " Run with <code>--profile</code> for times.";
-  }
-  h += "</p>\n<table id=\"totals\"><tr><th>where</th><th>ops</th>";
-  if (timed) h += "<th>us/run</th><th>share of time</th>";
-  h += "</tr>\n";
-  for (const PlaceTotal& t : totals) {
-    absl::StrAppend(&h, "<tr><td><span class=\"swatch\" style=\"background:",
-                    colour[t.key], "\"></span>", HtmlEscape(t.key),
-                    "</td><td class=\"num\">", t.ops, "</td>");
-    if (timed) {
-      absl::StrAppendFormat(&h,
-                            "<td class=\"num\">%s</td><td "
-                            "class=\"num\">%.1f%%</td>",
-                            Us(t.ms), 100 * t.ms / map.run_ms);
-    }
-    h += "</tr>\n";
-  }
-  if (timed) {
-    absl::StrAppendFormat(
-        &h,
-        "<tr><th>run</th><th class=\"num\">%d</th><th class=\"num\">%s</th>"
-        "<th class=\"num\">100%%</th></tr>\n",
-        map.ops.size(), Us(map.run_ms));
-  }
-  h += "</table>\n<h2>Graph</h2>\n<p>Each box is an op of the model as "
-       "<code>graft apply</code> was given it, filled with the colour of "
-       "where it ran; the ops of one dispatch op (a partition) share an "
-       "outline. Hover a box for its details.";
-  if (map.ops.size() > kMaxGraphOps) {
-    absl::StrAppendFormat(&h,
-                          " The graph shows the first %d of the %d ops; the "
-                          "table below has them all.",
-                          kMaxGraphOps, map.ops.size());
-  }
-  h += "</p>\n<div id=\"graph-box\">\n" + GraphSvg(map) + "</div>\n";
-  if (!map.dispatch_ops.empty()) {
-    h += "<h2>Dispatch ops</h2>\n<p>Each with the outline its ops have in "
-         "the graph.</p>\n<ul id=\"dispatch\">\n";
-    for (size_t k = 0; k < map.dispatch_ops.size(); ++k) {
-      const PlacedDispatchOp& d = map.dispatch_ops[k];
-      absl::StrAppend(&h,
-                      "<li><span class=\"swatch\" style=\"border:2px "
-                      "solid ",
-                      OutlineColour(k), "\"></span>op ", d.compiled_op, " ",
-                      HtmlEscape(d.compiled_name), " (",
-                      HtmlEscape(d.where == "vendor" ? d.vendor : d.where),
-                      "): original op", d.original_ops.size() == 1 ? " " : "s ",
-                      Ranges(d.original_ops));
-      if (d.ms_per_run >= 0) {
-        absl::StrAppend(&h, "; ", Us(d.ms_per_run), " us/run");
-        if (d.vendor_measured_ms >= 0) {
-          absl::StrAppend(&h, ", of which the vendor's events measure ",
-                          Us(d.vendor_measured_ms));
-        }
-      }
-      h += "</li>\n";
-    }
-    h += "</ul>\n";
-  }
-  // Refusal reasons of the ops that ran on the CPU.
-  std::vector<const PlacedOp*> refused;
-  for (const PlacedOp& p : map.ops) {
-    if (!p.refusal.empty()) refused.push_back(&p);
-  }
-  h += "<h2>Not taken by any vendor</h2>\n";
-  size_t untaken = 0;
-  for (const PlacedOp& p : map.ops) {
-    untaken += p.vendor.empty() && p.where != "call";
-  }
-  if (!refused.empty()) {
-    h += "<table id=\"refusals\"><tr><th>op</th><th>name</th><th>why</th>"
-         "</tr>\n";
-    for (const PlacedOp* p : refused) {
-      absl::StrAppend(&h, "<tr data-op=\"", p->op, "\"><td class=\"num\">",
-                      p->op, "</td><td>", HtmlEscape(p->name),
-                      "</td><td class=\"why\">", HtmlEscape(p->refusal),
-                      "</td></tr>\n");
-    }
-    h += "</table>\n";
-  } else if (map.origins != "manifest") {
-    h += "<p id=\"refusals\">Not compiled by <code>graft apply</code>: "
-         "the model runs as it is.</p>\n";
-  } else if (untaken == 0) {
-    h += "<p id=\"refusals\">None: a vendor took every op.</p>\n";
-  } else {
-    h += "<p id=\"refusals\">The model's manifest records no refusal "
-         "reasons (compiled by a Graft before it recorded them).</p>\n";
-  }
-  h += "<h2>Ops</h2>\n<table id=\"ops\"><tr><th>op</th><th>name"
-       "</th><th>output</th><th>where</th><th>ran as</th>";
-  if (timed) h += "<th>us/run</th><th>share</th><th></th>";
-  h += "</tr>\n";
-  for (const PlacedOp& p : map.ops) {
-    const std::string key = PlaceKey(p);
-    absl::StrAppend(
-        &h, "<tr data-where=\"", HtmlEscape(key), "\"><td class=\"num\">", p.op,
-        "</td><td>", HtmlEscape(p.name),
-        "</td><td class=\"output\" "
-        "title=\"",
-        HtmlEscape(p.output), "\">", HtmlEscape(p.output),
-        "</td><td><span class=\"swatch\" "
-        "style=\"background:",
-        colour[key], "\"></span>", HtmlEscape(key), "</td><td>op ",
-        p.compiled_op, " ", HtmlEscape(p.compiled_name),
-        p.group_size > 1 ? absl::StrCat(" (", p.group_size, " ops)") : "",
-        "</td>");
-    if (timed) {
-      if (p.ms_per_run >= 0) {
-        const char* cls = p.attributed        ? " attributed"
-                          : p.vendor_measured ? " measured"
-                                              : "";
-        absl::StrAppendFormat(
-            &h,
-            "<td class=\"num%s\">%.1f</td><td class=\"num%s\">%.1f%%</td>"
-            "<td><div class=\"bar\" style=\"width:%.0fpx;background:%s\">"
-            "</div></td>",
-            cls, p.ms_per_run * 1e3, cls, 100 * p.share,
-            std::max(1.0, 300 * p.share), colour[key]);
-      } else {
-        h += "<td></td><td></td><td></td>";
-      }
-    }
-    h += "</tr>\n";
-  }
-  h += "</table>\n</body></html>\n";
-  return h;
-}
-
-std::string ModelExplorerNodeData(const PlacementMap& map,
-                                  const std::string& graph_id) {
-  std::vector<PlaceTotal> totals = Totals(map);
-  std::map<std::string, std::string> colour = PlaceColours(totals);
-  const bool timed = map.runs > 0;
-  JsonWriter j(2);
-  j.BeginObject().Key(graph_id).BeginObject().Key("results").BeginObject();
-  std::map<std::string, bool> seen;
-  for (const PlacedOp& p : map.ops) {
-    // Model Explorer matches a node by any of its output tensors' names.
-    if (p.output.empty() || seen[p.output]) continue;
-    seen[p.output] = true;
-    const std::string key = PlaceKey(p);
-    double value = 0;
-    if (timed) {
-      value = p.ms_per_run >= 0 ? p.ms_per_run * 1e3 : 0;
-    } else {
-      for (size_t k = 0; k < totals.size(); ++k) {
-        if (totals[k].key == key) value = static_cast<double>(k);
-      }
-    }
-    j.Key(p.output).BeginObject().Key("value").Double(value);
-    j.Key("bgColor").String(colour[key]).EndObject();
-  }
-  j.EndObject();
-  if (!timed) {
-    // Without times, the value is the place's index: one threshold each,
-    // so the legend reads the same colours.
-    j.Key("thresholds").BeginArray();
-    for (size_t k = 0; k < totals.size(); ++k) {
-      j.BeginObject().Key("value").Int(static_cast<int64_t>(k));
-      j.Key("bgColor").String(colour[totals[k].key]).EndObject();
-    }
-    j.EndArray();
-  }
-  j.EndObject().EndObject();
-  return j.output();
-}
-
-std::string ChromeTraceJson(const Model& model, const RuntimeProfile& profile,
-                            int32_t subgraph) {
-  const SubgraphProfile* sp = nullptr;
-  for (const SubgraphProfile& p : profile.subgraphs) {
-    if (p.subgraph == subgraph) sp = &p;
-  }
-  // Debug maps by vendor, for naming the vendor's spans by model op.
-  absl::StatusOr<Manifest> manifest = ReadManifest(model);
-  struct Event {
-    std::string name, cat;
-    double ts = 0, dur = 0;
-    int depth = 0;  // orders events of equal start: outer first
-    std::vector<std::pair<std::string, std::string>> args;
-  };
-  std::vector<Event> events;
-  int64_t t0 = 0;
-  if (sp != nullptr && !sp->run_start_ns.empty()) t0 = sp->run_start_ns[0];
-  auto us = [&](int64_t ns) { return static_cast<double>(ns - t0) / 1e3; };
-  if (sp != nullptr) {
-    for (size_t r = 0; r < sp->run_start_ns.size() && r < sp->run_ns.size();
-         ++r) {
-      events.push_back({absl::StrCat("run ", r),
-                        "run",
-                        us(sp->run_start_ns[r]),
-                        sp->run_ns[r] / 1e3,
-                        0,
-                        {{"subgraph", absl::StrCat(subgraph)}}});
-    }
-    for (const OpProfile& o : sp->ops) {
-      std::string module_vendor;
-      uint32_t module_buffer = 0;
-      if (o.subgraph >= 0 &&
-          static_cast<size_t>(o.subgraph) < model.subgraphs.size() &&
-          o.op_index >= 0 &&
-          static_cast<size_t>(o.op_index) <
-              model.subgraphs[o.subgraph].ops.size()) {
-        DispatchInfo d;
-        if (ReadDispatchInfo(model, model.subgraphs[o.subgraph].ops[o.op_index],
-                             &d)) {
-          module_vendor = d.vendor;
-          module_buffer = d.module_buffer;
-        }
-      }
-      const ManifestVendor* mv = manifest.ok() && !module_vendor.empty()
-                                     ? manifest->Find(module_vendor)
-                                     : nullptr;
-      for (size_t c = 0; c < o.call_start_ns.size() && c < o.call_ns.size();
-           ++c) {
-        events.push_back({o.name,
-                          WhereName(o.where),
-                          us(o.call_start_ns[c]),
-                          o.call_ns[c] / 1e3,
-                          1 + o.depth,
-                          {{"op", absl::StrCat(o.op_index)},
-                           {"subgraph", absl::StrCat(o.subgraph)},
-                           {"where", WhereName(o.where)}}});
-      }
-      for (const OpProfile::TracedSpan& s : o.vendor_spans) {
-        if (s.call < 0 || static_cast<size_t>(s.call) >= o.call_ns.size()) {
-          continue;
-        }
-        // Kept inside the host's span of the call, which contains the
-        // vendor's work.
-        const int64_t call_ns = o.call_ns[s.call];
-        const int64_t start = std::min(s.start_ns, call_ns);
-        const int64_t end = std::min(std::max(s.end_ns, start), call_ns);
-        Event e{s.name,
-                "vendor span",
-                us(o.call_start_ns[s.call] + start),
-                (end - start) / 1e3,
-                100 + o.depth,
-                {}};
-        e.args.push_back({"vendor_location", absl::StrCat(s.vendor_location)});
-        if (mv != nullptr) {
-          std::string ops;
-          for (const ManifestDebugEntry& d : mv->debug_map) {
-            if (d.buffer == module_buffer &&
-                d.vendor_location == s.vendor_location) {
-              absl::StrAppend(&ops, ops.empty() ? "" : ",", d.op);
-            }
-          }
-          if (!ops.empty()) e.args.push_back({"model_ops", ops});
-        }
-        events.push_back(std::move(e));
-      }
-    }
-  }
-  std::stable_sort(events.begin(), events.end(),
-                   [](const Event& a, const Event& b) {
-                     if (a.ts != b.ts) return a.ts < b.ts;
-                     return a.depth < b.depth;
-                   });
-  JsonWriter j(0);
-  j.BeginObject().Key("displayTimeUnit").String("ms");
-  j.Key("traceEvents").BeginArray();
-  j.BeginObject().Key("name").String("process_name").Key("ph").String("M");
-  j.Key("pid").Int(1).Key("tid").Int(1).Key("args").BeginObject();
-  j.Key("name").String("graft run").EndObject().EndObject();
-  for (const Event& e : events) {
-    j.BeginObject().Key("name").String(e.name).Key("cat").String(e.cat);
-    j.Key("ph").String("X").Key("ts").Double(e.ts).Key("dur").Double(e.dur);
-    j.Key("pid").Int(1).Key("tid").Int(1).Key("args").BeginObject();
-    for (const auto& [k, v] : e.args) j.Key(k).String(v);
-    j.EndObject().EndObject();
-  }
-  j.EndArray().EndObject();
-  return j.output();
 }
 
 }  // namespace graft::tools

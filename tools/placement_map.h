@@ -13,6 +13,7 @@
 #define GRAFT_TOOLS_PLACEMENT_MAP_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -117,38 +118,40 @@ std::string PlacementMapText(const PlacementMap& map);
 //  "ms_per_run", "vendor_measured_ms", "original_ops": [{"op", "name"}]}]}.
 void PlacementMapJson(const PlacementMap& map, JsonWriter& j);
 
-// One self-contained HTML page (no scripts, no external resources): the
-// graph of the original ops as an inline SVG (layered top to bottom, each
-// op a box filled with its place's colour, class "op place-<place>", its
-// partition outlined; the first kMaxGraphOps ops of a larger model), a
-// legend with the totals per place and per dispatch op, the refusal
-// reasons of ops no vendor took, and a table of every original op with a
-// bar for its share of the time.
-inline constexpr size_t kMaxGraphOps = 4000;
-std::string PlacementMapHtml(const PlacementMap& map,
-                             const std::string& model_path);
+// Shared by the page (placement_page.h) and the exports (model_explorer.h,
+// chrome_trace.h).
 
-// The CSS class suffix of a place: "cpu", "cpu-fallback", "folded",
-// "v-<vendor>" (the page's class "place-<this>").
-std::string PlaceClass(const PlacedOp& op);
+// What a dispatch op of `model` names: its vendor, entry point and fallback
+// subgraph (-1 when stripped). ReadDispatchInfo
+// fills it and returns true for a dispatch op (either ABI), false for
+// other ops.
+struct DispatchInfo {
+  std::string vendor, entry_point;
+  int32_t fallback = -1;
+  uint32_t module_buffer = 0;
+};
+bool ReadDispatchInfo(const Model& model, const tfl::OperatorT& op,
+                      DispatchInfo* out);
 
-// The per-op placement as Model Explorer node data (ai-edge-model-explorer's
-// ModelNodeData: {graph id: {"results": {node key: {"value", "bgColor"}},
-// "thresholds": [...]}}), keyed by each op's first output tensor name (the
-// node key Model Explorer matches against a node's outputs), under graph id
-// `graph_id`. The value is the op's time per run in microseconds with a
-// profile, else the place's index in the legend; bgColor its place's colour.
-std::string ModelExplorerNodeData(const PlacementMap& map,
-                                  const std::string& graph_id);
+// The place an op is counted under: its vendor, "cpu", "cpu fallback" or
+// "folded at load".
+std::string PlaceKey(const PlacedOp& op);
 
-// The profiled runs of entry subgraph `subgraph` as Chrome trace JSON
-// (Trace Event Format, complete "X" events, microseconds): per run a "run"
-// event, inside it one event per op call (callee ops inside their call),
-// and inside a dispatch op's call the vendor's own spans (the first
-// OpProfile::kMaxTracedCalls calls), named after the model op the debug
-// map gives. Opens in Perfetto and chrome://tracing.
-std::string ChromeTraceJson(const Model& model, const RuntimeProfile& profile,
-                            int32_t subgraph);
+struct PlaceTotal {
+  std::string key;
+  int64_t ops = 0;
+  double ms = 0;
+};
+// Places in order of first appearance, with their op counts and time.
+std::vector<PlaceTotal> PlaceTotals(const PlacementMap& map);
+
+// Each place's colour: the CPU grey, a fallback red, vendors from a
+// palette in order of first appearance.
+std::map<std::string, std::string> PlaceColours(
+    const std::vector<PlaceTotal>& totals);
+
+// "0-4, 7, 9-12" for ascending ids.
+std::string IdRanges(const std::vector<int32_t>& ids);
 
 }  // namespace graft::tools
 

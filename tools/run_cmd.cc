@@ -25,7 +25,10 @@
 #include "tools/apply_cmd.h"
 #include "tools/flags.h"
 #include "tools/json_writer.h"
+#include "tools/chrome_trace.h"
+#include "tools/model_explorer.h"
 #include "tools/placement_map.h"
+#include "tools/placement_page.h"
 #include "tools/progress.h"
 
 namespace graft::tools {

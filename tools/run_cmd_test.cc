@@ -19,7 +19,9 @@
 #include "dispatch/runtime.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tools/chrome_trace.h"
 #include "tools/placement_map.h"
+#include "tools/placement_page.h"
 
 namespace graft {
 namespace {
