@@ -7,9 +7,12 @@
 // with scale limits again over drawn quantization parameters, and the
 // float window ops, TRANSPOSE_CONV, RESIZE_BILINEAR and binary broadcasts
 // over drawn shapes: what the plugin takes must load in XNNPACK and match.
+#include <cfloat>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <functional>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -17,6 +20,7 @@
 #include "absl/strings/str_format.h"
 #include "core/model_builder.h"
 #include "core/model_io.h"
+#include "dispatch/runtime.h"
 #include "xnnpack_test_support.h"
 
 namespace graft {
@@ -1051,6 +1055,61 @@ TEST(XnnpackOpsTest, BinaryOpsTakenOverDrawnBroadcastsLoadAndMatch) {
                  g.Output(g.Op(kind).In(ta, tc).Out("y", F32, y));
                  return true;
                });
+  }
+}
+
+// Regression: RSQRT of x < 0 (and of NaN) was -inf compiled by xnnpack,
+// NaN on the CPU kernel (XNNPACK's divide clamps a NaN quotient to its
+// output_min on x86). Every class of float but subnormals, which XNNPACK
+// flushes to zero on entry to every operator, must give the CPU kernel's
+// float: the same bits, or NaN for NaN.
+TEST(XnnpackOpsTest, RsqrtOfNegativeZeroInfAndNanIsTheCpuKernelsFloat) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> x = {-FLT_MAX, -4.0f, -1.0f, -FLT_MIN, -0.0f,   0.0f,
+                                FLT_MIN,  0.25f, 1.0f,  4.0f,     FLT_MAX, kInf,
+                                -kInf,    kNan,  -kNan, -1e-3f};
+  const int32_t n = static_cast<int32_t>(x.size());
+  ModelBuilder b;
+  SubgraphBuilder& g = b.Subgraph("main");
+  g.Output(g.Op(tfl::BuiltinOperator_RSQRT)
+               .In(g.Input("x", F32, {n}))
+               .Out("y", F32, {n}));
+  absl::StatusOr<Model> model = std::move(b).Build();
+  ASSERT_TRUE(model.ok()) << model.status();
+  testing::TempDir dir;
+  const std::string path = dir.Join("rsqrt.tflite");
+  ASSERT_TRUE(SaveModel(*model, path).ok());
+  absl::StatusOr<ApplyReport> report = xnnpack_test::ApplyXnnpack(*model);
+  ASSERT_TRUE(report.ok()) << report.status();
+  ASSERT_EQ(report->ops_taken, 1) << "the plugin refused RSQRT";
+  const std::string compiled = dir.Join("compiled.tflite");
+  ASSERT_TRUE(SaveModel(*model, compiled).ok());
+
+  auto cpu = Runtime::Load(path);
+  ASSERT_TRUE(cpu.ok()) << cpu.status();
+  RuntimeOptions options;
+  options.dispatch_dirs = {xnnpack_test::VendorLibDir()};
+  auto npu = Runtime::Load(compiled, options);
+  ASSERT_TRUE(npu.ok()) << npu.status();
+  ASSERT_EQ((*npu)->Report().CountOps(OpReport::Where::kFallback), 0);
+  for (auto* rt : {cpu->get(), npu->get()}) {
+    ASSERT_EQ(rt->input(0)->bytes, x.size() * sizeof(float));
+    std::memcpy(rt->input(0)->raw_data, x.data(), rt->input(0)->bytes);
+    ASSERT_TRUE(rt->Invoke().ok());
+  }
+  const float* want = (*cpu)->output(0)->data<float>();
+  const float* got = (*npu)->output(0)->data<float>();
+  for (int32_t i = 0; i < n; ++i) {
+    SCOPED_TRACE(absl::StrFormat("RSQRT(%a)", x[i]));
+    if (std::isnan(want[i])) {
+      EXPECT_TRUE(std::isnan(got[i])) << "got " << got[i];
+      continue;
+    }
+    uint32_t want_bits, got_bits;
+    std::memcpy(&want_bits, &want[i], sizeof(float));
+    std::memcpy(&got_bits, &got[i], sizeof(float));
+    EXPECT_EQ(got_bits, want_bits) << "got " << got[i] << ", want " << want[i];
   }
 }
 

@@ -8,6 +8,7 @@
 // XNNPACK either (the dispatch library does). C++ inside, C at the
 // boundary: nothing throws (built with -fno-exceptions).
 #include <algorithm>
+#include <cfloat>
 #include <cinttypes>
 #include <cmath>
 #include <cstdarg>
@@ -1038,25 +1039,40 @@ bool Lowering::Mean() {
 
 // RSQRT is 1 / SQUARE_ROOT(x): XNNPACK's square root and divide are IEEE
 // correctly rounded, as TFLite's 1.f / std::sqrt(x) is, so the result is
-// the same float.
+// the same float. Except where the root is NaN (x < 0 or NaN): XNNPACK's
+// divide clamps its output to [output_min, output_max] with MAXPS/MINPS,
+// which return their second operand, the bound, for a NaN, so on x86 the
+// quotient is -inf there. The NaN comes back through two nodes that clamp
+// nothing: SQUARED_DIFFERENCE(root, -FLT_MAX) = (root + FLT_MAX)^2 is +inf
+// for every root in [-0, +inf] and NaN for a NaN root, and
+// MINIMUM(quotient, that) is the quotient, or NaN (MINPS's second operand;
+// NEON's vminq propagates NaN either way).
 bool Lowering::Rsqrt() {
   ValueSpec in, out;
   if (!Operands(1, 1) || !Act(0, &in) || !Result(&out, in.datatype) ||
       !FloatOnly(in, "this XNNPACK has no int8 square root or divide")) {
     return false;
   }
-  ValueSpec one;
-  one.dims = {1};
-  one.is_constant = true;
-  const float value = 1.0f;
-  one.data.resize(sizeof(value));
-  std::memcpy(one.data.data(), &value, sizeof(value));
+  const auto scalar = [](float value) {
+    ValueSpec v;
+    v.dims = {1};
+    v.is_constant = true;
+    v.data.resize(sizeof(value));
+    std::memcpy(v.data.data(), &value, sizeof(value));
+    return v;
+  };
   const uint32_t root = Intermediate(in, in.dims);
+  const uint32_t quotient = Intermediate(in, in.dims);
+  const uint32_t nan_mask = Intermediate(in, in.dims);
   if (!EmitChained(NodeKind::SQUARE_ROOT, {Use(op_->inputs[0], in)}, root)) {
     return false;
   }
-  const uint32_t one_id = b_->Add(one);
-  return EmitChained(NodeKind::DIVIDE, {one_id, root},
+  const uint32_t one_id = b_->Add(scalar(1.0f));
+  const uint32_t lowest_id = b_->Add(scalar(-FLT_MAX));
+  return EmitChained(NodeKind::DIVIDE, {one_id, root}, quotient) &&
+         EmitChained(NodeKind::SQUARED_DIFFERENCE, {root, lowest_id},
+                     nan_mask) &&
+         EmitChained(NodeKind::MINIMUM, {quotient, nan_mask},
                      Use(op_->outputs[0], out));
 }
 
