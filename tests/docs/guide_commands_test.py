@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """Runs the shell commands of a guide section, as a reader would.
 
-  guide_commands_test.py --build BUILD_DIR FILE "SECTION HEADING" ...
+  guide_commands_test.py --build BUILD_DIR [--litert] FILE "SECTION HEADING" ...
 
 For each (FILE, SECTION) pair, takes every ```sh block under that heading
 (up to the next heading of the same or a higher level), rewrites the
-`build/` prefix of the commands to BUILD_DIR, and runs the block with bash
--e from the repository root. A block fails the test when it exits non-zero;
-its output is printed. Exit 77 (ctest's skip) when a section needs the
-ai-edge-litert wheel and it is not installed.
+`build/` prefix of paths (after a space or an `=`) to BUILD_DIR, and runs
+the block with bash -e from the repository root. A block fails the test when it exits non-zero;
+its output is printed. With --litert (sections that drive LiteRT's vendor
+libraries), exit 77 (ctest's skip) when the ai-edge-litert wheel or
+openvino is not installed, or in a sanitizer build.
 """
 
 import argparse
@@ -57,9 +58,12 @@ def main():
   parser.add_argument("--build", required=True)
   parser.add_argument("pairs", nargs="+")
   parser.add_argument("--sanitized", action="store_true",
-                      help="a sanitizer build: skip (see below)")
+                      help="a sanitizer build: skip LiteRT sections (below)")
+  parser.add_argument("--litert", action="store_true",
+                      help="the sections drive LiteRT's vendor libraries: "
+                           "they need the ai-edge-litert wheel and openvino")
   args = parser.parse_args()
-  if args.sanitized:
+  if args.litert and args.sanitized:
     print("skipped in sanitizer builds: OpenVINO, under Intel's LiteRT "
           "libraries, dlopens with RTLD_DEEPBIND, which AddressSanitizer "
           "refuses (google/sanitizers#611); the normal build runs this test")
@@ -68,8 +72,9 @@ def main():
   if len(args.pairs) % 2:
     raise SystemExit("FILE SECTION pairs expected")
   try:
-    import ai_edge_litert  # noqa: F401
-    import openvino  # noqa: F401
+    if args.litert:
+      import ai_edge_litert  # noqa: F401
+      import openvino  # noqa: F401
   except ImportError as e:
     print(f"skipped: the guides' LiteRT commands need ai-edge-litert and "
           f"openvino (tools/scripts/setup.sh installs them): {e}")
@@ -84,7 +89,7 @@ def main():
       print(f"FAIL {path} '{heading}': no sh block")
       failed += 1
     for block in blocks:
-      script = re.sub(r"(^|\s)build/", lambda m: m.group(1) + build + "/",
+      script = re.sub(r"(^|[\s=])build/", lambda m: m.group(1) + build + "/",
                       block, flags=re.M)
       ran += 1
       r = subprocess.run(["bash", "-e", "-c", script], cwd=ROOT,
