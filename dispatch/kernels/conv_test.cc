@@ -103,7 +103,8 @@ TEST(ConvTest, Conv2DMatchesReference) {
     ASSERT_TRUE((*rt)->Invoke().ok());
     testing::ExpectNear(testing::GetOutput<float>(**rt, 0),
                         RefConv(p, in, w, has_bias ? &bias : nullptr, oh, ow),
-                        int64_t(p.kh) * p.kw * p.cin, absl::StrCat("iteration ", iter));
+                        int64_t(p.kh) * p.kw * p.cin, absl::StrCat("iteration ", iter),
+                        /*term_scale=*/1.0);  // inputs, weights in [-1, 1]
   }
 }
 
@@ -154,8 +155,8 @@ TEST(ConvTest, DepthwiseConv2DMatchesReference) {
     ASSERT_TRUE((*rt)->Invoke().ok());
     testing::ExpectNear(testing::GetOutput<float>(**rt, 0),
                         RefConv(p, in, w_ohwi, has_bias ? &bias : nullptr, oh, ow),
-                        p.kh * p.kw,
-                        absl::StrCat("iteration ", iter));
+                        p.kh * p.kw, absl::StrCat("iteration ", iter),
+                        /*term_scale=*/1.0);  // inputs, weights in [-1, 1]
   }
 }
 

@@ -65,9 +65,10 @@ absl::StatusOr<std::unique_ptr<Runtime>> LoadBuilt(ModelBuilder& builder,
 }
 
 void ExpectNear(const std::vector<float>& got, const std::vector<float>& want,
-                int64_t reduction_length, const std::string& what) {
+                int64_t reduction_length, const std::string& what,
+                double term_scale) {
   ASSERT_EQ(got.size(), want.size()) << what;
-  double max_abs = 0;
+  double max_abs = term_scale;
   for (float w : want) {
     if (std::isfinite(w)) max_abs = std::max(max_abs, std::fabs(double{w}));
   }

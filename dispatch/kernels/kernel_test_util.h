@@ -60,8 +60,12 @@ inline std::vector<int32_t> ToVec(const Shape& s) {
 
 // Expects got == want within the float32 tolerance for reductions of
 // `reduction_length` terms (tolerance.h); reports the first mismatches.
+// The absolute tolerance scales with the largest |want|, or with
+// `term_scale` (the largest |term| summed, e.g. |input| x |weight|) when
+// that is larger: a sum that cancels to nearly 0 carries its terms' error.
 void ExpectNear(const std::vector<float>& got, const std::vector<float>& want,
-                int64_t reduction_length = 1, const std::string& what = "");
+                int64_t reduction_length = 1, const std::string& what = "",
+                double term_scale = 0);
 
 }  // namespace graft::testing
 
