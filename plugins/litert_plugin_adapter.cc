@@ -139,12 +139,14 @@ absl::StatusOr<std::unique_ptr<CompilerPlugin>> LiteRtPluginAdapter::Create(
       std::filesystem::path(library->path()).filename().string());
   p->library_ = std::move(library);
   const DynamicLibrary& lib = *p->library_;
-  Api& api = p->api_;
+  LiteRtPluginAbiTable& api = p->api_;
+  // Looked up, not called; the missing ones are named only once the version
+  // is one Graft hosts (a plugin of another API may well lack them).
+  const std::vector<std::string> missing =
+      LookUpLiteRtPluginAbiTable(lib, &api);
 
   // Nothing else is called before the version is known to be one Graft
   // hosts.
-  api.get_version = reinterpret_cast<LiteRtGetCompilerPluginVersionFn>(
-      lib.Symbol(LITERT_PLUGIN_GET_VERSION_SYMBOL));
   LiteRtApiVersion version{-1, -1, -1};
   if (api.get_version == nullptr ||
       api.get_version(&version) != kLiteRtStatusOk) {
@@ -160,50 +162,11 @@ absl::StatusOr<std::unique_ptr<CompilerPlugin>> LiteRtPluginAdapter::Create(
         LITERT_HOST_API_VERSION_MAJOR, ".", LITERT_HOST_API_VERSION_MINOR,
         ".x (ai-edge-litert 2.3.0)"));
   }
-  struct Required {
-    const char* name;
-    void** slot;
-  };
-  const Required required[] = {
-      {LITERT_PLUGIN_SOC_MANUFACTURER_SYMBOL,
-       reinterpret_cast<void**>(&api.soc_manufacturer)},
-      {LITERT_PLUGIN_CREATE_SYMBOL, reinterpret_cast<void**>(&api.create)},
-      {LITERT_PLUGIN_DESTROY_SYMBOL, reinterpret_cast<void**>(&api.destroy)},
-      {LITERT_PLUGIN_SUPPORTED_HARDWARE_SYMBOL,
-       reinterpret_cast<void**>(&api.supported_hardware)},
-      {LITERT_PLUGIN_NUM_SOC_MODELS_SYMBOL,
-       reinterpret_cast<void**>(&api.num_soc_models)},
-      {LITERT_PLUGIN_SOC_MODEL_SYMBOL,
-       reinterpret_cast<void**>(&api.soc_model)},
-      {LITERT_PLUGIN_SDK_VERSION_SYMBOL,
-       reinterpret_cast<void**>(&api.sdk_version)},
-      {LITERT_PLUGIN_PARTITION_SYMBOL,
-       reinterpret_cast<void**>(&api.partition)},
-      {LITERT_PLUGIN_COMPILE_SYMBOL, reinterpret_cast<void**>(&api.compile)},
-      {LITERT_PLUGIN_DESTROY_RESULT_SYMBOL,
-       reinterpret_cast<void**>(&api.destroy_result)},
-      {LITERT_PLUGIN_RESULT_BYTECODE_SYMBOL,
-       reinterpret_cast<void**>(&api.result_bytecode)},
-      {LITERT_PLUGIN_RESULT_NUM_BYTECODE_SYMBOL,
-       reinterpret_cast<void**>(&api.result_num_bytecode)},
-      {LITERT_PLUGIN_RESULT_CALL_INFO_SYMBOL,
-       reinterpret_cast<void**>(&api.result_call_info)},
-      {LITERT_PLUGIN_RESULT_NUM_CALLS_SYMBOL,
-       reinterpret_cast<void**>(&api.result_num_calls)},
-  };
-  std::vector<std::string> missing;
-  for (const Required& r : required) {
-    *r.slot = lib.Symbol(r.name);
-    if (*r.slot == nullptr) missing.push_back(r.name);
-  }
   if (!missing.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
         path, ": incomplete LiteRT compiler plugin: missing required ",
         "function(s) ", absl::StrJoin(missing, ", ")));
   }
-  api.check_compatibility =
-      reinterpret_cast<LiteRtCompilerPluginCheckCompilerCompatibilityFn>(
-          lib.Symbol(LITERT_PLUGIN_CHECK_COMPATIBILITY_SYMBOL));
 
   const char* manufacturer = api.soc_manufacturer();
   if (!IsPrintableName(manufacturer)) {

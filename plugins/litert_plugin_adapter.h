@@ -28,6 +28,7 @@
 #include "plugins/compiler_plugin.h"
 #include "plugins/litert_compiler_abi.h"
 #include "plugins/litert_compiler_context.h"
+#include "plugins/litert_plugin_abi_table.h"
 
 namespace graft {
 
@@ -51,32 +52,13 @@ class LiteRtPluginAdapter : public CompilerPlugin {
       const std::string& soc_model) override;
 
  private:
-  struct Api {
-    LiteRtGetCompilerPluginVersionFn get_version;
-    LiteRtGetCompilerPluginSocManufacturerFn soc_manufacturer;
-    LiteRtCreateCompilerPluginFn create;
-    LiteRtDestroyCompilerPluginFn destroy;
-    LiteRtGetCompilerPluginSupportedHardwareFn supported_hardware;
-    LiteRtGetNumCompilerPluginSupportedSocModelsFn num_soc_models;
-    LiteRtGetCompilerPluginSupportedSocModelFn soc_model;
-    LiteRtGetCompilerPluginSDKVersionFn sdk_version;
-    LiteRtCompilerPluginPartitionFn partition;
-    LiteRtCompilerPluginCompileFn compile;
-    LiteRtDestroyCompiledResultFn destroy_result;
-    LiteRtGetCompiledResultByteCodeFn result_bytecode;
-    LiteRtCompiledResultNumByteCodeModulesFn result_num_bytecode;
-    LiteRtGetCompiledResultCallInfoFn result_call_info;
-    LiteRtGetNumCompiledResultCallsFn result_num_calls;
-    LiteRtCompilerPluginCheckCompilerCompatibilityFn
-        check_compatibility;  // opt.
-  };
   LiteRtPluginAdapter() = default;
   // "<label>: <what>: <status name> (<code>)".
   absl::Status Error(LiteRtStatus status, absl::string_view what) const;
 
   std::unique_ptr<DynamicLibrary> library_;
   LiteRtHostOptions options_;
-  Api api_{};
+  LiteRtPluginAbiTable api_;
   LiteRtCompilerPlugin instance_ = nullptr;
 };
 

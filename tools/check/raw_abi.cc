@@ -58,30 +58,7 @@ absl::StatusOr<RawLiteRtPlugin> LoadRawLiteRtPlugin(const std::string& path) {
   RawLiteRtPlugin p;
   GRAFT_ASSIGN_OR_RETURN(p.library, DynamicLibrary::Open(path));
   const DynamicLibrary& lib = *p.library;
-  std::vector<std::string> missing;
-  Find(lib, LITERT_PLUGIN_GET_VERSION_SYMBOL, &p.get_version, &missing);
-  Find(lib, LITERT_PLUGIN_SOC_MANUFACTURER_SYMBOL, &p.soc_manufacturer,
-       &missing);
-  Find(lib, LITERT_PLUGIN_CREATE_SYMBOL, &p.create, &missing);
-  Find(lib, LITERT_PLUGIN_DESTROY_SYMBOL, &p.destroy, &missing);
-  Find(lib, LITERT_PLUGIN_SUPPORTED_HARDWARE_SYMBOL, &p.supported_hardware,
-       &missing);
-  Find(lib, LITERT_PLUGIN_NUM_SOC_MODELS_SYMBOL, &p.num_soc_models, &missing);
-  Find(lib, LITERT_PLUGIN_SOC_MODEL_SYMBOL, &p.soc_model, &missing);
-  Find(lib, LITERT_PLUGIN_PARTITION_SYMBOL, &p.partition, &missing);
-  Find(lib, LITERT_PLUGIN_COMPILE_SYMBOL, &p.compile, &missing);
-  Find(lib, LITERT_PLUGIN_DESTROY_RESULT_SYMBOL, &p.destroy_result, &missing);
-  Find(lib, LITERT_PLUGIN_RESULT_BYTECODE_SYMBOL, &p.result_bytecode,
-       &missing);
-  Find(lib, LITERT_PLUGIN_RESULT_NUM_BYTECODE_SYMBOL, &p.result_num_bytecode,
-       &missing);
-  Find(lib, LITERT_PLUGIN_RESULT_CALL_INFO_SYMBOL, &p.result_call_info,
-       &missing);
-  Find(lib, LITERT_PLUGIN_RESULT_NUM_CALLS_SYMBOL, &p.result_num_calls,
-       &missing);
-  Find(lib, LITERT_PLUGIN_CHECK_COMPATIBILITY_SYMBOL, &p.check_compatibility,
-       &missing, /*required=*/false);
-  GRAFT_RETURN_IF_ERROR(Missing(path, missing));
+  GRAFT_RETURN_IF_ERROR(Missing(path, LookUpLiteRtPluginAbiTable(lib, &p)));
   return p;
 }
 

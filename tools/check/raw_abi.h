@@ -1,8 +1,10 @@
 // Graft-ABI vendor libraries with nothing between `graft check` and their
 // exports: every function looked up by name (a dispatch library's through
-// the runtime's own table, dispatch/dispatch_abi_table.h), called exactly
-// as the probes say. The adapters (plugins/graft_plugin_adapter.h, dispatch/
-// vendor_dispatch.h) never send a NULL or a short struct; the probes must.
+// the runtime's own table, dispatch/dispatch_abi_table.h; a LiteRT compiler
+// plugin's through the adapter's, plugins/litert_plugin_abi_table.h), called
+// exactly as the probes say. The adapters (plugins/graft_plugin_adapter.h,
+// dispatch/vendor_dispatch.h) never send a NULL or a short struct; the
+// probes must.
 #ifndef GRAFT_TOOLS_CHECK_RAW_ABI_H_
 #define GRAFT_TOOLS_CHECK_RAW_ABI_H_
 
@@ -16,6 +18,7 @@
 #include "graft_compiler_plugin.h"
 #include "graft_dispatch.h"
 #include "plugins/litert_compiler_abi.h"
+#include "plugins/litert_plugin_abi_table.h"
 
 namespace graft::check {
 
@@ -38,26 +41,10 @@ struct RawDispatch : DispatchAbiTable {
   std::unique_ptr<DynamicLibrary> library;
 };
 
-// A LiteRT compiler plugin's exports (plugins/litert_compiler_abi.h);
-// check_compatibility may be NULL.
-struct RawLiteRtPlugin {
+// A LiteRT compiler plugin's exports as the adapter looks them up
+// (plugins/litert_plugin_abi_table.h); check_compatibility may be NULL.
+struct RawLiteRtPlugin : LiteRtPluginAbiTable {
   std::unique_ptr<DynamicLibrary> library;
-  LiteRtGetCompilerPluginVersionFn get_version = nullptr;
-  LiteRtGetCompilerPluginSocManufacturerFn soc_manufacturer = nullptr;
-  LiteRtCreateCompilerPluginFn create = nullptr;
-  LiteRtDestroyCompilerPluginFn destroy = nullptr;
-  LiteRtGetCompilerPluginSupportedHardwareFn supported_hardware = nullptr;
-  LiteRtGetNumCompilerPluginSupportedSocModelsFn num_soc_models = nullptr;
-  LiteRtGetCompilerPluginSupportedSocModelFn soc_model = nullptr;
-  LiteRtCompilerPluginPartitionFn partition = nullptr;
-  LiteRtCompilerPluginCompileFn compile = nullptr;
-  LiteRtDestroyCompiledResultFn destroy_result = nullptr;
-  LiteRtGetCompiledResultByteCodeFn result_bytecode = nullptr;
-  LiteRtCompiledResultNumByteCodeModulesFn result_num_bytecode = nullptr;
-  LiteRtGetCompiledResultCallInfoFn result_call_info = nullptr;
-  LiteRtGetNumCompiledResultCallsFn result_num_calls = nullptr;
-  LiteRtCompilerPluginCheckCompilerCompatibilityFn check_compatibility =
-      nullptr;
 };
 
 // Loads the library and looks up every function; FailedPrecondition when a
