@@ -75,6 +75,9 @@ void RunDeterminismCheck(Subject& s, CheckReport& report);
 // short and long structs, unknown SoC models, calls out of order, each
 // answered with a status and no crash.
 void RunMisuseChecks(Subject& s, CheckReport& report);
+// A model for the plugin probes of either ABI (misuse_probes.cc,
+// litert_probes.cc): one the plugin took, or a float ADD.
+Model PluginProbeModel(const Subject& s);
 
 // dispatch_robustness.cc: dispatch.bytecode (truncated and mutated
 // bytecode, bad entry points and counts), dispatch.buffers (bad indices,

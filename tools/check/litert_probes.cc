@@ -107,20 +107,6 @@ std::string ExpectError(LiteRtStatus st) {
 // ---------------------------------------------------------------------------
 // The compiler plugin.
 
-Model PluginProbeModel(const Subject& s) {
-  if (!s.taken.empty()) return s.taken[0].model;
-  ModelBuilder b;
-  auto& g = b.Subgraph("main");
-  TensorId x = g.Input("x", tfl::TensorType_FLOAT32, {1, 4});
-  TensorId y = g.Input("y", tfl::TensorType_FLOAT32, {1, 4});
-  TensorId z = g.Op(tfl::BuiltinOperator_ADD)
-                   .In(x, y)
-                   .Options(tfl::AddOptionsT{})
-                   .Out("z", tfl::TensorType_FLOAT32, {1, 4});
-  g.Output(z);
-  return std::move(b).BuildUnverified();
-}
-
 // The host's compiler context as a host of `size` bytes passes it: cut
 // short (the slots past `size` absent) or followed by zeroed slots.
 class SizedCompilerContext {

@@ -74,20 +74,6 @@ void RunProbes(const Subject& s, const std::string& id,
   report.Add(std::move(r));
 }
 
-// A model for the plugin probes: one the plugin took, or a float ADD.
-Model ProbeModel(const Subject& s) {
-  if (!s.taken.empty()) return s.taken[0].model;
-  ModelBuilder b;
-  auto& g = b.Subgraph("main");
-  TensorId x = g.Input("x", tfl::TensorType_FLOAT32, {1, 4});
-  TensorId y = g.Input("y", tfl::TensorType_FLOAT32, {1, 4});
-  TensorId z = g.Op(tfl::BuiltinOperator_ADD)
-                   .In(x, y)
-                   .Options(tfl::AddOptionsT{})
-                   .Out("z", tfl::TensorType_FLOAT32, {1, 4});
-  g.Output(z);
-  return std::move(b).BuildUnverified();
-}
 
 struct PluginEnv {
   RawPlugin raw;
@@ -101,7 +87,7 @@ struct PluginEnv {
 };
 
 void PluginMisuse(const Subject& s, CheckReport& report) {
-  const Model model = ProbeModel(s);
+  const Model model = PluginProbeModel(s);
   const std::string soc = s.soc_model;
   const std::string path = s.options.plugin_path;
   auto setup = [&](PluginEnv& e) -> absl::Status {
@@ -518,6 +504,20 @@ void DispatchMisuse(const Subject& s, CheckReport& report) {
 }
 
 }  // namespace
+
+Model PluginProbeModel(const Subject& s) {
+  if (!s.taken.empty()) return s.taken[0].model;
+  ModelBuilder b;
+  auto& g = b.Subgraph("main");
+  TensorId x = g.Input("x", tfl::TensorType_FLOAT32, {1, 4});
+  TensorId y = g.Input("y", tfl::TensorType_FLOAT32, {1, 4});
+  TensorId z = g.Op(tfl::BuiltinOperator_ADD)
+                   .In(x, y)
+                   .Options(tfl::AddOptionsT{})
+                   .Out("z", tfl::TensorType_FLOAT32, {1, 4});
+  g.Output(z);
+  return std::move(b).BuildUnverified();
+}
 
 void RunMisuseChecks(Subject& s, CheckReport& report) {
   // LiteRT-ABI libraries: litert_probes.cc.
