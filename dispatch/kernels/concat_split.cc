@@ -29,6 +29,9 @@ absl::Status EvalJoin(EvalContext& ctx) {
   for (int64_t o = 0; o < s.outer; ++o) {
     for (int i = 0; i < n; ++i) {
       const size_t b = s.piece_bytes[i];
+      // An empty piece may have no buffer at all (memcpy from null is
+      // undefined even for 0 bytes; found by tests/fuzz, runtime).
+      if (b == 0) continue;
       std::memcpy(out, ctx.input(i)->raw_data + o * b, b);
       out += b;
     }
@@ -43,6 +46,7 @@ absl::Status EvalSplit(EvalContext& ctx) {
   for (int64_t o = 0; o < s.outer; ++o) {
     for (int i = 0; i < n; ++i) {
       const size_t b = s.piece_bytes[i];
+      if (b == 0) continue;  // as in EvalJoin
       std::memcpy(ctx.output(i)->raw_data + o * b, in, b);
       in += b;
     }

@@ -14,6 +14,7 @@
 #include "core/file_util.h"
 #include "core/litert_format.h"
 #include "core/model_io.h"
+#include "core/status.h"
 #include "dispatch/runtime.h"
 #include "dispatch/tensor.h"
 #include "gmock/gmock.h"
@@ -90,25 +91,46 @@ TEST(FuzzRegressionTest, FallbackSubgraphWithoutOpsIsRefusedAtLoad) {
               HasSubstr("which no op writes"));
 }
 
-TEST(FuzzRegressionTest, LstmWithANanWeightRunsWithoutUndefinedBehaviour) {
-  // runtime_fuzzer.cc: a NaN among a float LSTM's weights reached the
-  // logistic's float-to-int cast (UBSan). Replayed as the target runs it:
-  // inputs filled as fuzz::FillInput does, two invokes.
-  absl::StatusOr<Model> model =
-      ModelInput("runtime/hybrid_lstm_nan_gate.tflite");
-  ASSERT_TRUE(model.ok()) << model.status();
+// runtime_fuzzer.cc's steps on model `name`: load, fill the main entry
+// point's float inputs as fuzz::FillInput does, invoke twice. The first
+// failing status, or OK.
+absl::Status RunAsTheRuntimeTargetDoes(const std::string& name) {
+  absl::StatusOr<Model> model = ModelInput(name);
+  if (!model.ok()) return model.status();
   auto runtime = Runtime::LoadModel(*std::move(model));
-  ASSERT_TRUE(runtime.ok()) << runtime.status();
+  if (!runtime.ok()) return runtime.status();
   Signature* sig = (*runtime)->main();
-  ASSERT_NE(sig, nullptr);
-  Tensor* in = sig->input(0);
-  ASSERT_EQ(in->type, tfl::TensorType_FLOAT32);
-  for (size_t i = 0; i + sizeof(float) <= in->bytes; i += sizeof(float)) {
-    const float v = static_cast<float>((i / sizeof(float)) % 17) / 8.0f - 1.0f;
-    std::memcpy(in->raw_data + i, &v, sizeof(v));
+  if (sig == nullptr) return absl::NotFoundError("no main entry point");
+  for (size_t k = 0; k < sig->num_inputs(); ++k) {
+    Tensor* in = sig->input(k);
+    if (in == nullptr || in->type != tfl::TensorType_FLOAT32 ||
+        in->raw_data == nullptr) {
+      continue;
+    }
+    for (size_t i = 0; i + sizeof(float) <= in->bytes; i += sizeof(float)) {
+      const float v =
+          static_cast<float>((i / sizeof(float)) % 17) / 8.0f - 1.0f;
+      std::memcpy(in->raw_data + i, &v, sizeof(v));
+    }
   }
-  EXPECT_TRUE(sig->Invoke().ok());
-  EXPECT_TRUE(sig->Invoke().ok());
+  GRAFT_RETURN_IF_ERROR(sig->Invoke());
+  return sig->Invoke();
+}
+
+TEST(FuzzRegressionTest, LstmWithANanWeightRunsWithoutUndefinedBehaviour) {
+  // A NaN among a float LSTM's weights reached the logistic's float-to-int
+  // cast (UBSan).
+  absl::Status s = RunAsTheRuntimeTargetDoes("runtime/hybrid_lstm_nan_gate.tflite");
+  EXPECT_TRUE(s.ok()) << s;
+}
+
+TEST(FuzzRegressionTest, ConcatenationOfAnEmptyPieceRunsWithoutUndefinedBehaviour) {
+  // A zero-sized piece has no buffer: CONCATENATION passed its null data
+  // to memcpy for 0 bytes (UBSan). The concatenation runs; the model then
+  // fails cleanly at its STRIDED_SLICE, which has float indices.
+  absl::Status s = RunAsTheRuntimeTargetDoes("runtime/concat_empty_piece.tflite");
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr("op 3 (STRIDED_SLICE): tensor '' must be INT32 or INT64"));
 }
 
 TEST(FuzzRegressionTest, EveryFormatInputReplaysWithoutCrashing) {
