@@ -79,6 +79,9 @@ absl::Status EvalGather(EvalContext& ctx) {
           return absl::OutOfRangeError(absl::StrFormat(
               "GATHER index %d out of range [0, %d)", k, s.axis_size));
         }
+        // An empty slice has no buffer to copy from or to (memcpy of null
+        // is undefined even for 0 bytes; found by tests/fuzz, runtime).
+        if (s.inner_bytes == 0) continue;
         std::memcpy(out, base + k * s.inner_bytes, s.inner_bytes);
         out += s.inner_bytes;
       }

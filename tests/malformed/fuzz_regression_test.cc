@@ -133,6 +133,13 @@ TEST(FuzzRegressionTest, ConcatenationOfAnEmptyPieceRunsWithoutUndefinedBehaviou
               HasSubstr("op 3 (STRIDED_SLICE): tensor '' must be INT32 or INT64"));
 }
 
+TEST(FuzzRegressionTest, GatherOfEmptySlicesRunsWithoutUndefinedBehaviour) {
+  // Params of shape [770, 0]: every slice is empty and has no buffer, and
+  // GATHER passed the null pointers to memcpy for 0 bytes (UBSan).
+  absl::Status s = RunAsTheRuntimeTargetDoes("runtime/gather_empty_slice.tflite");
+  EXPECT_TRUE(s.ok()) << s;
+}
+
 TEST(FuzzRegressionTest, EveryFormatInputReplaysWithoutCrashing) {
   for (const auto& entry :
        fs::directory_iterator(absl::StrCat(GRAFT_FUZZ_REGRESSION_DIR, "/format"))) {
