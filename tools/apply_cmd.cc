@@ -146,6 +146,66 @@ std::string DefaultOutput(const std::string& model, ApplyMode mode) {
   }
 }
 
+void PrintInfo(const LoadedPlugins& loaded, const std::string& where,
+               bool json, std::ostream& out) {
+  if (json) {
+    JsonWriter j(2);
+    j.BeginObject().Key("plugins").BeginArray();
+    for (const auto& p : loaded.plugins) {
+      const PluginInfo& i = p->info();
+      j.BeginObject().Key("vendor").String(i.vendor);
+      j.Key("plugin_version").String(i.plugin_version);
+      j.Key("description").String(i.description);
+      j.Key("soc_models").BeginArray();
+      for (const auto& s : i.soc_models) j.String(s);
+      j.EndArray();
+      j.Key("bytecode_format_version").UInt(i.bytecode_format_version);
+      j.Key("abi_version").String(absl::StrCat(GRAFT_ABI_VERSION_GET_MAJOR(i.abi_version), ".",
+                                               GRAFT_ABI_VERSION_GET_MINOR(i.abi_version)));
+      j.Key("abi").String(AbiName(i));
+      j.Key("sdk_version").String(i.sdk_version);
+      j.Key("hardware").String(HardwareNames(i.hardware_kinds));
+      j.Key("path").String(i.path);
+      j.Key("options").BeginArray();
+      for (const auto& o : i.options) {
+        j.BeginObject().Key("name").String(o.name);
+        j.Key("default").String(o.default_value);
+        j.Key("description").String(o.description).EndObject();
+      }
+      j.EndArray().EndObject();
+    }
+    j.EndArray().Key("skipped").BeginArray();
+    for (const auto& s : loaded.skipped) j.String(s);
+    j.EndArray().EndObject();
+    out << j.output() << "\n";
+    return;
+  }
+  out << loaded.plugins.size() << " compiler plugin(s) in " << where << "\n";
+  for (const auto& p : loaded.plugins) {
+    const PluginInfo& i = p->info();
+    out << "  " << i.vendor << " " << i.plugin_version << "  (" << AbiName(i)
+        << " " << GRAFT_ABI_VERSION_GET_MAJOR(i.abi_version) << "."
+        << GRAFT_ABI_VERSION_GET_MINOR(i.abi_version);
+    if (i.abi == PluginInfo::Abi::kGraft) {
+      out << ", bytecode v" << i.bytecode_format_version;
+    } else {
+      out << ", SDK " << (i.sdk_version.empty() ? "not reported" : i.sdk_version);
+    }
+    out << ", hardware " << HardwareNames(i.hardware_kinds) << ")  " << i.path
+        << "\n";
+    if (!i.description.empty()) out << "    " << i.description << "\n";
+    out << "    SoC models: " << absl::StrJoin(i.soc_models, ", ")
+        << " (default " << i.soc_models.front() << ")\n";
+    for (const auto& o : i.options) {
+      out << "    option " << o.name << " (default " << o.default_value
+          << "): " << o.description << "\n";
+    }
+  }
+  for (const auto& s : loaded.skipped) out << "  skipped: " << s << "\n";
+}
+
+}  // namespace
+
 // Writes what `mode` produces: the modules of `report` as files in the
 // directory `output` (kCompile), else `model`; each file atomically.
 absl::Status WriteApplyOutput(const Model& model, const ApplyReport& report,
@@ -218,66 +278,6 @@ void WriteReportJson(const ApplyReport& r, const std::string& mode,
   j.EndArray();
   // The caller adds its keys and closes the object.
 }
-
-void PrintInfo(const LoadedPlugins& loaded, const std::string& where,
-               bool json, std::ostream& out) {
-  if (json) {
-    JsonWriter j(2);
-    j.BeginObject().Key("plugins").BeginArray();
-    for (const auto& p : loaded.plugins) {
-      const PluginInfo& i = p->info();
-      j.BeginObject().Key("vendor").String(i.vendor);
-      j.Key("plugin_version").String(i.plugin_version);
-      j.Key("description").String(i.description);
-      j.Key("soc_models").BeginArray();
-      for (const auto& s : i.soc_models) j.String(s);
-      j.EndArray();
-      j.Key("bytecode_format_version").UInt(i.bytecode_format_version);
-      j.Key("abi_version").String(absl::StrCat(GRAFT_ABI_VERSION_GET_MAJOR(i.abi_version), ".",
-                                               GRAFT_ABI_VERSION_GET_MINOR(i.abi_version)));
-      j.Key("abi").String(AbiName(i));
-      j.Key("sdk_version").String(i.sdk_version);
-      j.Key("hardware").String(HardwareNames(i.hardware_kinds));
-      j.Key("path").String(i.path);
-      j.Key("options").BeginArray();
-      for (const auto& o : i.options) {
-        j.BeginObject().Key("name").String(o.name);
-        j.Key("default").String(o.default_value);
-        j.Key("description").String(o.description).EndObject();
-      }
-      j.EndArray().EndObject();
-    }
-    j.EndArray().Key("skipped").BeginArray();
-    for (const auto& s : loaded.skipped) j.String(s);
-    j.EndArray().EndObject();
-    out << j.output() << "\n";
-    return;
-  }
-  out << loaded.plugins.size() << " compiler plugin(s) in " << where << "\n";
-  for (const auto& p : loaded.plugins) {
-    const PluginInfo& i = p->info();
-    out << "  " << i.vendor << " " << i.plugin_version << "  (" << AbiName(i)
-        << " " << GRAFT_ABI_VERSION_GET_MAJOR(i.abi_version) << "."
-        << GRAFT_ABI_VERSION_GET_MINOR(i.abi_version);
-    if (i.abi == PluginInfo::Abi::kGraft) {
-      out << ", bytecode v" << i.bytecode_format_version;
-    } else {
-      out << ", SDK " << (i.sdk_version.empty() ? "not reported" : i.sdk_version);
-    }
-    out << ", hardware " << HardwareNames(i.hardware_kinds) << ")  " << i.path
-        << "\n";
-    if (!i.description.empty()) out << "    " << i.description << "\n";
-    out << "    SoC models: " << absl::StrJoin(i.soc_models, ", ")
-        << " (default " << i.soc_models.front() << ")\n";
-    for (const auto& o : i.options) {
-      out << "    option " << o.name << " (default " << o.default_value
-          << "): " << o.description << "\n";
-    }
-  }
-  for (const auto& s : loaded.skipped) out << "  skipped: " << s << "\n";
-}
-
-}  // namespace
 
 std::string DefaultPluginDir() {
   if (const char* env = std::getenv("GRAFT_PLUGIN_DIR")) return env;
@@ -359,8 +359,6 @@ absl::StatusOr<LoadedPlugins> LoadPlugins(const PluginSelection& sel) {
   return loaded;
 }
 
-namespace {
-
 // Another instance of the plugin library `info` came from, created with the
 // options LoadPlugins gives it: the library is not loaded again while the
 // first instance holds it.
@@ -375,314 +373,6 @@ absl::StatusOr<std::unique_ptr<CompilerPlugin>> LoadAnotherInstance(
   return plugin;
 }
 
-// One target of a multi-target apply and what became of it.
-struct TargetRun {
-  // The SoC model resolved once the plugin is loaded (the plugin's default
-  // for none, one target per SoC model for "all").
-  ApplyTarget target;
-  // The --target spec it came from ("example:all").
-  std::string spec;
-  std::string output;
-  absl::Status status;
-  std::optional<ApplyReport> report;
-  // Creating its plugin instance, ApplyPlugins, writing; and all of it.
-  double plugin_seconds = 0, apply_seconds = 0, save_seconds = 0,
-         total_seconds = 0;
-};
-
-// Indents every line of `text` by `spaces`.
-std::string Indent(const std::string& text, int spaces) {
-  std::string out, pad(spaces, ' ');
-  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
-    absl::StrAppend(&out, pad, line, "\n");
-  }
-  return out;
-}
-
-// `graft apply --target=...`: the model loaded and parsed once; each
-// vendor's plugin library loaded once; per target a plugin instance of its
-// own, a copy of the parsed model, ApplyPlugins and an atomic write. A
-// target that fails does not stop the others; exit 1 if any failed.
-int RunApplyTargets(const std::vector<ApplyTarget>& specs,
-                    const std::string& model_path, ApplyMode mode,
-                    const std::string& mode_name, const std::string& output,
-                    const PluginSelection& selection, bool cpu_fallback,
-                    Durability durability, bool json, std::ostream& out,
-                    std::ostream& err) {
-  const auto job_start = std::chrono::steady_clock::now();
-  auto seconds_since = [](std::chrono::steady_clock::time_point t) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t)
-        .count();
-  };
-  auto fail = [&](const absl::Status& s, int code) {
-    err << "graft apply: error: " << s.message() << "\n";
-    return code;
-  };
-  ProgressLine progress(STDERR_FILENO, "graft apply: ");
-  progress.Update(absl::StrCat("loading ", model_path));
-  auto model = LoadModel(model_path);
-  if (!model.ok()) return fail(model.status(), 1);
-  const double load_seconds = seconds_since(job_start);
-
-  // Each vendor's plugin once, all in one LoadPlugins call; when that fails
-  // (a vendor missing), one call per vendor says which.
-  const auto plugins_start = std::chrono::steady_clock::now();
-  std::vector<std::string> vendors;
-  for (const ApplyTarget& t : specs) {
-    if (std::find(vendors.begin(), vendors.end(), t.vendor) == vendors.end()) {
-      vendors.push_back(t.vendor);
-    }
-  }
-  std::map<std::string, std::unique_ptr<CompilerPlugin>> first_instance;
-  std::map<std::string, absl::Status> load_error;
-  PluginSelection sel = selection;
-  sel.vendors = absl::StrJoin(vendors, ",");
-  progress.Update(absl::StrCat("loading plugins of ", sel.vendors));
-  std::vector<std::string> skipped;
-  if (auto all = LoadPlugins(sel); all.ok()) {
-    for (auto& p : all->plugins) {
-      std::string vendor = p->info().vendor;
-      first_instance[vendor] = std::move(p);
-    }
-    skipped = all->skipped;
-  } else {
-    for (const std::string& v : vendors) {
-      sel.vendors = v;
-      auto one = LoadPlugins(sel);
-      if (one.ok() && !one->plugins.empty()) {
-        first_instance[v] = std::move(one->plugins.front());
-      } else {
-        load_error[v] = one.ok() ? absl::NotFoundError(absl::StrCat(
-                                       "no compiler plugin for vendor '", v,
-                                       "'"))
-                                 : one.status();
-      }
-    }
-  }
-  for (const auto& s : skipped) {
-    err << "graft apply: warning: skipped " << s << "\n";
-  }
-  const double plugins_seconds = seconds_since(plugins_start);
-
-  // The targets, SoC models resolved; then their outputs, which must differ.
-  std::vector<TargetRun> runs;
-  for (const ApplyTarget& spec : specs) {
-    auto loaded = first_instance.find(spec.vendor);
-    if (loaded == first_instance.end()) {
-      TargetRun run;
-      run.target = spec;
-      run.spec = spec.Name();
-      run.status = load_error.count(spec.vendor)
-                       ? load_error[spec.vendor]
-                       : absl::NotFoundError("the plugin did not load");
-      runs.push_back(std::move(run));
-      continue;
-    }
-    const std::vector<std::string>& socs = loaded->second->info().soc_models;
-    std::vector<std::string> resolved;
-    if (spec.soc_model == kAllSocModels) {
-      resolved = socs;
-    } else {
-      resolved.push_back(spec.soc_model.empty() ? socs.front()
-                                                : spec.soc_model);
-    }
-    for (const std::string& soc : resolved) {
-      TargetRun run;
-      run.target = {spec.vendor, soc};
-      run.spec = spec.Name();
-      for (const TargetRun& other : runs) {
-        if (other.target == run.target) {
-          return fail(absl::InvalidArgumentError(absl::StrCat(
-                          "--target: ", run.target.Name(),
-                          " is named twice (as ", other.spec, " and as ",
-                          run.spec, ")")),
-                      2);
-        }
-      }
-      runs.push_back(std::move(run));
-    }
-  }
-  for (size_t i = 0; i < runs.size(); ++i) {
-    TargetRun& run = runs[i];
-    if (!run.status.ok()) continue;  // Its plugin did not load.
-    run.output = TargetOutputPath(output, model_path, run.target.vendor,
-                                  run.target.soc_model, mode);
-    std::error_code ec;
-    if (std::filesystem::equivalent(run.output, model_path, ec)) {
-      return fail(absl::InvalidArgumentError(absl::StrCat(
-                      "-o: target ", run.target.Name(),
-                      " would overwrite the input model ", model_path)),
-                  2);
-    }
-    for (size_t k = 0; k < i; ++k) {
-      if (runs[k].status.ok() && runs[k].output == run.output) {
-        return fail(absl::InvalidArgumentError(absl::StrCat(
-                        "-o '", output, "': targets ", runs[k].target.Name(),
-                        " and ", run.target.Name(), " both write ", run.output,
-                        " (use {vendor} and {soc_model} in the pattern)")),
-                    2);
-      }
-    }
-  }
-
-  std::set<std::string> used;
-  for (size_t i = 0; i < runs.size(); ++i) {
-    TargetRun& run = runs[i];
-    if (!run.status.ok()) continue;
-    const auto target_start = std::chrono::steady_clock::now();
-    const std::string tag =
-        absl::StrCat("[", i + 1, "/", runs.size(), " ", run.target.Name(), "] ");
-    // The first target of a vendor uses the instance LoadPlugins made, the
-    // others one of their own from the library it holds loaded.
-    auto apply_target = [&]() -> absl::Status {
-      // The first target of a vendor uses the instance LoadPlugins made,
-      // the others one of their own from the library it holds loaded.
-      std::unique_ptr<CompilerPlugin> own;
-      CompilerPlugin* plugin = first_instance[run.target.vendor].get();
-      if (!used.insert(run.target.vendor).second) {
-        progress.Update(absl::StrCat(tag, "creating a plugin instance"));
-        GRAFT_ASSIGN_OR_RETURN(own,
-                               LoadAnotherInstance(selection, plugin->info()));
-        plugin = own.get();
-      }
-      run.plugin_seconds = seconds_since(target_start);
-      Model copy = *model;
-      ApplyOptions options;
-      options.mode = mode;
-      options.soc_model = run.target.soc_model;
-      options.cpu_fallback = cpu_fallback;
-      options.progress = [&progress, &tag](const std::string& step) {
-        progress.Update(absl::StrCat(tag, step));
-      };
-      const auto apply_start = std::chrono::steady_clock::now();
-      GRAFT_ASSIGN_OR_RETURN(ApplyReport report,
-                             ApplyPlugins(copy, {&plugin, 1}, options));
-      // As in the one-target form, the plugin instance ends before the
-      // output is written.
-      GRAFT_RETURN_IF_ERROR(plugin->Close());
-      run.apply_seconds = seconds_since(apply_start);
-      progress.Update(absl::StrCat(tag, "writing ", run.output));
-      const auto save_start = std::chrono::steady_clock::now();
-      const std::filesystem::path parent =
-          std::filesystem::path(run.output).parent_path();
-      std::error_code ec;
-      if (!parent.empty() && !std::filesystem::is_directory(parent, ec)) {
-        std::filesystem::create_directories(parent, ec);
-        if (ec) {
-          return absl::FailedPreconditionError(
-              absl::StrCat("cannot create ", parent.string(), ": ",
-                           ec.message()));
-        }
-      }
-      GRAFT_RETURN_IF_ERROR(
-          WriteApplyOutput(copy, report, mode, run.output, durability));
-      run.save_seconds = seconds_since(save_start);
-      run.report = std::move(report);
-      return absl::OkStatus();
-    };
-    run.status = apply_target();
-    run.total_seconds = seconds_since(target_start);
-  }
-  progress.Clear();
-  const double total_seconds = seconds_since(job_start);
-
-  std::vector<std::string> failed;
-  int64_t bytecode_bytes = 0;
-  double targets_seconds = 0;
-  for (const TargetRun& run : runs) {
-    if (!run.status.ok()) failed.push_back(run.target.Name());
-    if (run.report) bytecode_bytes += run.report->bytecode_bytes;
-    targets_seconds += run.total_seconds;
-  }
-  for (const TargetRun& run : runs) {
-    if (!run.status.ok()) {
-      err << "graft apply: error: target " << run.target.Name() << ": "
-          << run.status.message() << "\n";
-    }
-  }
-  if (json) {
-    JsonWriter j(2);
-    j.BeginObject().Key("mode").String(mode_name);
-    j.Key("model").String(model_path);
-    j.Key("targets").BeginArray();
-    for (const TargetRun& run : runs) {
-      if (run.report) {
-        WriteReportJson(*run.report, mode_name, run.output, j);
-      } else {
-        j.BeginObject().Key("output");
-        if (run.output.empty()) {
-          j.Null();
-        } else {
-          j.String(run.output);
-        }
-      }
-      j.Key("target").String(run.target.Name());
-      j.Key("vendor").String(run.target.vendor);
-      j.Key("soc_model").String(run.target.soc_model);
-      j.Key("ok").Bool(run.status.ok());
-      if (!run.status.ok()) {
-        j.Key("error").String(std::string(run.status.message()));
-      } else {
-        // {"plugin": s, "apply": s, "save": s, "total": s}
-        j.Key("job_seconds").BeginObject();
-        j.Key("plugin").Double(run.plugin_seconds);
-        j.Key("apply").Double(run.apply_seconds);
-        j.Key("save").Double(run.save_seconds);
-        j.Key("total").Double(run.total_seconds).EndObject();
-      }
-      j.EndObject();
-    }
-    j.EndArray();
-    j.Key("totals").BeginObject();
-    j.Key("targets").Int(static_cast<int64_t>(runs.size()));
-    j.Key("written").Int(static_cast<int64_t>(runs.size() - failed.size()));
-    j.Key("failed").Int(static_cast<int64_t>(failed.size()));
-    j.Key("failed_targets").BeginArray();
-    for (const std::string& name : failed) j.String(name);
-    j.EndArray();
-    j.Key("bytecode_bytes").Int(bytecode_bytes).EndObject();
-    // The whole job: {"load": s, "plugins": s, "targets": s, "total": s}.
-    j.Key("job_seconds").BeginObject();
-    j.Key("load").Double(load_seconds).Key("plugins").Double(plugins_seconds);
-    j.Key("targets").Double(targets_seconds).Key("total").Double(total_seconds);
-    j.EndObject().EndObject();
-    out << j.output() << "\n";
-  } else {
-    out << "graft apply (" << mode_name << "): " << model_path << ", "
-        << runs.size() << " target" << (runs.size() == 1 ? "" : "s") << "\n";
-    for (size_t i = 0; i < runs.size(); ++i) {
-      const TargetRun& run = runs[i];
-      out << "  [" << i + 1 << "/" << runs.size() << "] "
-          << run.target.Name();
-      if (!run.status.ok()) {
-        out << " FAILED: " << run.status.message() << "\n";
-        continue;
-      }
-      out << " -> " << run.output << "\n";
-      for (const auto& p : run.report->plugins) {
-        out << "    plugin " << p.vendor << " " << p.plugin_version << " for "
-            << p.soc_model << "\n";
-      }
-      out << Indent(run.report->Summary(), 4);
-      out << absl::StrFormat(
-          "    target %.1f ms: plugin instance %.1f, apply %.1f (above), "
-          "save %.1f\n",
-          run.total_seconds * 1e3, run.plugin_seconds * 1e3,
-          run.apply_seconds * 1e3, run.save_seconds * 1e3);
-    }
-    out << "  " << runs.size() - failed.size() << " of " << runs.size()
-        << " targets written";
-    if (!failed.empty()) out << "; failed: " << absl::StrJoin(failed, ", ");
-    out << "\n";
-    out << absl::StrFormat(
-        "  total %.1f ms: load %.1f, plugins %.1f, targets %.1f (above)\n",
-        total_seconds * 1e3, load_seconds * 1e3, plugins_seconds * 1e3,
-        targets_seconds * 1e3);
-  }
-  return failed.empty() ? 0 : 1;
-}
-
-}  // namespace
 
 int RunApplyCommand(absl::Span<const std::string> args, std::ostream& out,
                     std::ostream& err) {

@@ -13,7 +13,11 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "core/file_util.h"
+#include "core/model.h"
+#include "plugins/apply.h"
 #include "plugins/compiler_plugin.h"
+#include "tools/json_writer.h"
 
 namespace graft::tools {
 
@@ -49,6 +53,23 @@ struct LoadedPlugins {
 // Loads the selected plugins. Explicitly named plugins (paths or vendors)
 // must load; other files in the directory that fail are listed in `skipped`.
 absl::StatusOr<LoadedPlugins> LoadPlugins(const PluginSelection& selection);
+
+// Another instance of the plugin library `info` came from, created with the
+// options LoadPlugins gives it: the library is not loaded again while the
+// first instance holds it.
+absl::StatusOr<std::unique_ptr<CompilerPlugin>> LoadAnotherInstance(
+    const PluginSelection& selection, const PluginInfo& info);
+
+// Writes what `mode` produces: the modules of `report` as files in the
+// directory `output` (kCompile), else `model`; each file atomically.
+absl::Status WriteApplyOutput(const Model& model, const ApplyReport& report,
+                              ApplyMode mode, const std::string& output,
+                              Durability durability);
+
+// Opens the report's JSON object and writes its keys, leaving it open for
+// the caller's keys.
+void WriteReportJson(const ApplyReport& report, const std::string& mode,
+                     const std::string& output, JsonWriter& j);
 
 int RunApplyCommand(absl::Span<const std::string> args, std::ostream& out,
                     std::ostream& err);

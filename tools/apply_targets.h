@@ -11,12 +11,15 @@
 #ifndef GRAFT_TOOLS_APPLY_TARGETS_H_
 #define GRAFT_TOOLS_APPLY_TARGETS_H_
 
+#include <ostream>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "core/file_util.h"
 #include "plugins/apply.h"
+#include "tools/apply_cmd.h"
 
 namespace graft::tools {
 
@@ -65,6 +68,19 @@ std::string TargetOutputPath(const std::string& output,
                              const std::string& model_path,
                              const std::string& vendor,
                              const std::string& soc_model, ApplyMode mode);
+
+// `graft apply --target=...`: the model loaded and parsed once; each
+// vendor's plugin library loaded once; per target a plugin instance of its
+// own, a copy of the parsed model, ApplyPlugins and an atomic write. A
+// target that fails does not stop the others. The text or JSON report goes
+// to `out`, errors to `err`; returns the exit status (0, or 1 if any
+// target failed).
+int RunApplyTargets(const std::vector<ApplyTarget>& specs,
+                    const std::string& model_path, ApplyMode mode,
+                    const std::string& mode_name, const std::string& output,
+                    const PluginSelection& selection, bool cpu_fallback,
+                    Durability durability, bool json, std::ostream& out,
+                    std::ostream& err);
 
 }  // namespace graft::tools
 
