@@ -261,18 +261,7 @@ absl::Status EvalQConvGemm(EvalContext& ctx) {
 #define GRAFT_QCONV_VNNI_TARGET GRAFT_AVX512_TARGET
 GRAFT_AVX512_INLINE void FlipBytes(const int8_t* src, int64_t n,
                                    uint8_t* dst) {
-  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
-  int64_t i = 0;
-  for (; i + 64 <= n; i += 64) {
-    _mm512_storeu_si512(dst + i,
-                        _mm512_xor_si512(_mm512_loadu_si512(src + i), flip));
-  }
-  if (i < n) {
-    const __mmask64 m = (uint64_t{1} << (n - i)) - 1;  // n - i < 64
-    _mm512_mask_storeu_epi8(
-        dst + i, m,
-        _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, src + i), flip));
-  }
+  FlipToUnsignedAvx512(src, n, dst);
 }
 #else
 #define GRAFT_QCONV_VNNI_TARGET

@@ -357,6 +357,25 @@ GRAFT_AVX512_INLINE void StoreBytesAvx512(__m512i v, int cols, uint8_t* op) {
     _mm_mask_storeu_epi8(op, static_cast<__mmask16>((1u << cols) - 1), bytes);
   }
 }
+// int8 bytes as unsigned (+128, a XOR of the sign bit): whole 64-byte
+// blocks, then one masked block for the rest. The VNNI GEMM's and the int8
+// convolution's im2col input.
+GRAFT_AVX512_INLINE void FlipToUnsignedAvx512(const int8_t* src, int64_t n,
+                                              uint8_t* dst) {
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+  int64_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    _mm512_storeu_si512(dst + i,
+                        _mm512_xor_si512(_mm512_loadu_si512(src + i), flip));
+  }
+  if (i < n) {
+    const __mmask64 m = (uint64_t{1} << (n - i)) - 1;  // n - i < 64
+    _mm512_mask_storeu_epi8(
+        dst + i, m,
+        _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, src + i), flip));
+  }
+}
+
 #endif  // GRAFT_QGEMM_AVX2
 
 // dst[i] = src[i] + off for i < n (in int16), inlined into the caller and
