@@ -3,12 +3,17 @@
 // activation, as TFLite.
 //
 // Lowered to GEMM: the filter of each group is packed at prepare time (when
-// constant); at eval, chunks of output pixels are expanded into an im2col
-// buffer (one per thread, from scratch) and multiplied, writing the output
-// directly. A 1x1, stride-1, unpadded convolution needs no im2col: the input
-// is the GEMM's A.
+// constant). A 1x1, stride-1, unpadded convolution needs no im2col: the input
+// is the GEMM's A. Any other reads the input in place through an
+// indirection table built at prepare (IndirectA, gemm.h: per output pixel and
+// filter tap, the offset of the input pixel, or -1 for padding), so nothing
+// is copied; the K order (tap, channel) is the im2col row's, so the sums are
+// the same. Only an input too large for 32-bit offsets falls back to chunks
+// of output pixels expanded into an im2col buffer (one per thread, from
+// scratch).
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "dispatch/kernels/gemm.h"
@@ -29,6 +34,10 @@ struct ConvState : KernelState {
   int groups, group_in_c, group_out_c;
   int64_t k;  // GEMM K = k_h * k_w * group_in_c
   bool direct = false;  // 1x1, stride 1, no padding, one group: no im2col
+  // [out_h * out_w, k_h * k_w] input offsets (-1: padding), when not direct
+  // and the input fits 32-bit offsets; empty otherwise.
+  std::vector<int32_t> offsets;
+  std::vector<float> zeros;  // group_in_c zeros, for padding taps
   float lo, hi;
   std::vector<float> packed;    // per group, PackedRhsSize(k, group_out_c)
   bool pack_at_eval = false;    // filter is not constant: pack into scratch
@@ -44,6 +53,26 @@ void PackFilter(const ConvState& s, const float* filter, float* packed) {
             s.group_out_c, /*stride_k=*/1, /*stride_n=*/s.k,
             packed + g * s.packed_floats);
   }
+}
+
+void BuildOffsets(ConvState& s) {
+  const int taps = s.k_h * s.k_w;
+  s.offsets.resize(static_cast<size_t>(s.out_h) * s.out_w * taps);
+  int32_t* o = s.offsets.data();
+  for (int oy = 0; oy < s.out_h; ++oy) {
+    for (int ox = 0; ox < s.out_w; ++ox) {
+      for (int ky = 0; ky < s.k_h; ++ky) {
+        const int iy = oy * s.stride_h - s.pad_h + ky * s.dil_h;
+        for (int kx = 0; kx < s.k_w; ++kx) {
+          const int ix = ox * s.stride_w - s.pad_w + kx * s.dil_w;
+          *o++ = iy < 0 || iy >= s.in_h || ix < 0 || ix >= s.in_w
+                     ? -1
+                     : (iy * s.in_w + ix) * s.in_c;
+        }
+      }
+    }
+  }
+  s.zeros.assign(s.group_in_c, 0.0f);
 }
 
 void Im2Col(const ConvState& s, const float* input, int g, int64_t row_begin,
@@ -109,6 +138,29 @@ absl::Status EvalConv(EvalContext& ctx) {
     g.packed_b = packed, g.bias = bias, g.lo = s.lo, g.hi = s.hi;
     g.c = output, g.ldc = s.out_c;
     Gemm(g, ctx.thread_pool());
+    return absl::OkStatus();
+  }
+  if (!s.offsets.empty()) {
+    IndirectA ia;
+    ia.input = input;
+    ia.offsets = s.offsets.data();
+    ia.pixels = int64_t{s.out_h} * s.out_w;
+    ia.image_stride = int64_t{s.in_h} * s.in_w * s.in_c;
+    ia.taps = s.k_h * s.k_w;
+    ia.tap_len = s.group_in_c;
+    ia.zeros = s.zeros.data();
+    for (int g = 0; g < s.groups; ++g) {
+      ia.channel_offset = int64_t{g} * s.group_in_c;
+      GemmArgs ga;
+      ga.m = rows, ga.n = s.group_out_c, ga.k = s.k;
+      ga.indirect = &ia;
+      ga.packed_b = packed + g * s.packed_floats;
+      ga.bias = bias ? bias + g * s.group_out_c : nullptr;
+      ga.lo = s.lo, ga.hi = s.hi;
+      ga.c = output + g * s.group_out_c;
+      ga.ldc = s.out_c;
+      Gemm(ga, ctx.thread_pool());
+    }
     return absl::OkStatus();
   }
   const int64_t chunks = (rows + kRowsPerChunk - 1) / kRowsPerChunk;
@@ -189,7 +241,12 @@ absl::Status PrepareConv2D(PrepareContext& ctx) {
     s->pack_at_eval = true;
     scratch_floats += s->packed_floats * s->groups;
   }
-  if (!s->direct) {
+  const bool offsets_fit =
+      int64_t{s->in_h} * s->in_w * s->in_c <
+      int64_t{std::numeric_limits<int32_t>::max()};
+  if (!s->direct && offsets_fit) {
+    BuildOffsets(*s);
+  } else if (!s->direct) {
     s->threads = ctx.thread_pool() ? ctx.thread_pool()->num_threads() : 1;
     s->im2col_floats = kRowsPerChunk * s->k;
     scratch_floats += s->im2col_floats * s->threads;

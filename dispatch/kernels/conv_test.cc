@@ -3,8 +3,11 @@
 // constant and computed weights, 1 and several threads.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
+#include "dispatch/kernels/cpu_features.h"
+#include "dispatch/kernels/gemm.h"
 #include "dispatch/kernels/kernel_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -60,51 +63,93 @@ std::vector<float> RefConv(const ConvParams& p, const std::vector<float>& in,
   return out;
 }
 
-TEST(ConvTest, Conv2DMatchesReference) {
-  std::mt19937 rng = testing::SeededRng();
+// Draws one CONV_2D case (iteration `iter` picks the kind: groups, 1x1,
+// dilation), runs it on 1 to 3 threads and compares with RefConv. `wide`
+// draws up to 24 input and 40 output channels per group (every tail of the
+// 16-column panel and the 8-column one) on up to 20 x 20 inputs.
+void CheckConv2D(std::mt19937& rng, int iter, bool wide,
+                 const std::string& what) {
   const tfl::ActivationFunctionType acts[] = {
       tfl::ActivationFunctionType_NONE, tfl::ActivationFunctionType_RELU,
       tfl::ActivationFunctionType_RELU6, tfl::ActivationFunctionType_RELU_N1_TO_1};
+  ConvParams p;
+  p.groups = iter % 5 == 4 ? RandomInt(rng, 2, 3) : 1;
+  const int max_hw = wide ? 20 : 12;
+  p.n = RandomInt(rng, 1, 2), p.h = RandomInt(rng, 1, max_hw), p.w = RandomInt(rng, 1, max_hw);
+  p.cin = RandomInt(rng, 1, wide ? 24 : 6) * p.groups;
+  p.cout = RandomInt(rng, 1, wide ? 40 : 20) * p.groups;
+  p.kh = RandomInt(rng, 1, 4), p.kw = RandomInt(rng, 1, 4);
+  p.sh = RandomInt(rng, 1, 3), p.sw = RandomInt(rng, 1, 3);
+  p.dh = iter % 7 == 3 ? 2 : 1, p.dw = iter % 7 == 3 ? 2 : 1;
+  p.padding = RandomInt(rng, 0, 1) ? tfl::Padding_SAME : tfl::Padding_VALID;
+  if (iter % 6 == 0) p.kh = p.kw = p.sh = p.sw = p.dh = p.dw = 1;  // 1x1 path
+  p.act = acts[RandomInt(rng, 0, 3)];
+  const int oh = OutSize(p.padding, p.h, p.kh, p.sh, p.dh);
+  const int ow = OutSize(p.padding, p.w, p.kw, p.sw, p.dw);
+  if (oh <= 0 || ow <= 0) return;
+  auto in = testing::RandomFloats(rng, int64_t(p.n) * p.h * p.w * p.cin);
+  auto w = testing::RandomFloats(rng, int64_t(p.cout) * p.kh * p.kw * (p.cin / p.groups));
+  auto bias = testing::RandomFloats(rng, p.cout);
+  const bool has_bias = iter % 3 != 1, const_w = iter % 4 != 2;
+  ModelBuilder mb;
+  auto& g = mb.Subgraph("main");
+  TensorId x = g.Input("x", F32, {p.n, p.h, p.w, p.cin});
+  std::vector<int32_t> wshape = {p.cout, p.kh, p.kw, p.cin / p.groups};
+  TensorId tw = const_w ? g.Constant<float>("w", wshape, w) : g.Input("w", F32, wshape);
+  TensorId tb = has_bias ? g.Constant<float>("b", {p.cout}, bias) : kNoTensor;
+  tfl::Conv2DOptionsT o;
+  o.padding = p.padding, o.stride_h = p.sh, o.stride_w = p.sw;
+  o.dilation_h_factor = p.dh, o.dilation_w_factor = p.dw;
+  o.fused_activation_function = p.act;
+  g.Output(g.Op(tfl::BuiltinOperator_CONV_2D).In(x, tw, tb).Options(o).Out(
+      "y", F32, {p.n, oh, ow, p.cout}));
+  auto rt = testing::LoadBuilt(mb, RandomInt(rng, 1, 3));
+  ASSERT_TRUE(rt.ok()) << rt.status();
+  testing::SetInput(**rt, 0, in);
+  if (!const_w) testing::SetInput(**rt, 1, w);
+  ASSERT_TRUE((*rt)->Invoke().ok());
+  testing::ExpectNear(testing::GetOutput<float>(**rt, 0),
+                      RefConv(p, in, w, has_bias ? &bias : nullptr, oh, ow),
+                      int64_t(p.kh) * p.kw * p.cin,
+                      absl::StrCat(what, "iteration ", iter, ": ", p.n, "x", p.h, "x", p.w,
+                                   "x", p.cin, " -> ", p.cout, " k ", p.kh, "x", p.kw,
+                                   " s ", p.sh, "x", p.sw, " d ", p.dh, " groups ",
+                                   p.groups),
+                      /*term_scale=*/1.0);  // inputs, weights in [-1, 1]
+}
+
+TEST(ConvTest, Conv2DMatchesReference) {
+  std::mt19937 rng = testing::SeededRng();
   for (int iter = 0; iter < 40; ++iter) {
-    ConvParams p;
-    p.groups = iter % 5 == 4 ? RandomInt(rng, 2, 3) : 1;
-    p.n = RandomInt(rng, 1, 2), p.h = RandomInt(rng, 1, 12), p.w = RandomInt(rng, 1, 12);
-    p.cin = RandomInt(rng, 1, 6) * p.groups;
-    p.cout = RandomInt(rng, 1, 20) * p.groups;
-    p.kh = RandomInt(rng, 1, 4), p.kw = RandomInt(rng, 1, 4);
-    p.sh = RandomInt(rng, 1, 3), p.sw = RandomInt(rng, 1, 3);
-    p.dh = iter % 7 == 3 ? 2 : 1, p.dw = iter % 7 == 3 ? 2 : 1;
-    p.padding = RandomInt(rng, 0, 1) ? tfl::Padding_SAME : tfl::Padding_VALID;
-    if (iter % 6 == 0) p.kh = p.kw = p.sh = p.sw = p.dh = p.dw = 1;  // 1x1 path
-    p.act = acts[RandomInt(rng, 0, 3)];
-    const int oh = OutSize(p.padding, p.h, p.kh, p.sh, p.dh);
-    const int ow = OutSize(p.padding, p.w, p.kw, p.sw, p.dw);
-    if (oh <= 0 || ow <= 0) continue;
-    auto in = testing::RandomFloats(rng, int64_t(p.n) * p.h * p.w * p.cin);
-    auto w = testing::RandomFloats(rng, int64_t(p.cout) * p.kh * p.kw * (p.cin / p.groups));
-    auto bias = testing::RandomFloats(rng, p.cout);
-    const bool has_bias = iter % 3 != 1, const_w = iter % 4 != 2;
-    ModelBuilder mb;
-    auto& g = mb.Subgraph("main");
-    TensorId x = g.Input("x", F32, {p.n, p.h, p.w, p.cin});
-    std::vector<int32_t> wshape = {p.cout, p.kh, p.kw, p.cin / p.groups};
-    TensorId tw = const_w ? g.Constant<float>("w", wshape, w) : g.Input("w", F32, wshape);
-    TensorId tb = has_bias ? g.Constant<float>("b", {p.cout}, bias) : kNoTensor;
-    tfl::Conv2DOptionsT o;
-    o.padding = p.padding, o.stride_h = p.sh, o.stride_w = p.sw;
-    o.dilation_h_factor = p.dh, o.dilation_w_factor = p.dw;
-    o.fused_activation_function = p.act;
-    g.Output(g.Op(tfl::BuiltinOperator_CONV_2D).In(x, tw, tb).Options(o).Out(
-        "y", F32, {p.n, oh, ow, p.cout}));
-    auto rt = testing::LoadBuilt(mb, RandomInt(rng, 1, 3));
-    ASSERT_TRUE(rt.ok()) << rt.status();
-    testing::SetInput(**rt, 0, in);
-    if (!const_w) testing::SetInput(**rt, 1, w);
-    ASSERT_TRUE((*rt)->Invoke().ok());
-    testing::ExpectNear(testing::GetOutput<float>(**rt, 0),
-                        RefConv(p, in, w, has_bias ? &bias : nullptr, oh, ow),
-                        int64_t(p.kh) * p.kw * p.cin, absl::StrCat("iteration ", iter),
-                        /*term_scale=*/1.0);  // inputs, weights in [-1, 1]
+    CheckConv2D(rng, iter, /*wide=*/false, "");
+    if (HasFatalFailure()) return;
+  }
+}
+
+// The float GEMM's builds (baseline, AVX2+FMA) forced in turn, on wider
+// shapes; every convolution that is not 1x1 / stride 1 / unpadded must read
+// its input through the indirection table (no im2col).
+TEST(ConvTest, Conv2DMatchesReferenceOnEveryFloatGemmPath) {
+  using kernels::CpuIsa;
+  for (CpuIsa isa : {CpuIsa::kBaseline, CpuIsa::kAvx2}) {
+    if (static_cast<int>(kernels::DetectedCpuIsa()) < static_cast<int>(isa)) {
+      std::printf("skipping the %s path: this CPU has %s\n", kernels::CpuIsaName(isa),
+                  kernels::CpuIsaName(kernels::DetectedCpuIsa()));
+      continue;
+    }
+    struct Cap {
+      CpuIsa old;
+      ~Cap() { kernels::SetKernelIsaCapForTesting(old); }
+    } cap{kernels::SetKernelIsaCapForTesting(isa)};
+    const int64_t calls = kernels::GemmCallsForTesting(isa);
+    const int64_t indirect = kernels::IndirectGemmCallsForTesting();
+    std::mt19937 rng = testing::SeededRng(10 + static_cast<int>(isa));
+    for (int iter = 0; iter < 60; ++iter) {
+      CheckConv2D(rng, iter, /*wide=*/true, absl::StrCat(kernels::CpuIsaName(isa), " "));
+      if (HasFatalFailure()) return;
+    }
+    EXPECT_GT(kernels::GemmCallsForTesting(isa), calls) << kernels::CpuIsaName(isa);
+    EXPECT_GT(kernels::IndirectGemmCallsForTesting(), indirect) << kernels::CpuIsaName(isa);
   }
 }
 

@@ -1,6 +1,7 @@
 #include "dispatch/kernels/gemm.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 
 #include "dispatch/kernels/float_simd.h"
@@ -11,85 +12,135 @@ namespace {
 
 static_assert(kGemmNr == 16, "the micro-kernel holds two V8 per row");
 
-// One MR x kGemmNr tile of C over the whole K, in registers: 2 * MR
-// accumulators (12 for MR = 6) plus two B vectors and one broadcast fit
-// the 16 AVX registers. Each C element is bias + sum over k in order; in
-// the AVX2 build each step is one fused multiply-add.
-template <int MR>
-GRAFT_SIMD_INLINE void Tile(const GemmArgs& g, int64_t row0, int64_t col0,
-                            int cols, const float* bp) {
-  const float* a[MR];
-#pragma GCC unroll 6
-  for (int i = 0; i < MR; ++i) a[i] = g.a + (row0 + i) * g.lda;
-  V8 init0 = {}, init1 = {};
-  if (g.bias != nullptr && cols == kGemmNr) {
-    init0 = LoadV8(g.bias + col0);
-    init1 = LoadV8(g.bias + col0 + 8);
-  } else if (g.bias != nullptr) {
-    float tmp[kGemmNr] = {};
-    for (int j = 0; j < cols; ++j) tmp[j] = g.bias[col0 + j];
-    init0 = LoadV8(tmp);
-    init1 = LoadV8(tmp + 8);
-  }
-  V8 acc[MR][2];
-#pragma GCC unroll 6
-  for (int i = 0; i < MR; ++i) acc[i][0] = init0, acc[i][1] = init1;
-  for (int64_t kk = 0; kk < g.k; ++kk) {
-    const V8 b0 = LoadV8(bp + kk * kGemmNr);
-    const V8 b1 = LoadV8(bp + kk * kGemmNr + 8);
+std::atomic<int64_t> gemm_calls[2];
+std::atomic<int64_t> indirect_calls;
+
+// acc[i][v] += sum over kk < len of a[i][kk] * bp[kk * kGemmNr + 8 v .. +8],
+// in order; in the AVX2 build each step is one fused multiply-add.
+template <int MR, int NV>
+GRAFT_SIMD_INLINE void Accumulate(V8 (&acc)[MR][NV], const float* const* a,
+                                  const float* bp, int64_t len) {
+  for (int64_t kk = 0; kk < len; ++kk) {
+    V8 b[NV];
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; ++v) b[v] = LoadV8(bp + kk * kGemmNr + 8 * v);
 #pragma GCC unroll 6
     for (int i = 0; i < MR; ++i) {
       const float x = a[i][kk];
-      acc[i][0] += b0 * x;
-      acc[i][1] += b1 * x;
+#pragma GCC unroll 2
+      for (int v = 0; v < NV; ++v) acc[i][v] += b[v] * x;
+    }
+  }
+}
+
+// One MR x (8 NV) tile of C over the whole K, in registers: NV * MR
+// accumulators (12 for MR = 6, NV = 2) plus NV B vectors and one broadcast
+// fit the 16 AVX registers. NV = 1 serves a last panel of at most 8
+// columns. Each C element is bias + sum over k in order.
+template <int MR, int NV>
+GRAFT_SIMD_INLINE void Tile(const GemmArgs& g, int64_t row0, int64_t col0,
+                            int cols, const float* bp) {
+  V8 init[NV] = {};
+  if (g.bias != nullptr && cols == 8 * NV) {
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; ++v) init[v] = LoadV8(g.bias + col0 + 8 * v);
+  } else if (g.bias != nullptr) {
+    float tmp[kGemmNr] = {};
+    for (int j = 0; j < cols; ++j) tmp[j] = g.bias[col0 + j];
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; ++v) init[v] = LoadV8(tmp + 8 * v);
+  }
+  V8 acc[MR][NV];
+#pragma GCC unroll 6
+  for (int i = 0; i < MR; ++i) {
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; ++v) acc[i][v] = init[v];
+  }
+  const float* a[MR];
+  if (g.indirect == nullptr) {
+#pragma GCC unroll 6
+    for (int i = 0; i < MR; ++i) a[i] = g.a + (row0 + i) * g.lda;
+    Accumulate<MR, NV>(acc, a, bp, g.k);
+  } else {
+    const IndirectA& ia = *g.indirect;
+    const int32_t* off[MR];
+    const float* base[MR];
+#pragma GCC unroll 6
+    for (int i = 0; i < MR; ++i) {
+      const int64_t r = row0 + i;
+      const int64_t image = r / ia.pixels;
+      off[i] = ia.offsets + (r - image * ia.pixels) * ia.taps;
+      base[i] = ia.input + image * ia.image_stride + ia.channel_offset;
+    }
+    for (int t = 0; t < ia.taps; ++t) {
+#pragma GCC unroll 6
+      for (int i = 0; i < MR; ++i) {
+        const int32_t o = off[i][t];
+        a[i] = o < 0 ? ia.zeros : base[i] + o;
+      }
+      Accumulate<MR, NV>(acc, a, bp, ia.tap_len);
+      bp += ia.tap_len * kGemmNr;
     }
   }
   const V8 lo = Splat(g.lo), hi = Splat(g.hi);
 #pragma GCC unroll 6
   for (int i = 0; i < MR; ++i) {
-    const V8 r[2] = {Clamp(acc[i][0], lo, hi), Clamp(acc[i][1], lo, hi)};
+    V8 r[NV];
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; ++v) r[v] = Clamp(acc[i][v], lo, hi);
     float* c = g.c + (row0 + i) * g.ldc + col0;
-    if (cols == kGemmNr) {
+    if (cols == 8 * NV) {
       std::memcpy(c, r, sizeof(r));
     } else {
-      float tmp[kGemmNr];
+      float tmp[8 * NV];
       std::memcpy(tmp, r, sizeof(r));
       std::memcpy(c, tmp, sizeof(float) * cols);
     }
   }
 }
 
+template <int NV>
+GRAFT_SIMD_INLINE void TileRows(const GemmArgs& g, int64_t row0, int64_t col0,
+                                int cols, const float* bp) {
+  static_assert(kGemmMr == 6, "the row-count switch below lists 1 to 6");
+  switch (std::min<int64_t>(kGemmMr, g.m - row0)) {
+    case 1:
+      Tile<1, NV>(g, row0, col0, cols, bp);
+      break;
+    case 2:
+      Tile<2, NV>(g, row0, col0, cols, bp);
+      break;
+    case 3:
+      Tile<3, NV>(g, row0, col0, cols, bp);
+      break;
+    case 4:
+      Tile<4, NV>(g, row0, col0, cols, bp);
+      break;
+    case 5:
+      Tile<5, NV>(g, row0, col0, cols, bp);
+      break;
+    default:
+      Tile<6, NV>(g, row0, col0, cols, bp);
+      break;
+  }
+}
+
 // Tiles [t_begin, t_end) of the M-tiles x N-panels grid, panel-major so
 // consecutive tiles reuse one panel of B from cache. A last block of fewer
-// than kGemmMr rows computes only its rows.
+// than kGemmMr rows computes only its rows; a last panel of at most 8
+// columns only its first 8.
 GRAFT_SIMD_INLINE void TilesBody(const GemmArgs& g, int64_t m_tiles,
                                  int64_t t_begin, int64_t t_end) {
-  static_assert(kGemmMr == 6, "the row-count switch below lists 1 to 6");
   int64_t panel = t_begin / m_tiles;
   int64_t row0 = t_begin % m_tiles * kGemmMr;
   for (int64_t t = t_begin; t < t_end; ++t) {
     const int64_t col0 = panel * kGemmNr;
     const int cols = static_cast<int>(std::min<int64_t>(kGemmNr, g.n - col0));
     const float* bp = g.packed_b + panel * kGemmNr * g.k;
-    switch (std::min<int64_t>(kGemmMr, g.m - row0)) {
-      case 1:
-        Tile<1>(g, row0, col0, cols, bp);
-        break;
-      case 2:
-        Tile<2>(g, row0, col0, cols, bp);
-        break;
-      case 3:
-        Tile<3>(g, row0, col0, cols, bp);
-        break;
-      case 4:
-        Tile<4>(g, row0, col0, cols, bp);
-        break;
-      case 5:
-        Tile<5>(g, row0, col0, cols, bp);
-        break;
-      default:
-        Tile<6>(g, row0, col0, cols, bp);
-        break;
+    if (cols > 8) {
+      TileRows<2>(g, row0, col0, cols, bp);
+    } else {
+      TileRows<1>(g, row0, col0, cols, bp);
     }
     row0 += kGemmMr;
     if (row0 >= g.m) row0 = 0, ++panel;
@@ -110,10 +161,15 @@ GRAFT_AVX2_FMA_TARGET void TilesAvx2Fma(const GemmArgs& g, int64_t m_tiles,
 }
 #endif
 
-TilesFn PickTiles() {
+TilesFn PickTiles(const GemmArgs& g) {
+  if (g.indirect != nullptr) indirect_calls.fetch_add(1, std::memory_order_relaxed);
 #if GRAFT_HAVE_AVX2_FMA_BUILD
-  if (CpuHasAvx2Fma()) return TilesAvx2Fma;
+  if (CpuHasAvx2Fma()) {
+    gemm_calls[1].fetch_add(1, std::memory_order_relaxed);
+    return TilesAvx2Fma;
+  }
 #endif
+  gemm_calls[0].fetch_add(1, std::memory_order_relaxed);
   return TilesBaseline;
 }
 
@@ -136,7 +192,7 @@ void PackRhs(const float* b, int64_t k, int64_t n, int64_t stride_k,
 
 void Gemm(const GemmArgs& g, ThreadPool* pool) {
   if (g.m <= 0 || g.n <= 0) return;
-  const TilesFn tiles_fn = PickTiles();
+  const TilesFn tiles_fn = PickTiles(g);
   const int64_t m_tiles = (g.m + kGemmMr - 1) / kGemmMr;
   const int64_t panels = (g.n + kGemmNr - 1) / kGemmNr;
   const int64_t tiles = m_tiles * panels;
@@ -152,5 +208,11 @@ void Gemm(const GemmArgs& g, ThreadPool* pool) {
     tiles_fn(g, m_tiles, begin, end);
   });
 }
+
+int64_t GemmCallsForTesting(CpuIsa path) {
+  return gemm_calls[path == CpuIsa::kBaseline ? 0 : 1].load();
+}
+
+int64_t IndirectGemmCallsForTesting() { return indirect_calls.load(); }
 
 }  // namespace graft::kernels

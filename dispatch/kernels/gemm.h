@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <limits>
 
+#include "dispatch/kernels/cpu_features.h"
+
 namespace graft {
 class ThreadPool;
 }
@@ -35,10 +37,30 @@ inline size_t PackedRhsSize(int64_t k, int64_t n) {
 void PackRhs(const float* b, int64_t k, int64_t n, int64_t stride_k,
              int64_t stride_n, float* packed);
 
+// An A read in place through an indirection table (an "indirect GEMM", for
+// convolutions without an im2col copy): row r of A is the concatenation,
+// over taps t < `taps`, of the `tap_len` floats at
+//   input + (r / pixels) * image_stride + offsets[(r % pixels) * taps + t]
+//         + channel_offset,
+// or of `tap_len` zeros (`zeros`) where that offset is negative (a padding
+// tap). K must be taps * tap_len. The sum over K runs in the same order as
+// over the matching im2col row.
+struct IndirectA {
+  const float* input = nullptr;
+  const int32_t* offsets = nullptr;  // [pixels, taps]
+  int64_t pixels = 1;                // rows of A per image
+  int64_t image_stride = 0;          // floats between images
+  int64_t channel_offset = 0;
+  int taps = 1;
+  int64_t tap_len = 0;
+  const float* zeros = nullptr;  // tap_len zeros
+};
+
 struct GemmArgs {
   int64_t m = 0, n = 0, k = 0;
   const float* a = nullptr;  // row i at a + i * lda, contiguous over k
   int64_t lda = 0;
+  const IndirectA* indirect = nullptr;  // when set, A is read through it
   const float* packed_b = nullptr;
   const float* bias = nullptr;  // [N] or null
   float lo = -std::numeric_limits<float>::infinity();
@@ -49,6 +71,12 @@ struct GemmArgs {
 
 // Runs the GEMM, split over `pool` (may be null) when the work is large.
 void Gemm(const GemmArgs& args, ThreadPool* pool);
+
+// How many Gemm calls ran each build (kBaseline, or kAvx2 for the AVX2+FMA
+// one), and how many of them read A indirectly: tests check with them that
+// the path they force is taken.
+int64_t GemmCallsForTesting(CpuIsa path);
+int64_t IndirectGemmCallsForTesting();
 
 }  // namespace graft::kernels
 
