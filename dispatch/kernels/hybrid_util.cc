@@ -1,8 +1,11 @@
 #include "dispatch/kernels/hybrid_util.h"
 
 #include "absl/strings/str_format.h"
+#include "dispatch/kernels/cpu_features.h"
+#include "dispatch/kernels/quantized_gemm.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -62,6 +65,125 @@ int32_t RoundLikeTflite(float v, bool in_group_of_8) {
 
 }  // namespace
 
+namespace {
+
+std::atomic<int64_t> g_vector_quantize_calls{0};
+std::atomic<int64_t> g_vector_dot_calls{0};
+
+// The range and rounding of a row, as below, for both quantizers: q[i] =
+// clamp(zp + RoundLikeTflite(x[i] * inv), qmin, qmax) + add, stored as T.
+template <typename T>
+void RoundRowScalar(const float* x, int64_t k, float inv, int32_t zp,
+                    int32_t qmin, int32_t qmax, int32_t add, T* q) {
+  const int64_t grouped = k & ~int64_t{7};
+  for (int64_t i = 0; i < k; ++i) {
+    const int32_t r = RoundLikeTflite(x[i] * inv, i < grouped);
+    q[i] = static_cast<T>(
+        std::clamp<int64_t>(int64_t{zp} + r, qmin, qmax) + add);
+  }
+}
+
+#if GRAFT_QGEMM_AVX2
+// The row's min and max with every lane starting at `init`: vminps(x, lo)
+// keeps lo where x is NaN or equal, as std::min(lo, x) does, so NaNs are
+// skipped and a lane started at +0 never becomes -0 (the asymmetric range);
+// the symmetric range takes absolute values, where a zero's sign is lost.
+GRAFT_AVX512_TARGET void MinMaxAvx512(const float* x, int64_t k, float init,
+                                      float* lo, float* hi) {
+  const __m512 start = _mm512_set1_ps(init);
+  __m512 vlo = start, vhi = start;
+  int64_t i = 0;
+  for (; i + 16 <= k; i += 16) {
+    const __m512 v = _mm512_loadu_ps(x + i);
+    vlo = _mm512_min_ps(v, vlo);
+    vhi = _mm512_max_ps(v, vhi);
+  }
+  if (i < k) {
+    const __mmask16 m = static_cast<__mmask16>((1u << (k - i)) - 1);
+    const __m512 v = _mm512_mask_loadu_ps(start, m, x + i);
+    vlo = _mm512_min_ps(v, vlo);
+    vhi = _mm512_max_ps(v, vhi);
+  }
+  *lo = _mm512_reduce_min_ps(vlo);
+  *hi = _mm512_reduce_max_ps(vhi);
+}
+
+// RoundRowScalar on 16 lanes for the groups of 8: v + (v < 0 ? -0.5 :
+// 0.5) truncated by vcvttps2dq (NaN and out-of-range give INT32_MIN, as
+// TruncateLikeX86), clamped to +-1024 before the zero point is added
+// (clamping is monotone, so the final clamp is unchanged); the k % 8 tail
+// with std::round, as there.
+template <typename T>
+GRAFT_AVX512_TARGET void RoundRowAvx512(const float* x, int64_t k, float inv,
+                                        int32_t zp, int32_t qmin, int32_t qmax,
+                                        int32_t add, T* q) {
+  const int64_t grouped = k & ~int64_t{7};
+  const __m512 vinv = _mm512_set1_ps(inv);
+  const __m512 pos = _mm512_set1_ps(0.5f), neg = _mm512_set1_ps(-0.5f);
+  const __m512i lim_lo = _mm512_set1_epi32(-1024),
+                lim_hi = _mm512_set1_epi32(1024);
+  const __m512i vzp = _mm512_set1_epi32(zp), vmin = _mm512_set1_epi32(qmin),
+                vmax = _mm512_set1_epi32(qmax), vadd = _mm512_set1_epi32(add);
+  for (int64_t i = 0; i < grouped; i += 16) {
+    const __mmask16 m = grouped - i >= 16 ? __mmask16{0xFFFF}
+                                          : __mmask16{0x00FF};
+    const __m512 v = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, x + i), vinv);
+    const __mmask16 negative =
+        _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ);
+    const __m512 t = _mm512_add_ps(v, _mm512_mask_blend_ps(negative, pos, neg));
+    __m512i r = _mm512_cvttps_epi32(t);
+    r = _mm512_min_epi32(_mm512_max_epi32(r, lim_lo), lim_hi);
+    r = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(r, vzp), vmin),
+                         vmax);
+    r = _mm512_add_epi32(r, vadd);
+    if constexpr (sizeof(T) == 1) {
+      _mm_mask_storeu_epi8(q + i, m, _mm512_cvtepi32_epi8(r));
+    } else {
+      _mm256_mask_storeu_epi16(q + i, m, _mm512_cvtepi32_epi16(r));
+    }
+  }
+  RoundRowScalar(x + grouped, k - grouped, inv, zp, qmin, qmax, add,
+                 q + grouped);
+}
+#endif  // GRAFT_QGEMM_AVX2
+
+bool UseAvx512() {
+#if GRAFT_QGEMM_AVX2
+  return KernelIsa() == CpuIsa::kAvx512Vnni;
+#else
+  return false;
+#endif
+}
+
+template <typename T>
+void RoundRow(const float* x, int64_t k, float inv, int32_t zp, int32_t qmin,
+              int32_t qmax, int32_t add, T* q) {
+#if GRAFT_QGEMM_AVX2
+  if (UseAvx512()) {
+    g_vector_quantize_calls.fetch_add(1, std::memory_order_relaxed);
+    RoundRowAvx512(x, k, inv, zp, qmin, qmax, add, q);
+    return;
+  }
+#endif
+  RoundRowScalar(x, k, inv, zp, qmin, qmax, add, q);
+}
+
+// min and max of x[0..k) with std::min / std::max from `init`.
+void MinMax(const float* x, int64_t k, float init, float* lo, float* hi) {
+#if GRAFT_QGEMM_AVX2
+  if (UseAvx512() && k > 0 && !std::isnan(init)) {
+    MinMaxAvx512(x, k, init, lo, hi);
+    return;
+  }
+#endif
+  float l = init, h = init;
+  for (int64_t i = 0; i < k; ++i) {
+    l = std::min(l, x[i]);
+    h = std::max(h, x[i]);
+  }
+  *lo = l, *hi = h;
+}
+
 // The asymmetric int8 quantization of one input row, as ai-edge-litert 2.3.0
 // does it on x86: TFLite's NeonAsymmetricQuantizeFloats (through its
 // NEON-to-SSE translation), not PortableAsymmetricQuantizeFloats. The range
@@ -69,16 +191,15 @@ int32_t RoundLikeTflite(float v, bool in_group_of_8) {
 // are computed in double (the zero point nudged from the end that loses
 // less), and values are rounded (RoundLikeTflite) before the zero point is
 // added. Each of those details was measured: the portable variant misses the
-// scale's last bit in about one row of eight, and ties.
-void AsymmetricQuantizeRow(const float* x, int64_t k, int16_t* q, float* scale,
-                           int32_t* zero_point) {
+// scale's last bit in about one row of eight, and ties. Values are stored
+// plus `add` as T.
+template <typename T>
+void AsymmetricQuantize(const float* x, int64_t k, int32_t add, T* q,
+                        float* scale, int32_t* zero_point) {
   float lo = 0, hi = 0;
-  for (int64_t i = 0; i < k; ++i) {
-    lo = std::min(lo, x[i]);
-    hi = std::max(hi, x[i]);
-  }
+  MinMax(x, k, 0.0f, &lo, &hi);
   if (lo == hi) {
-    std::fill(q, q + k, 0);
+    std::fill(q, q + k, static_cast<T>(add));
     *scale = 1, *zero_point = 0;
     return;
   }
@@ -94,37 +215,52 @@ void AsymmetricQuantizeRow(const float* x, int64_t k, int16_t* q, float* scale,
                                    : static_cast<int32_t>(std::round(z));
   *scale = static_cast<float>(s), *zero_point = zp;
   const float inv = static_cast<float>(1.0 / *scale);
-  const int64_t grouped = k & ~int64_t{7};
-  for (int64_t i = 0; i < k; ++i) {
-    const int32_t r = RoundLikeTflite(x[i] * inv, i < grouped);
-    q[i] = static_cast<int16_t>(
-        std::clamp<int64_t>(int64_t{zp} + r, -128, 127));
-  }
+  RoundRow(x, k, inv, zp, -128, 127, add, q);
 }
 
 // The symmetric int8 quantization of one input row: TFLite's
 // NeonSymmetricQuantizeFloats on x86, as above. range = max(|min|, |max|);
 // scale = range / 127 and its inverse 127 / range, both in float; values in
 // [-127, 127]. A row of zeros gets scale 1.
-void SymmetricQuantizeRow(const float* x, int64_t k, int16_t* q, float* scale) {
-  float lo = x[0], hi = x[0];
-  for (int64_t i = 1; i < k; ++i) {
-    lo = std::min(lo, x[i]);
-    hi = std::max(hi, x[i]);
-  }
+template <typename T>
+void SymmetricQuantize(const float* x, int64_t k, int32_t add, T* q,
+                       float* scale) {
+  float lo = 0, hi = 0;
+  MinMax(x + 1, k - 1, x[0], &lo, &hi);
   const float range = std::max(std::abs(lo), std::abs(hi));
   if (range == 0) {
-    std::fill(q, q + k, 0);
+    std::fill(q, q + k, static_cast<T>(add));
     *scale = 1;
     return;
   }
   *scale = range / 127.0f;
   const float inv = 127.0f / range;
-  const int64_t grouped = k & ~int64_t{7};
-  for (int64_t i = 0; i < k; ++i) {
-    const int32_t r = RoundLikeTflite(x[i] * inv, i < grouped);
-    q[i] = static_cast<int16_t>(std::clamp(r, -127, 127));
-  }
+  RoundRow(x, k, inv, 0, -127, 127, add, q);
+}
+
+}  // namespace
+
+void AsymmetricQuantizeRow(const float* x, int64_t k, int16_t* q, float* scale,
+                           int32_t* zero_point) {
+  AsymmetricQuantize(x, k, 0, q, scale, zero_point);
+}
+
+void SymmetricQuantizeRow(const float* x, int64_t k, int16_t* q, float* scale) {
+  SymmetricQuantize(x, k, 0, q, scale);
+}
+
+void AsymmetricQuantizeRowU8(const float* x, int64_t k, uint8_t* u,
+                             float* scale, int32_t* zero_point) {
+  AsymmetricQuantize(x, k, 128, u, scale, zero_point);
+}
+
+void SymmetricQuantizeRowU8(const float* x, int64_t k, uint8_t* u,
+                            float* scale) {
+  SymmetricQuantize(x, k, 128, u, scale);
+}
+
+int64_t HybridVectorQuantizeCallsForTesting() {
+  return g_vector_quantize_calls.load(std::memory_order_relaxed);
 }
 
 absl::Status CheckHybridWeights(const PrepareContext& ctx, const Tensor& w,
@@ -151,7 +287,9 @@ inline int32_t TfliteProduct(int16_t a, int16_t b) {
 }
 }  // namespace
 
-int32_t HybridDot(const int16_t* a, const int16_t* b, int64_t k) {
+namespace {
+
+int32_t HybridDotScalar(const int16_t* a, const int16_t* b, int64_t k) {
   // Chunks of 16 vectorize to 16-bit multiply-adds; integer sums in any
   // order are the same.
   // The sum wraps as TFLite's SIMD sum does (its lanes are int32): summed
@@ -166,6 +304,55 @@ int32_t HybridDot(const int16_t* a, const int16_t* b, int64_t k) {
   for (; i < k; ++i)
     d += static_cast<uint32_t>(static_cast<int32_t>(a[i]) * b[i]);
   return static_cast<int32_t>(d);
+}
+
+#if GRAFT_QGEMM_AVX2
+// HybridDotScalar on 32 int16 lanes: in the whole blocks of 16, a weight of
+// -128 facing a negative input becomes 128 (the quirk), then vpmaddwd sums
+// pairs of products exactly (|pair| <= 2 * 128 * 128 for 8-bit values) and
+// the int32 lanes wrap as the scalar sum does.
+GRAFT_AVX512_TARGET int32_t HybridDotAvx512(const int16_t* a, const int16_t* b,
+                                            int64_t k) {
+  const int64_t whole = k & ~int64_t{15};
+  const __m512i m128 = _mm512_set1_epi16(-128), p128 = _mm512_set1_epi16(128);
+  const __m512i zero = _mm512_setzero_si512();
+  __m512i acc = zero;
+  int64_t i = 0;
+  for (; i < whole; i += 32) {
+    const __mmask32 m =
+        whole - i >= 32 ? __mmask32{0xFFFFFFFFu} : __mmask32{0xFFFFu};
+    const __m512i va = _mm512_maskz_loadu_epi16(m, a + i);
+    __m512i vb = _mm512_maskz_loadu_epi16(m, b + i);
+    const __mmask32 quirk = _mm512_cmpeq_epi16_mask(vb, m128) &
+                            _mm512_cmplt_epi16_mask(va, zero);
+    vb = _mm512_mask_mov_epi16(vb, quirk, p128);
+    acc = _mm512_add_epi32(acc, _mm512_madd_epi16(va, vb));
+  }
+  i = whole;
+  if (i < k) {  // k - i < 16
+    const __mmask32 m = static_cast<__mmask32>((1u << (k - i)) - 1);
+    acc = _mm512_add_epi32(
+        acc, _mm512_madd_epi16(_mm512_maskz_loadu_epi16(m, a + i),
+                               _mm512_maskz_loadu_epi16(m, b + i)));
+  }
+  return _mm512_reduce_add_epi32(acc);
+}
+#endif  // GRAFT_QGEMM_AVX2
+
+}  // namespace
+
+int32_t HybridDot(const int16_t* a, const int16_t* b, int64_t k) {
+#if GRAFT_QGEMM_AVX2
+  if (UseAvx512()) {
+    g_vector_dot_calls.fetch_add(1, std::memory_order_relaxed);
+    return HybridDotAvx512(a, b, k);
+  }
+#endif
+  return HybridDotScalar(a, b, k);
+}
+
+int64_t HybridVectorDotCallsForTesting() {
+  return g_vector_dot_calls.load(std::memory_order_relaxed);
 }
 
 int32_t HybridRowSum(const int16_t* w, int64_t k) {

@@ -48,6 +48,19 @@ void AsymmetricQuantizeRow(const float* x, int64_t k, int16_t* q, float* scale,
 // 0. A row of zeros gets scale 1.
 void SymmetricQuantizeRow(const float* x, int64_t k, int16_t* q, float* scale);
 
+// As the two above, but each value q stored as the unsigned byte q + 128
+// (the AVX-512 VNNI paths' input).
+void AsymmetricQuantizeRowU8(const float* x, int64_t k, uint8_t* u,
+                             float* scale, int32_t* zero_point);
+void SymmetricQuantizeRowU8(const float* x, int64_t k, uint8_t* u,
+                            float* scale);
+
+// The quantizers above and HybridDot run AVX-512 code where KernelIsa() is
+// kAvx512Vnni (bit-exact with their scalar code); how many calls took it
+// since the process started (tests check the path they force is taken).
+int64_t HybridVectorQuantizeCallsForTesting();
+int64_t HybridVectorDotCallsForTesting();
+
 // The int32 dot product of k quantized inputs `a` and INT8 weights `b`
 // (both held as int16) as TFLite's x86 hybrid kernels compute it
 // (SseMatrixBatchVectorMultiplyAccumulate's DotProdInt8x4x4): each input's

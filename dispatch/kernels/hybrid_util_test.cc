@@ -1,0 +1,157 @@
+// The hybrid kernels' row quantizers and TFLite-quirked dot product
+// (hybrid_util.h): their AVX-512 code against their scalar code, bit for
+// bit, over drawn rows (every length up to a few vectors, so every tail),
+// with NaNs, infinities, signed zeros, values at the rounding ties and
+// weights of -128. The scalar code is what the kernel tests compare with
+// TFLite's arithmetic.
+#include "dispatch/kernels/hybrid_util.h"
+
+#include <cmath>
+#include <cstring>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "dispatch/kernels/cpu_features.h"
+#include "dispatch/kernels/kernel_test_util.h"
+#include "gtest/gtest.h"
+
+namespace graft {
+namespace {
+
+using kernels::CpuIsa;
+using testing::RandomInt;
+
+class IsaCap {
+ public:
+  explicit IsaCap(CpuIsa cap) : old_(kernels::SetKernelIsaCapForTesting(cap)) {}
+  ~IsaCap() { kernels::SetKernelIsaCapForTesting(old_); }
+
+ private:
+  CpuIsa old_;
+};
+
+bool HasAvx512() {
+  return kernels::DetectedCpuIsa() == CpuIsa::kAvx512Vnni;
+}
+
+// A row of k floats: mostly uniform in a drawn range, with specials mixed
+// in by `kind`.
+std::vector<float> DrawRow(std::mt19937& rng, int64_t k, int kind) {
+  const float lo = -3.0f + RandomInt(rng, 0, 4), hi = lo + 0.1f * RandomInt(rng, 1, 40);
+  std::vector<float> x = testing::RandomFloats(rng, k, lo, hi);
+  for (float& v : x) {
+    const int r = RandomInt(rng, 0, 99);
+    if (kind == 1 && r < 5) v = -0.0f;
+    if (kind == 1 && r >= 5 && r < 10) v = 0.0f;
+    if (kind == 2 && r < 3) v = std::numeric_limits<float>::quiet_NaN();
+    if (kind == 3 && r < 2) v = std::numeric_limits<float>::infinity();
+    if (kind == 3 && r >= 2 && r < 4) v = -std::numeric_limits<float>::infinity();
+    if (kind == 4) v = std::round(v * 8) / 8;  // ties at the rounding
+    if (kind == 5) v = 0.0f;
+  }
+  if (kind == 6) {  // x * inv lands next to .5: 0.49999997 and friends
+    for (int64_t i = 0; i < k; ++i) {
+      x[i] = (i % 3 == 0) ? 127.0f : std::nextafter(0.5f, 0.0f) * (i % 2 ? 1 : -1);
+    }
+  }
+  if (kind == 7 && k > 0) x[0] = std::numeric_limits<float>::quiet_NaN();
+  return x;
+}
+
+struct Quantized {
+  std::vector<int16_t> q;
+  std::vector<uint8_t> u;
+  float scale = 0;
+  int32_t zp = 0;
+};
+
+Quantized Quantize(const std::vector<float>& x, bool asymmetric) {
+  Quantized r;
+  const int64_t k = static_cast<int64_t>(x.size());
+  r.q.assign(k, 0);
+  r.u.assign(k, 0);
+  float scale_u = 0;
+  int32_t zp_u = 0;
+  if (asymmetric) {
+    kernels::AsymmetricQuantizeRow(x.data(), k, r.q.data(), &r.scale, &r.zp);
+    kernels::AsymmetricQuantizeRowU8(x.data(), k, r.u.data(), &scale_u, &zp_u);
+  } else {
+    kernels::SymmetricQuantizeRow(x.data(), k, r.q.data(), &r.scale);
+    kernels::SymmetricQuantizeRowU8(x.data(), k, r.u.data(), &scale_u);
+  }
+  // The unsigned form is the signed one plus 128, same scale.
+  EXPECT_EQ(std::memcmp(&scale_u, &r.scale, sizeof(float)), 0);
+  EXPECT_EQ(zp_u, r.zp);
+  for (int64_t i = 0; i < k; ++i) EXPECT_EQ(r.u[i], r.q[i] + 128) << i;
+  return r;
+}
+
+TEST(HybridUtilTest, VectorQuantizersMatchScalar) {
+  if (!HasAvx512()) GTEST_SKIP() << "no AVX-512 VNNI on this machine";
+  std::mt19937 rng = testing::SeededRng();
+  const int64_t calls0 = kernels::HybridVectorQuantizeCallsForTesting();
+  for (int iter = 0; iter < 600; ++iter) {
+    const int64_t k = iter < 80 ? iter + 1 : RandomInt(rng, 1, 300);
+    const int kind = iter % 8;
+    const bool asymmetric = (iter / 8) % 2 == 0;
+    const std::vector<float> x = DrawRow(rng, k, kind);
+    Quantized scalar, vector;
+    {
+      IsaCap cap(CpuIsa::kBaseline);
+      scalar = Quantize(x, asymmetric);
+    }
+    {
+      IsaCap cap(CpuIsa::kAvx512Vnni);
+      vector = Quantize(x, asymmetric);
+    }
+    ASSERT_EQ(std::memcmp(&scalar.scale, &vector.scale, sizeof(float)), 0)
+        << "iteration " << iter << " k " << k;
+    ASSERT_EQ(scalar.zp, vector.zp) << "iteration " << iter;
+    ASSERT_EQ(scalar.q, vector.q) << "iteration " << iter << " k " << k
+                                  << " kind " << kind;
+  }
+  EXPECT_GT(kernels::HybridVectorQuantizeCallsForTesting(), calls0);
+}
+
+TEST(HybridUtilTest, VectorDotMatchesScalar) {
+  if (!HasAvx512()) GTEST_SKIP() << "no AVX-512 VNNI on this machine";
+  std::mt19937 rng = testing::SeededRng(1);
+  const int64_t calls0 = kernels::HybridVectorDotCallsForTesting();
+  for (int iter = 0; iter < 2000; ++iter) {
+    const int64_t k = iter < 100 ? iter + 1 : RandomInt(rng, 1, 400);
+    std::vector<int16_t> a(k), b(k);
+    const int minus128 = iter % 3 == 0 ? 0 : RandomInt(rng, 1, 50);
+    for (int64_t i = 0; i < k; ++i) {
+      a[i] = static_cast<int16_t>(RandomInt(rng, -128, 127));
+      b[i] = static_cast<int16_t>(RandomInt(rng, 0, 99) < minus128
+                                      ? -128
+                                      : RandomInt(rng, -128, 127));
+    }
+    int32_t scalar, vector;
+    {
+      IsaCap cap(CpuIsa::kBaseline);
+      scalar = kernels::HybridDot(a.data(), b.data(), k);
+    }
+    {
+      IsaCap cap(CpuIsa::kAvx512Vnni);
+      vector = kernels::HybridDot(a.data(), b.data(), k);
+    }
+    ASSERT_EQ(scalar, vector) << "iteration " << iter << " k " << k;
+  }
+  EXPECT_GT(kernels::HybridVectorDotCallsForTesting(), calls0);
+}
+
+// The quirk itself, on the vector path: a weight of -128 times a negative
+// input in a whole block of 16 counts as +128; in the tail it is exact.
+TEST(HybridUtilTest, VectorDotKeepsTheMinus128Quirk) {
+  IsaCap cap(CpuIsa::kAvx512Vnni);
+  std::vector<int16_t> a(17, 0), b(17, 0);
+  a[3] = -2, b[3] = -128;    // in the block: -2 * 128
+  a[16] = -1, b[16] = -128;  // in the tail: -1 * -128
+  EXPECT_EQ(kernels::HybridDot(a.data(), b.data(), 17), -256 + 128);
+}
+
+}  // namespace
+}  // namespace graft
