@@ -32,6 +32,7 @@
 #include "dispatch/kernels/gemm.h"
 #include "dispatch/kernels/kernel_util.h"
 #include "dispatch/kernels/lstm_shared.h"
+#include "dispatch/kernels/vector_math.h"
 
 namespace graft {
 namespace kernels {
@@ -60,8 +61,6 @@ struct LstmState : KernelState {
   // recurrent ones, the hidden values before projection.
   int64_t input_gates_floats = 0, recurrent_gates_floats = 0;
 };
-
-float Sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
 float Activate(tfl::ActivationFunctionType act, float x) {
   switch (act) {
@@ -103,10 +102,12 @@ void FinishGate(const LstmState& s, int gate, const float* c, float* g) {
     const float* b = s.bias.data() + s.gate_col[gate];
     for (int64_t j = 0; j < n; ++j) g[j] = g[j] * w[j] + b[j];
   }
-  if (gate == kZ) {
-    for (int64_t j = 0; j < n; ++j) g[j] = Activate(s.activation, g[j]);
+  if (gate != kZ) {
+    SigmoidVector(g, g, n);
+  } else if (s.activation == tfl::ActivationFunctionType_TANH) {
+    TanhVector(g, g, n);
   } else {
-    for (int64_t j = 0; j < n; ++j) g[j] = Sigmoid(g[j]);
+    for (int64_t j = 0; j < n; ++j) g[j] = Activate(s.activation, g[j]);
   }
 }
 
@@ -158,8 +159,13 @@ absl::Status EvalLstm(EvalContext& ctx) {
       }
       FinishGate(s, kO, cb, go);
       float* hid = hidden + b * s.n_cell;
-      for (int64_t j = 0; j < s.n_cell; ++j) {
-        hid[j] = go[j] * Activate(s.activation, cb[j]);
+      if (s.activation == tfl::ActivationFunctionType_TANH) {
+        TanhVector(cb, hid, s.n_cell);
+        for (int64_t j = 0; j < s.n_cell; ++j) hid[j] *= go[j];
+      } else {
+        for (int64_t j = 0; j < s.n_cell; ++j) {
+          hid[j] = go[j] * Activate(s.activation, cb[j]);
+        }
       }
     }
     // The new output state; the old one was consumed by this step's GEMM.

@@ -1,0 +1,143 @@
+#include "dispatch/kernels/vector_math.h"
+
+#include <atomic>
+#include <cmath>
+
+#include "dispatch/kernels/float_simd.h"
+
+#if GRAFT_HAVE_AVX2_FMA_BUILD
+#include <immintrin.h>
+#endif
+
+namespace graft::kernels {
+namespace {
+
+std::atomic<int64_t> g_calls[2];
+
+void CountCall(CpuIsa path) {
+  g_calls[static_cast<int>(path)].fetch_add(1, std::memory_order_relaxed);
+}
+
+#if GRAFT_HAVE_AVX2_FMA_BUILD
+// e^x for x in [-87.3, 88.3] (the caller clamps): n = round(x / ln 2),
+// r = x - n ln 2 in two FMA steps (ln 2 split so n * kLn2Hi is exact),
+// e^r by Horner on 1/k!, times 2^n built in the exponent field (n in
+// [-126, 127]: a normal float).
+GRAFT_AVX2_FMA_TARGET inline __m256 Exp(__m256 x) {
+  const __m256 n = _mm256_round_ps(
+      _mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+      _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693145751953125f), x);
+  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(1.42860682030941723e-6f), r);
+  __m256 p = _mm256_set1_ps(1.0f / 5040);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 720));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  const __m256i e = _mm256_slli_epi32(
+      _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+  return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+}
+
+// x where x is NaN, else v.
+GRAFT_AVX2_FMA_TARGET inline __m256 KeepNaN(__m256 x, __m256 v) {
+  return _mm256_blendv_ps(v, x, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+}
+
+GRAFT_AVX2_FMA_TARGET inline __m256 Sigmoid8(__m256 x) {
+  const __m256 z = _mm256_min_ps(
+      _mm256_max_ps(_mm256_sub_ps(_mm256_setzero_ps(), x),
+                    _mm256_set1_ps(-87.3f)),
+      _mm256_set1_ps(88.3f));
+  const __m256 one = _mm256_set1_ps(1.0f);
+  return KeepNaN(x, _mm256_div_ps(one, _mm256_add_ps(one, Exp(z))));
+}
+
+GRAFT_AVX2_FMA_TARGET inline __m256 Tanh8(__m256 x) {
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  const __m256 one = _mm256_set1_ps(1.0f), two = _mm256_set1_ps(2.0f);
+  const __m256 a = _mm256_andnot_ps(sign, x);
+  // |x| >= 0.55: 1 - 2 / (e^2|x| + 1).
+  const __m256 e = Exp(_mm256_min_ps(_mm256_add_ps(a, a), _mm256_set1_ps(18.0f)));
+  const __m256 large =
+      _mm256_sub_ps(one, _mm256_div_ps(two, _mm256_add_ps(e, one)));
+  // |x| < 0.55: u / (u + 2), u = e^y - 1 for y = 2|x| < 1.1 by Horner on
+  // 1/k! to y^11 (the next term is below 7e-9 of u).
+  const __m256 y = _mm256_add_ps(a, a);
+  __m256 q = _mm256_set1_ps(1.0f / 39916800);
+  q = _mm256_fmadd_ps(q, y, _mm256_set1_ps(1.0f / 3628800));
+  q = _mm256_fmadd_ps(q, y, _mm256_set1_ps(1.0f / 362880));
+  q = _mm256_fmadd_ps(q, y, _mm256_set1_ps(1.0f / 40320));
+  q = _mm256_fmadd_ps(q, y, _mm256_set1_ps(1.0f / 5040));
+  q = _mm256_fmadd_ps(q, y, _mm256_set1_ps(1.0f / 720));
+  q = _mm256_fmadd_ps(q, y, _mm256_set1_ps(1.0f / 120));
+  q = _mm256_fmadd_ps(q, y, _mm256_set1_ps(1.0f / 24));
+  q = _mm256_fmadd_ps(q, y, _mm256_set1_ps(1.0f / 6));
+  q = _mm256_fmadd_ps(q, y, _mm256_set1_ps(0.5f));
+  q = _mm256_fmadd_ps(q, y, one);
+  const __m256 u = _mm256_mul_ps(q, y);
+  const __m256 small = _mm256_div_ps(u, _mm256_add_ps(u, two));
+  const __m256 t = _mm256_blendv_ps(
+      large, small, _mm256_cmp_ps(a, _mm256_set1_ps(0.55f), _CMP_LT_OQ));
+  return KeepNaN(x, _mm256_or_ps(t, _mm256_and_ps(x, sign)));
+}
+
+template <__m256 (*kFn)(__m256)>
+GRAFT_AVX2_FMA_TARGET inline void Apply8(const float* in, float* out,
+                                         int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    _mm256_storeu_ps(out + i, kFn(_mm256_loadu_ps(in + i)));
+  }
+  if (i < n) {  // the tail through a full vector
+    float tmp[8] = {};
+    for (int64_t j = i; j < n; ++j) tmp[j - i] = in[j];
+    _mm256_storeu_ps(tmp, kFn(_mm256_loadu_ps(tmp)));
+    for (int64_t j = i; j < n; ++j) out[j] = tmp[j - i];
+  }
+}
+
+GRAFT_AVX2_FMA_TARGET void SigmoidAvx2(const float* in, float* out,
+                                       int64_t n) {
+  Apply8<Sigmoid8>(in, out, n);
+}
+GRAFT_AVX2_FMA_TARGET void TanhAvx2(const float* in, float* out, int64_t n) {
+  Apply8<Tanh8>(in, out, n);
+}
+#endif
+
+}  // namespace
+
+void SigmoidVector(const float* in, float* out, int64_t n) {
+#if GRAFT_HAVE_AVX2_FMA_BUILD
+  if (CpuHasAvx2Fma()) {
+    CountCall(CpuIsa::kAvx2);
+    SigmoidAvx2(in, out, n);
+    return;
+  }
+#endif
+  CountCall(CpuIsa::kBaseline);
+  for (int64_t i = 0; i < n; ++i) out[i] = 1.0f / (1.0f + std::exp(-in[i]));
+}
+
+void TanhVector(const float* in, float* out, int64_t n) {
+#if GRAFT_HAVE_AVX2_FMA_BUILD
+  if (CpuHasAvx2Fma()) {
+    CountCall(CpuIsa::kAvx2);
+    TanhAvx2(in, out, n);
+    return;
+  }
+#endif
+  CountCall(CpuIsa::kBaseline);
+  for (int64_t i = 0; i < n; ++i) out[i] = std::tanh(in[i]);
+}
+
+int64_t VectorMathCallsForTesting(CpuIsa path) {
+  const int i = static_cast<int>(path);
+  return i < 2 ? g_calls[i].load(std::memory_order_relaxed) : 0;
+}
+
+}  // namespace graft::kernels
