@@ -8,7 +8,12 @@
 // indirection table built at prepare (IndirectA, gemm.h: per output pixel and
 // filter tap, the offset of the input pixel, or -1 for padding), so nothing
 // is copied; the K order (tap, channel) is the im2col row's, so the sums are
-// the same. Only an input too large for 32-bit offsets falls back to chunks
+// the same. With one group and no horizontal dilation, a filter row's taps
+// read consecutive input pixels, so a "tap" is the whole filter row (k_w *
+// in_c floats; fewer, longer runs for the micro-kernel): where the window
+// crosses the left or right edge, the input is first copied into a buffer
+// with zero columns on both sides (scratch; rows above and below the input
+// still read as zero taps). Only an input too large for 32-bit offsets falls back to chunks
 // of output pixels expanded into an im2col buffer (one per thread, from
 // scratch).
 #include <algorithm>
@@ -37,7 +42,16 @@ struct ConvState : KernelState {
   // [out_h * out_w, k_h * k_w] input offsets (-1: padding), when not direct
   // and the input fits 32-bit offsets; empty otherwise.
   std::vector<int32_t> offsets;
-  std::vector<float> zeros;  // group_in_c zeros, for padding taps
+  std::vector<float> zeros;  // tap_len zeros, for padding taps
+  // Taps of the offset table: k_h (whole filter rows, tap_len k_w * in_c)
+  // or k_h * k_w (tap_len group_in_c).
+  int taps = 0;
+  int64_t tap_len = 0;
+  // Whole-row taps read a copy of the input `padded_w` pixels wide, its
+  // first pixel `pad_w` zero columns left of the input's (padded_copy), or
+  // the input itself (padded_w == in_w).
+  int padded_w = 0;
+  bool padded_copy = false;
   float lo, hi;
   std::vector<float> packed;    // per group, PackedRhsSize(k, group_out_c)
   bool pack_at_eval = false;    // filter is not constant: pack into scratch
@@ -56,23 +70,49 @@ void PackFilter(const ConvState& s, const float* filter, float* packed) {
 }
 
 void BuildOffsets(ConvState& s) {
-  const int taps = s.k_h * s.k_w;
-  s.offsets.resize(static_cast<size_t>(s.out_h) * s.out_w * taps);
+  const bool rows = s.groups == 1 && s.dil_w == 1 && s.k_w > 1;
+  s.taps = rows ? s.k_h : s.k_h * s.k_w;
+  s.tap_len = rows ? int64_t{s.k_w} * s.in_c : s.group_in_c;
+  s.padded_w = s.in_w;
+  if (rows) {
+    s.padded_w = std::max(s.in_w + s.pad_w, (s.out_w - 1) * s.stride_w + s.k_w);
+    s.padded_copy = s.padded_w != s.in_w;
+  }
+  s.offsets.resize(static_cast<size_t>(s.out_h) * s.out_w * s.taps);
   int32_t* o = s.offsets.data();
   for (int oy = 0; oy < s.out_h; ++oy) {
     for (int ox = 0; ox < s.out_w; ++ox) {
       for (int ky = 0; ky < s.k_h; ++ky) {
         const int iy = oy * s.stride_h - s.pad_h + ky * s.dil_h;
+        const bool row_in = iy >= 0 && iy < s.in_h;
+        if (rows) {
+          // The row starts at padded column ox * stride_w (input column
+          // ox * stride_w - pad_w).
+          const int px = s.padded_copy ? ox * s.stride_w : ox * s.stride_w - s.pad_w;
+          *o++ = row_in ? (iy * s.padded_w + px) * s.in_c : -1;
+          continue;
+        }
         for (int kx = 0; kx < s.k_w; ++kx) {
           const int ix = ox * s.stride_w - s.pad_w + kx * s.dil_w;
-          *o++ = iy < 0 || iy >= s.in_h || ix < 0 || ix >= s.in_w
-                     ? -1
-                     : (iy * s.in_w + ix) * s.in_c;
+          *o++ = !row_in || ix < 0 || ix >= s.in_w ? -1 : (iy * s.in_w + ix) * s.in_c;
         }
       }
     }
   }
-  s.zeros.assign(s.group_in_c, 0.0f);
+  s.zeros.assign(s.tap_len, 0.0f);
+}
+
+// The input with pad_w zero pixels left of each row and padded_w - in_w -
+// pad_w right of it.
+void PadInput(const ConvState& s, const float* input, float* padded) {
+  const int64_t c = s.in_c;
+  const int64_t right = s.padded_w - s.in_w - s.pad_w;
+  for (int64_t row = 0; row < int64_t{s.batch} * s.in_h; ++row) {
+    float* dst = padded + row * s.padded_w * c;
+    std::memset(dst, 0, sizeof(float) * s.pad_w * c);
+    std::memcpy(dst + s.pad_w * c, input + row * s.in_w * c, sizeof(float) * s.in_w * c);
+    std::memset(dst + (s.pad_w + s.in_w) * c, 0, sizeof(float) * right * c);
+  }
 }
 
 void Im2Col(const ConvState& s, const float* input, int g, int64_t row_begin,
@@ -143,11 +183,15 @@ absl::Status EvalConv(EvalContext& ctx) {
   if (!s.offsets.empty()) {
     IndirectA ia;
     ia.input = input;
+    if (s.padded_copy) {
+      PadInput(s, input, scratch);
+      ia.input = scratch;
+    }
     ia.offsets = s.offsets.data();
     ia.pixels = int64_t{s.out_h} * s.out_w;
-    ia.image_stride = int64_t{s.in_h} * s.in_w * s.in_c;
-    ia.taps = s.k_h * s.k_w;
-    ia.tap_len = s.group_in_c;
+    ia.image_stride = int64_t{s.in_h} * s.padded_w * s.in_c;
+    ia.taps = s.taps;
+    ia.tap_len = s.tap_len;
     ia.zeros = s.zeros.data();
     for (int g = 0; g < s.groups; ++g) {
       ia.channel_offset = int64_t{g} * s.group_in_c;
@@ -241,11 +285,16 @@ absl::Status PrepareConv2D(PrepareContext& ctx) {
     s->pack_at_eval = true;
     scratch_floats += s->packed_floats * s->groups;
   }
+  // Room for the widest padded copy: (in_w + pad_w + k_w + stride_w) pixels.
   const bool offsets_fit =
-      int64_t{s->in_h} * s->in_w * s->in_c <
+      int64_t{s->in_h} * (int64_t{s->in_w} + s->pad_w + s->k_w + s->stride_w) *
+          s->in_c <
       int64_t{std::numeric_limits<int32_t>::max()};
   if (!s->direct && offsets_fit) {
     BuildOffsets(*s);
+    if (s->padded_copy) {
+      scratch_floats += size_t{1} * s->batch * s->in_h * s->padded_w * s->in_c;
+    }
   } else if (!s->direct) {
     s->threads = ctx.thread_pool() ? ctx.thread_pool()->num_threads() : 1;
     s->im2col_floats = kRowsPerChunk * s->k;
