@@ -48,11 +48,13 @@
 // (the scale product first, unlike CONV_2D's reference), clamped. Same
 // refusals, and one scale for several output channels.
 #include <algorithm>
+#include <cstring>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "dispatch/kernel.h"
+#include "dispatch/kernels/cpu_features.h"
 #include "dispatch/kernels/hybrid_util.h"
 #include "dispatch/kernels/kernel_util.h"
 #include "dispatch/kernels/quantized_gemm.h"
@@ -74,6 +76,11 @@ struct HybridConvState : KernelState {
   float lo = 0, hi = 0;
   int threads = 1;
   int64_t chunk_rows = 0;        // output pixels per GEMM call
+  // AVX-512 VNNI (chosen at prepare where KernelIsa() has it): images
+  // quantized to unsigned bytes, weights packed for HybridVnniSums; direct:
+  // a 1x1 stride-1 convolution whose image rows are the GEMM's rows.
+  bool vnni = false, direct = false;
+  HybridVnniWeights vw;
 };
 
 // Output pixels per GEMM call (per thread), at most.
@@ -179,6 +186,164 @@ absl::Status EvalHybridConv(EvalContext& ctx) {
   return absl::OkStatus();
 }
 
+#if GRAFT_QGEMM_AVX2
+// n bytes from src to dst, or n bytes of `fill` where src is null: whole
+// 64-byte blocks, then one masked block.
+GRAFT_AVX512_INLINE void CopyBytesAvx512(const uint8_t* src, int64_t n,
+                                         uint8_t fill, uint8_t* dst) {
+  const __m512i f = _mm512_set1_epi8(static_cast<char>(fill));
+  int64_t i = 0;
+  for (; i + 64 <= n; i += 64) {
+    _mm512_storeu_si512(dst + i, src ? _mm512_loadu_si512(src + i) : f);
+  }
+  if (i < n) {
+    const __mmask64 m = (uint64_t{1} << (n - i)) - 1;
+    _mm512_mask_storeu_epi8(dst + i, m,
+                            src ? _mm512_maskz_loadu_epi8(m, src + i) : f);
+  }
+}
+
+// The VNNI path's im2col: rows [r0, r1) of unsigned bytes u = q + 128 at
+// the taps, z_b + 128 (that is q - z_b = 0) at the taps in the padding, rows
+// of HybridVnniPaddedK(k) bytes, the pad zero. A filter row whose taps are
+// all inside the image and adjacent (dilation 1) is one copy.
+GRAFT_AVX512_TARGET void HybridIm2ColU8(const HybridConvState& s,
+                                        const uint8_t* u,
+                                        const int32_t* zero_point, int64_t r0,
+                                        int64_t r1, uint8_t* col) {
+  const int64_t kp = HybridVnniPaddedK(s.k);
+  const int64_t image = int64_t{s.in_h} * s.in_w * s.in_c;
+  const int64_t pixels = int64_t{s.out_h} * s.out_w;
+  const int64_t row_bytes = int64_t{s.k_w} * s.in_c;
+  int64_t b = r0 / pixels;
+  int oy = static_cast<int>(r0 / s.out_w % s.out_h);
+  int ox = static_cast<int>(r0 % s.out_w);
+  for (int64_t r = r0; r < r1; ++r) {
+    const uint8_t pad = static_cast<uint8_t>(zero_point[b] + 128);
+    const uint8_t* img = u + b * image;
+    uint8_t* dst = col + (r - r0) * kp;
+    for (int64_t i = s.k; i < kp; ++i) dst[i] = 0;
+    const int x0 = ox * s.stride_w - s.pad_w;
+    const bool row_inside =
+        s.dil_w == 1 && x0 >= 0 && x0 + s.k_w <= s.in_w;
+    for (int ky = 0; ky < s.k_h; ++ky) {
+      const int iy = oy * s.stride_h - s.pad_h + ky * s.dil_h;
+      if (iy < 0 || iy >= s.in_h) {
+        CopyBytesAvx512(nullptr, row_bytes, pad, dst);
+      } else if (row_inside) {
+        CopyBytesAvx512(img + (int64_t{iy} * s.in_w + x0) * s.in_c, row_bytes,
+                        pad, dst);
+      } else {
+        for (int kx = 0; kx < s.k_w; ++kx) {
+          const int ix = x0 + kx * s.dil_w;
+          const bool inside = ix >= 0 && ix < s.in_w;
+          CopyBytesAvx512(
+              inside ? img + (int64_t{iy} * s.in_w + ix) * s.in_c : nullptr,
+              s.in_c, pad, dst + int64_t{kx} * s.in_c);
+        }
+      }
+      dst += row_bytes;
+    }
+    if (++ox == s.out_w) {
+      ox = 0;
+      if (++oy == s.out_h) oy = 0, ++b;
+    }
+  }
+}
+
+// The float epilogue of EvalHybridConv on 16 channels at a time, in the
+// same operations and order: acc = sums - (z_b + 128) * col_sums (wrapping),
+// float(acc) * wscale * s_b (per channel) or float(acc) * (s_b * wscale),
+// + bias, then max(lo, v) and min(hi, v) with the operands ordered as
+// std::max(v, lo) / std::min(v, hi) decide NaNs. No FMA: the file is built
+// with -ffp-contract=off semantics (ISO C++), each intrinsic rounds.
+GRAFT_AVX512_TARGET void HybridConvEpilogueAvx512(
+    const HybridConvState& s, const int32_t* acc, int64_t r0, int64_t r1,
+    const float* scale, const int32_t* zero_point, const float* bias,
+    float* out) {
+  const int64_t pixels = int64_t{s.out_h} * s.out_w;
+  const __m512 lo = _mm512_set1_ps(s.lo), hi = _mm512_set1_ps(s.hi);
+  for (int64_t r = r0; r < r1; ++r) {
+    const int64_t b = r / pixels;
+    const __m512 sb = _mm512_set1_ps(scale[b]);
+    const __m512i corr = _mm512_set1_epi32(zero_point[b] + 128);
+    const int32_t* a = acc + (r - r0) * s.out_c;
+    float* o_px = out + r * s.out_c;
+    for (int o = 0; o < s.out_c; o += 16) {
+      const __mmask16 m = static_cast<__mmask16>(
+          s.out_c - o >= 16 ? 0xFFFFu : (1u << (s.out_c - o)) - 1);
+      const __m512i sums = _mm512_maskz_loadu_epi32(m, a + o);
+      const __m512i cs = _mm512_loadu_si512(s.vw.col_sums.data() + o);
+      const __m512 dot = _mm512_cvtepi32_ps(
+          _mm512_sub_epi32(sums, _mm512_mullo_epi32(corr, cs)));
+      const __m512 ws = _mm512_maskz_loadu_ps(m, s.scales.data() + o);
+      __m512 v = s.per_channel ? _mm512_mul_ps(_mm512_mul_ps(dot, ws), sb)
+                               : _mm512_mul_ps(dot, _mm512_mul_ps(sb, ws));
+      if (bias != nullptr) {
+        v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, bias + o));
+      }
+      v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
+      _mm512_mask_storeu_ps(o_px + o, m, v);
+    }
+  }
+}
+#endif  // GRAFT_QGEMM_AVX2
+
+// EvalHybridConv with unsigned-byte images and the VNNI products.
+absl::Status EvalHybridConvVnni(EvalContext& ctx) {
+#if GRAFT_QGEMM_AVX2
+  const HybridConvState& s = *ctx.state<HybridConvState>();
+  const float* in = ctx.input(0)->data<float>();
+  const float* bias = ctx.input(2) ? ctx.input(2)->data<float>() : nullptr;
+  float* out = ctx.output(0)->data<float>();
+  // Scratch as EvalHybridConv's, in bytes where that one holds int16.
+  const int64_t image = int64_t{s.in_h} * s.in_w * s.in_c;
+  const int64_t kp = HybridVnniPaddedK(s.k);
+  float* scale = ctx.scratch_as<float>();
+  int32_t* zero_point = reinterpret_cast<int32_t*>(scale + s.batch);
+  int32_t* sums = zero_point + s.batch;
+  uint8_t* cols =
+      reinterpret_cast<uint8_t*>(sums + s.threads * s.chunk_rows * s.out_c);
+  uint8_t* u = cols + s.threads * s.chunk_rows * kp;
+  for (int b = 0; b < s.batch; ++b) {
+    if (s.per_channel) {
+      AsymmetricQuantizeRowU8(in + b * image, image, u + b * image, &scale[b],
+                              &zero_point[b]);
+    } else {
+      SymmetricQuantizeRowU8(in + b * image, image, u + b * image, &scale[b]);
+      zero_point[b] = 0;
+    }
+  }
+  const int64_t rows = s.batch * int64_t{s.out_h} * s.out_w;
+  const int64_t chunks = (rows + s.chunk_rows - 1) / s.chunk_rows;
+  auto body = [&](int thread, int64_t begin, int64_t end) {
+    uint8_t* col = cols + thread * s.chunk_rows * kp;
+    int32_t* acc = sums + thread * s.chunk_rows * s.out_c;
+    for (int64_t c = begin; c < end; ++c) {
+      const int64_t r0 = c * s.chunk_rows;
+      const int64_t r1 = std::min(rows, r0 + s.chunk_rows);
+      if (s.direct) {
+        HybridVnniSums(u + r0 * s.in_c, s.in_c, r1 - r0, s.vw, 0, s.vw.panels,
+                       acc, s.out_c);
+      } else {
+        HybridIm2ColU8(s, u, zero_point, r0, r1, col);
+        HybridVnniSums(col, kp, r1 - r0, s.vw, 0, s.vw.panels, acc, s.out_c);
+      }
+      HybridConvEpilogueAvx512(s, acc, r0, r1, scale, zero_point, bias, out);
+    }
+  };
+  if (ctx.thread_pool() != nullptr && chunks > 1) {
+    ctx.thread_pool()->ParallelForWithThreadIndex(chunks, 1, body);
+  } else {
+    body(0, 0, chunks);
+  }
+  return absl::OkStatus();
+#else
+  (void)ctx;
+  return absl::InternalError("no AVX-512 VNNI build");
+#endif
+}
+
 absl::Status PrepareConv2DHybrid(PrepareContext& ctx) {
   GRAFT_RETURN_IF_ERROR(CheckArity(ctx, 2, 3, 1));
   GRAFT_ASSIGN_OR_RETURN(const Tensor* in, RequiredInput(ctx, 0));
@@ -237,21 +402,28 @@ absl::Status PrepareConv2DHybrid(PrepareContext& ctx) {
   for (int j = 0; j < s->out_c; ++j) {
     s->scales[j] = q->scale[scale_per_channel ? j : 0];
   }
+  s->vnni = KernelIsa() == CpuIsa::kAvx512Vnni;
+  if (s->vnni) {
+    HybridVnniPack(w->data<int8_t>(), s->out_c, s->k, s->k, &s->vw);
+    s->direct = s->k_h == 1 && s->k_w == 1 && s->stride_h == 1 &&
+                s->stride_w == 1 && s->pad_h == 0 && s->pad_w == 0 &&
+                s->out_h == s->in_h && s->out_w == s->in_w &&
+                s->in_c % 4 == 0;
+  }
   // Enough chunks for every thread, in whole micro-tiles.
+  const int64_t mr = s->vnni ? 8 : kQGemmMr;
   s->threads = ctx.thread_pool() ? ctx.thread_pool()->num_threads() : 1;
   const int64_t rows = int64_t{s->batch} * s->out_h * s->out_w;
   const int64_t per_thread = (rows + s->threads - 1) / s->threads;
   s->chunk_rows = std::max<int64_t>(
-      kQGemmMr,
-      std::min(kHybridChunkRows, (per_thread + kQGemmMr - 1) / kQGemmMr *
-                                     kQGemmMr));
+      mr, std::min(kHybridChunkRows, (per_thread + mr - 1) / mr * mr));
   const int64_t image = int64_t{s->in_h} * s->in_w * s->in_c;
   ctx.RequestScratch(
       s->batch * (sizeof(float) + sizeof(int32_t)) +
       s->threads * s->chunk_rows *
           (s->out_c * sizeof(int32_t) + QGemmPaddedK(s->k) * sizeof(int16_t)) +
       s->batch * image * sizeof(int16_t));
-  ctx.SetEval(EvalHybridConv);
+  ctx.SetEval(s->vnni ? EvalHybridConvVnni : EvalHybridConv);
   ctx.SetReductionLength(s->k);
   return ctx.SetOutputShape(0, {s->batch, s->out_h, s->out_w, s->out_c});
 }

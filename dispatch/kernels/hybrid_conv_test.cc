@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "dispatch/kernels/cpu_features.h"
+#include "dispatch/kernels/hybrid_util.h"
 #include "dispatch/kernels/kernel_test_util.h"
 #include "gtest/gtest.h"
 
@@ -287,6 +289,70 @@ TEST(Conv2DHybridTest, MatchesTfliteArithmetic) {
     EXPECT_EQ(Invoke(**rt, c.in), RefHybridConv(c.p, c.in, c.w, c.scales,
                                                 c.bias))
         << "iteration " << iter;
+  }
+}
+
+class IsaCap {
+ public:
+  explicit IsaCap(kernels::CpuIsa cap)
+      : old_(kernels::SetKernelIsaCapForTesting(cap)) {}
+  ~IsaCap() { kernels::SetKernelIsaCapForTesting(old_); }
+
+ private:
+  kernels::CpuIsa old_;
+};
+
+// Every ISA path the machine has, forced, against RefHybridConv over wider
+// shapes than above: channel counts around the 16-column panels and the
+// VNNI path's groups of four, 1x1 stride-1 convolutions (the VNNI path's
+// direct rows), row counts around its 8-row tiles, weights holding -128
+// (the convolution's products are exact: no quirk) and not. The VNNI path
+// must be the one taken where it is forced.
+TEST(Conv2DHybridTest, MatchesTfliteArithmeticOnEveryIsa) {
+  std::mt19937 rng = testing::SeededRng(7);
+  const kernels::CpuIsa detected = kernels::DetectedCpuIsa();
+  for (kernels::CpuIsa isa :
+       {kernels::CpuIsa::kBaseline, kernels::CpuIsa::kAvx2,
+        kernels::CpuIsa::kAvx512Vnni}) {
+    if (static_cast<int>(isa) > static_cast<int>(detected)) continue;
+    IsaCap cap(isa);
+    const int64_t vnni0 = kernels::HybridVnniCallsForTesting();
+    for (int iter = 0; iter < 40; ++iter) {
+      RandomCase c;
+      if (!MakeRandomCase(rng, iter, /*depthwise=*/false, &c)) continue;
+      ConvParams& p = c.p;
+      p.cin = RandomInt(rng, 1, 40), p.cout = RandomInt(rng, 1, 40);
+      if (iter % 3 == 0) {  // 1x1, stride 1, channels in fours
+        p.kh = p.kw = 1, p.sh = p.sw = 1;
+        p.cin = 4 * RandomInt(rng, 1, 10);
+        p.h = RandomInt(rng, 1, 12), p.w = RandomInt(rng, 1, 12);
+      }
+      const int64_t nw = int64_t{p.cout} * p.kh * p.kw * p.cin;
+      c.w.clear();
+      const int minus128 = iter % 2 ? RandomInt(rng, 1, 30) : 0;
+      for (int64_t i = 0; i < nw; ++i) {
+        c.w.push_back(static_cast<int8_t>(
+            RandomInt(rng, 0, 99) < minus128 ? -128
+                                              : RandomInt(rng, -128, 127)));
+      }
+      c.scales = testing::RandomFloats(rng, p.cout, 0.001f, 0.02f);
+      if (iter % 5 == 0) c.scales.assign(p.cout, c.scales[0]);
+      if (!c.bias.empty()) c.bias = testing::RandomFloats(rng, p.cout, -0.5f, 0.5f);
+      const float shift = (iter % 4) * 0.3f;
+      c.in = testing::RandomFloats(rng, int64_t{p.n} * p.h * p.w * p.cin,
+                                   -1 + shift, 1 + shift);
+      if (iter % 7 == 3) std::fill(c.in.begin(), c.in.end(), 0.0f);
+      auto rt = BuildAndLoad(p, c.w, c.scales, c.bias, c.threads);
+      ASSERT_TRUE(rt.ok()) << rt.status();
+      EXPECT_EQ(Invoke(**rt, c.in),
+                RefHybridConv(p, c.in, c.w, c.scales, c.bias))
+          << kernels::CpuIsaName(isa) << " iteration " << iter;
+    }
+    if (isa == kernels::CpuIsa::kAvx512Vnni) {
+      EXPECT_GT(kernels::HybridVnniCallsForTesting(), vnni0);
+    } else {
+      EXPECT_EQ(kernels::HybridVnniCallsForTesting(), vnni0);
+    }
   }
 }
 

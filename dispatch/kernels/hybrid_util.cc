@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 
 namespace graft {
@@ -374,6 +375,123 @@ int32_t HybridRowSum(const int16_t* w, int64_t k) {
   for (int l = 0; l < 8; ++l) sum += lanes[l];
   for (; i < k; ++i) sum += w[i];
   return sum;
+}
+
+namespace {
+std::atomic<int64_t> g_vnni_calls{0};
+
+#if GRAFT_QGEMM_AVX2
+// R rows x P panels (P = 1 or 2) of sums over the whole reduction, R * P
+// zmm accumulators.
+template <int R, int P>
+GRAFT_AVX512_TARGET void VnniTile(const uint8_t* a, int64_t a_stride,
+                                  const int8_t* b0, const int8_t* b1,
+                                  int64_t groups, int cols0, int cols1,
+                                  int32_t* out, int64_t out_stride) {
+  __m512i acc[R][P];
+  for (int r = 0; r < R; ++r) {
+    for (int p = 0; p < P; ++p) acc[r][p] = _mm512_setzero_si512();
+  }
+  for (int64_t g = 0; g < groups; ++g) {
+    const __m512i w0 = _mm512_loadu_si512(b0 + g * 64);
+    __m512i w1 = w0;
+    if constexpr (P == 2) w1 = _mm512_loadu_si512(b1 + g * 64);
+    for (int r = 0; r < R; ++r) {
+      int32_t four;
+      std::memcpy(&four, a + r * a_stride + g * 4, 4);
+      const __m512i av = _mm512_set1_epi32(four);
+      acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], av, w0);
+      if constexpr (P == 2) acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], av, w1);
+    }
+  }
+  const __mmask16 m0 = static_cast<__mmask16>((1u << cols0) - 1);
+  const __mmask16 m1 = static_cast<__mmask16>((1u << cols1) - 1);
+  for (int r = 0; r < R; ++r) {
+    _mm512_mask_storeu_epi32(out + r * out_stride, m0, acc[r][0]);
+    if constexpr (P == 2) {
+      _mm512_mask_storeu_epi32(out + r * out_stride + 16, m1, acc[r][1]);
+    }
+  }
+}
+
+template <int P>
+GRAFT_AVX512_TARGET void VnniRows(const uint8_t* a, int64_t a_stride,
+                                  int64_t rows, const int8_t* b0,
+                                  const int8_t* b1, int64_t groups, int cols0,
+                                  int cols1, int32_t* out,
+                                  int64_t out_stride) {
+  int64_t r = 0;
+  for (; r + 8 <= rows; r += 8) {
+    VnniTile<8, P>(a + r * a_stride, a_stride, b0, b1, groups, cols0, cols1,
+                   out + r * out_stride, out_stride);
+  }
+  const uint8_t* ar = a + r * a_stride;
+  int32_t* o = out + r * out_stride;
+  switch (rows - r) {
+#define GRAFT_VNNI_CASE(n)                                                   \
+  case n:                                                                    \
+    VnniTile<n, P>(ar, a_stride, b0, b1, groups, cols0, cols1, o, out_stride); \
+    break;
+    GRAFT_VNNI_CASE(1)
+    GRAFT_VNNI_CASE(2)
+    GRAFT_VNNI_CASE(3)
+    GRAFT_VNNI_CASE(4)
+    GRAFT_VNNI_CASE(5)
+    GRAFT_VNNI_CASE(6)
+    GRAFT_VNNI_CASE(7)
+#undef GRAFT_VNNI_CASE
+    default:
+      break;
+  }
+}
+#endif  // GRAFT_QGEMM_AVX2
+}  // namespace
+
+void HybridVnniPack(const int8_t* w, int64_t n, int64_t k, int64_t row_stride,
+                    HybridVnniWeights* out) {
+  const int64_t kp = HybridVnniPaddedK(k);
+  out->n = n, out->k = k, out->panels = (n + 15) / 16;
+  out->packed.assign(out->panels * 16 * kp, 0);
+  out->col_sums.assign(out->panels * 16, 0);
+  for (int64_t c = 0; c < n; ++c) {
+    const int64_t p = c / 16, col = c % 16;
+    int32_t sum = 0;
+    for (int64_t kk = 0; kk < k; ++kk) {
+      const int8_t v = w[c * row_stride + kk];
+      out->packed[p * 16 * kp + (kk / 4) * 64 + col * 4 + kk % 4] = v;
+      sum += v;
+    }
+    out->col_sums[c] = sum;
+  }
+}
+
+void HybridVnniSums(const uint8_t* a, int64_t a_stride, int64_t rows,
+                    const HybridVnniWeights& b, int64_t p0, int64_t p1,
+                    int32_t* out, int64_t out_stride) {
+#if GRAFT_QGEMM_AVX2
+  g_vnni_calls.fetch_add(1, std::memory_order_relaxed);
+  const int64_t kp = HybridVnniPaddedK(b.k), groups = kp / 4;
+  auto cols = [&](int64_t p) {
+    return static_cast<int>(std::min<int64_t>(16, b.n - p * 16));
+  };
+  int64_t p = p0;
+  for (; p + 2 <= p1; p += 2) {
+    VnniRows<2>(a, a_stride, rows, b.packed.data() + p * 16 * kp,
+                b.packed.data() + (p + 1) * 16 * kp, groups, cols(p),
+                cols(p + 1), out + p * 16, out_stride);
+  }
+  if (p < p1) {
+    VnniRows<1>(a, a_stride, rows, b.packed.data() + p * 16 * kp, nullptr,
+                groups, cols(p), 0, out + p * 16, out_stride);
+  }
+#else
+  (void)a, (void)a_stride, (void)rows, (void)b, (void)p0, (void)p1, (void)out,
+      (void)out_stride;
+#endif
+}
+
+int64_t HybridVnniCallsForTesting() {
+  return g_vnni_calls.load(std::memory_order_relaxed);
 }
 
 }  // namespace kernels

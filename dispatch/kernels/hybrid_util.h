@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -75,6 +76,35 @@ int32_t HybridDot(const int16_t* a, const int16_t* b, int64_t k);
 // wrapping int16 lanes, so it differs from the true sum only when a lane
 // passes +-32767.
 int32_t HybridRowSum(const int16_t* w, int64_t k);
+
+// The AVX-512 VNNI integer products of the hybrid kernels (KernelIsa() ==
+// kAvx512Vnni; callers decide at prepare): inputs as unsigned bytes u =
+// q + 128 (the *U8 quantizers), INT8 weights, vpdpbusd summing four u * w
+// into each int32 lane. The sums are exact, sum u * w = sum q * w +
+// 128 * sum w, so the caller subtracts (128 + its zero point) * col_sums
+// (modulo 2^32, as TFLite's int32 sums wrap). No -128 quirk: callers that
+// must reproduce it (HybridDot) do not use this.
+inline int64_t HybridVnniPaddedK(int64_t k) { return (k + 3) / 4 * 4; }
+struct HybridVnniWeights {
+  int64_t n = 0, k = 0, panels = 0;
+  // Per panel of 16 columns, per group of four reduction steps, the 16
+  // columns' four weights side by side; zero past k and past n.
+  std::vector<int8_t> packed;
+  // The exact sum of each column's weights, zero past n (panels * 16).
+  std::vector<int32_t> col_sums;
+};
+// Packs w[c * row_stride + kk], c < n, kk < k.
+void HybridVnniPack(const int8_t* w, int64_t n, int64_t k, int64_t row_stride,
+                    HybridVnniWeights* out);
+// out[r * out_stride + c] = sum_kk a[r * a_stride + kk] * w[c][kk] for rows
+// r < rows and the columns c < n of panels [p0, p1). a's rows hold
+// HybridVnniPaddedK(k) readable bytes (past k any value: the weights are
+// zero there). Needs KernelIsa() == kAvx512Vnni.
+void HybridVnniSums(const uint8_t* a, int64_t a_stride, int64_t rows,
+                    const HybridVnniWeights& b, int64_t p0, int64_t p1,
+                    int32_t* out, int64_t out_stride);
+// How many HybridVnniSums calls ran (tests check the path is taken).
+int64_t HybridVnniCallsForTesting();
 
 }  // namespace kernels
 }  // namespace graft
