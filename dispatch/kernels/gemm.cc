@@ -39,7 +39,7 @@ GRAFT_SIMD_INLINE void Accumulate(V8 (&acc)[MR][NV], const float* const* a,
 // columns. Each C element is bias + sum over k in order.
 template <int MR, int NV>
 GRAFT_SIMD_INLINE void Tile(const GemmArgs& g, int64_t row0, int64_t col0,
-                            int cols, const float* bp) {
+                            int cols, const float* bp, V8 lo, V8 hi) {
   V8 init[NV] = {};
   if (g.bias != nullptr && cols == 8 * NV) {
 #pragma GCC unroll 2
@@ -65,12 +65,15 @@ GRAFT_SIMD_INLINE void Tile(const GemmArgs& g, int64_t row0, int64_t col0,
     const IndirectA& ia = *g.indirect;
     const int32_t* off[MR];
     const float* base[MR];
+    // One division per tile; the rows after row0 step through the pixels.
+    int64_t image = row0 / ia.pixels;
+    int64_t pixel = row0 - image * ia.pixels;
 #pragma GCC unroll 6
     for (int i = 0; i < MR; ++i) {
-      const int64_t r = row0 + i;
-      const int64_t image = r / ia.pixels;
-      off[i] = ia.offsets + (r - image * ia.pixels) * ia.taps;
+      if (pixel == ia.pixels) pixel = 0, ++image;
+      off[i] = ia.offsets + pixel * ia.taps;
       base[i] = ia.input + image * ia.image_stride + ia.channel_offset;
+      ++pixel;
     }
     for (int t = 0; t < ia.taps; ++t) {
 #pragma GCC unroll 6
@@ -82,45 +85,46 @@ GRAFT_SIMD_INLINE void Tile(const GemmArgs& g, int64_t row0, int64_t col0,
       bp += ia.tap_len * kGemmNr;
     }
   }
-  const V8 lo = Splat(g.lo), hi = Splat(g.hi);
+  if (cols == 8 * NV) {
 #pragma GCC unroll 6
-  for (int i = 0; i < MR; ++i) {
-    V8 r[NV];
+    for (int i = 0; i < MR; ++i) {
+      float* c = g.c + (row0 + i) * g.ldc + col0;
 #pragma GCC unroll 2
-    for (int v = 0; v < NV; ++v) r[v] = Clamp(acc[i][v], lo, hi);
-    float* c = g.c + (row0 + i) * g.ldc + col0;
-    if (cols == 8 * NV) {
-      std::memcpy(c, r, sizeof(r));
-    } else {
-      float tmp[8 * NV];
-      std::memcpy(tmp, r, sizeof(r));
-      std::memcpy(c, tmp, sizeof(float) * cols);
+      for (int v = 0; v < NV; ++v) StoreV8(c + 8 * v, Clamp(acc[i][v], lo, hi));
     }
+    return;
+  }
+  for (int i = 0; i < MR; ++i) {
+    float tmp[8 * NV];
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; ++v) StoreV8(tmp + 8 * v, Clamp(acc[i][v], lo, hi));
+    float* c = g.c + (row0 + i) * g.ldc + col0;
+    for (int j = 0; j < cols; ++j) c[j] = tmp[j];
   }
 }
 
 template <int NV>
 GRAFT_SIMD_INLINE void TileRows(const GemmArgs& g, int64_t row0, int64_t col0,
-                                int cols, const float* bp) {
+                                int cols, const float* bp, V8 lo, V8 hi) {
   static_assert(kGemmMr == 6, "the row-count switch below lists 1 to 6");
   switch (std::min<int64_t>(kGemmMr, g.m - row0)) {
     case 1:
-      Tile<1, NV>(g, row0, col0, cols, bp);
+      Tile<1, NV>(g, row0, col0, cols, bp, lo, hi);
       break;
     case 2:
-      Tile<2, NV>(g, row0, col0, cols, bp);
+      Tile<2, NV>(g, row0, col0, cols, bp, lo, hi);
       break;
     case 3:
-      Tile<3, NV>(g, row0, col0, cols, bp);
+      Tile<3, NV>(g, row0, col0, cols, bp, lo, hi);
       break;
     case 4:
-      Tile<4, NV>(g, row0, col0, cols, bp);
+      Tile<4, NV>(g, row0, col0, cols, bp, lo, hi);
       break;
     case 5:
-      Tile<5, NV>(g, row0, col0, cols, bp);
+      Tile<5, NV>(g, row0, col0, cols, bp, lo, hi);
       break;
     default:
-      Tile<6, NV>(g, row0, col0, cols, bp);
+      Tile<6, NV>(g, row0, col0, cols, bp, lo, hi);
       break;
   }
 }
@@ -131,6 +135,7 @@ GRAFT_SIMD_INLINE void TileRows(const GemmArgs& g, int64_t row0, int64_t col0,
 // columns only its first 8.
 GRAFT_SIMD_INLINE void TilesBody(const GemmArgs& g, int64_t m_tiles,
                                  int64_t t_begin, int64_t t_end) {
+  const V8 lo = Splat(g.lo), hi = Splat(g.hi);
   int64_t panel = t_begin / m_tiles;
   int64_t row0 = t_begin % m_tiles * kGemmMr;
   for (int64_t t = t_begin; t < t_end; ++t) {
@@ -138,9 +143,9 @@ GRAFT_SIMD_INLINE void TilesBody(const GemmArgs& g, int64_t m_tiles,
     const int cols = static_cast<int>(std::min<int64_t>(kGemmNr, g.n - col0));
     const float* bp = g.packed_b + panel * kGemmNr * g.k;
     if (cols > 8) {
-      TileRows<2>(g, row0, col0, cols, bp);
+      TileRows<2>(g, row0, col0, cols, bp, lo, hi);
     } else {
-      TileRows<1>(g, row0, col0, cols, bp);
+      TileRows<1>(g, row0, col0, cols, bp, lo, hi);
     }
     row0 += kGemmMr;
     if (row0 >= g.m) row0 = 0, ++panel;

@@ -67,7 +67,8 @@ void CheckCase(const Case& t, std::mt19937& rng, ThreadPool* pool,
           << what << ": row " << i << " written past N at column " << j;
     }
   }
-  testing::ExpectNear(got, want, t.k, what);
+  testing::ExpectNear(got, want, t.k, what,
+                      /*term_scale=*/1.0);  // A, B and bias in [-1, 1]
 }
 
 Case RandomCase(std::mt19937& rng, int64_t max_m, int64_t max_n,
