@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "dispatch/kernels/cpu_features.h"
+#include "dispatch/kernels/float_simd.h"
 #include "dispatch/kernels/gemm.h"
 #include "dispatch/kernels/kernel_test_util.h"
 #include "gmock/gmock.h"
@@ -153,55 +154,98 @@ TEST(ConvTest, Conv2DMatchesReferenceOnEveryFloatGemmPath) {
   }
 }
 
+// Draws one DEPTHWISE_CONV_2D case and compares with RefConv. `wide` draws
+// channels that are mostly multiples of 8 (the multi-pixel path) on inputs
+// up to 24 wide.
+void CheckDepthwise(std::mt19937& rng, int iter, bool wide, const std::string& what) {
+  ConvParams p;
+  const int max_hw = wide ? 24 : 10;
+  p.n = RandomInt(rng, 1, 2), p.h = RandomInt(rng, 1, max_hw), p.w = RandomInt(rng, 1, max_hw);
+  // Multiplier 1 runs in blocks of 16 and 8 channels and a remainder:
+  // every third case has enough channels for all three.
+  if (wide) {
+    p.cin = iter % 4 == 3 ? RandomInt(rng, 1, 40) : 8 * RandomInt(rng, 1, 6);
+  } else {
+    p.cin = iter % 3 == 0 ? RandomInt(rng, 17, 40) : RandomInt(rng, 1, 9);
+  }
+  p.mult = iter % 3 == 2 && !wide ? RandomInt(rng, 2, 3) : 1;
+  p.cout = p.cin * p.mult, p.groups = p.cin;
+  p.kh = RandomInt(rng, 1, 3), p.kw = RandomInt(rng, 1, 3);
+  if (wide && iter % 5 == 4) p.kh = RandomInt(rng, 4, 7), p.kw = RandomInt(rng, 4, 7);
+  p.sh = RandomInt(rng, 1, 2), p.sw = RandomInt(rng, 1, 2);
+  p.dh = p.dw = iter % 5 == 1 ? 2 : 1;
+  p.padding = RandomInt(rng, 0, 1) ? tfl::Padding_SAME : tfl::Padding_VALID;
+  p.act = RandomInt(rng, 0, 1) ? tfl::ActivationFunctionType_RELU6
+                               : tfl::ActivationFunctionType_NONE;
+  const int oh = OutSize(p.padding, p.h, p.kh, p.sh, p.dh);
+  const int ow = OutSize(p.padding, p.w, p.kw, p.sw, p.dw);
+  if (oh <= 0 || ow <= 0) return;
+  auto in = testing::RandomFloats(rng, int64_t(p.n) * p.h * p.w * p.cin);
+  auto w = testing::RandomFloats(rng, int64_t(p.kh) * p.kw * p.cout);
+  auto bias = testing::RandomFloats(rng, p.cout);
+  const bool has_bias = iter % 4 != 1;
+  // Reference: a grouped conv with one input channel per group, weights
+  // rearranged from [1, kh, kw, cout] to [cout, kh, kw, 1].
+  std::vector<float> w_ohwi(w.size());
+  for (int ky = 0; ky < p.kh; ++ky)
+    for (int kx = 0; kx < p.kw; ++kx)
+      for (int oc = 0; oc < p.cout; ++oc)
+        w_ohwi[(size_t(oc) * p.kh + ky) * p.kw + kx] = w[(size_t(ky) * p.kw + kx) * p.cout + oc];
+  ModelBuilder mb;
+  auto& g = mb.Subgraph("main");
+  TensorId x = g.Input("x", F32, {p.n, p.h, p.w, p.cin});
+  TensorId tw = g.Constant<float>("w", {1, p.kh, p.kw, p.cout}, w);
+  TensorId tb = has_bias ? g.Constant<float>("b", {p.cout}, bias) : kNoTensor;
+  tfl::DepthwiseConv2DOptionsT o;
+  o.padding = p.padding, o.stride_h = p.sh, o.stride_w = p.sw;
+  o.dilation_h_factor = p.dh, o.dilation_w_factor = p.dw;
+  o.depth_multiplier = p.mult, o.fused_activation_function = p.act;
+  g.Output(g.Op(tfl::BuiltinOperator_DEPTHWISE_CONV_2D).In(x, tw, tb).Options(o).Out(
+      "y", F32, {p.n, oh, ow, p.cout}));
+  auto rt = testing::LoadBuilt(mb, RandomInt(rng, 1, 2));
+  ASSERT_TRUE(rt.ok()) << rt.status();
+  testing::SetInput(**rt, 0, in);
+  ASSERT_TRUE((*rt)->Invoke().ok());
+  testing::ExpectNear(testing::GetOutput<float>(**rt, 0),
+                      RefConv(p, in, w_ohwi, has_bias ? &bias : nullptr, oh, ow),
+                      p.kh * p.kw,
+                      absl::StrCat(what, "iteration ", iter, ": ", p.n, "x", p.h, "x", p.w,
+                                   "x", p.cin, " mult ", p.mult, " k ", p.kh, "x", p.kw,
+                                   " s ", p.sh, "x", p.sw, " d ", p.dh),
+                      /*term_scale=*/1.0);  // inputs, weights in [-1, 1]
+}
+
 TEST(ConvTest, DepthwiseConv2DMatchesReference) {
   std::mt19937 rng = testing::SeededRng(1);
   for (int iter = 0; iter < 30; ++iter) {
-    ConvParams p;
-    p.n = RandomInt(rng, 1, 2), p.h = RandomInt(rng, 1, 10), p.w = RandomInt(rng, 1, 10);
-    // Multiplier 1 runs in blocks of 16 and 8 channels and a remainder:
-    // every third case has enough channels for all three.
-    p.cin = iter % 3 == 0 ? RandomInt(rng, 17, 40) : RandomInt(rng, 1, 9);
-    p.mult = iter % 3 == 2 ? RandomInt(rng, 2, 3) : 1;
-    p.cout = p.cin * p.mult, p.groups = p.cin;
-    p.kh = RandomInt(rng, 1, 3), p.kw = RandomInt(rng, 1, 3);
-    p.sh = RandomInt(rng, 1, 2), p.sw = RandomInt(rng, 1, 2);
-    p.dh = p.dw = iter % 5 == 1 ? 2 : 1;
-    p.padding = RandomInt(rng, 0, 1) ? tfl::Padding_SAME : tfl::Padding_VALID;
-    p.act = RandomInt(rng, 0, 1) ? tfl::ActivationFunctionType_RELU6
-                                 : tfl::ActivationFunctionType_NONE;
-    const int oh = OutSize(p.padding, p.h, p.kh, p.sh, p.dh);
-    const int ow = OutSize(p.padding, p.w, p.kw, p.sw, p.dw);
-    if (oh <= 0 || ow <= 0) continue;
-    auto in = testing::RandomFloats(rng, int64_t(p.n) * p.h * p.w * p.cin);
-    auto w = testing::RandomFloats(rng, int64_t(p.kh) * p.kw * p.cout);
-    auto bias = testing::RandomFloats(rng, p.cout);
-    const bool has_bias = iter % 4 != 1;
-    // Reference: a grouped conv with one input channel per group, weights
-    // rearranged from [1, kh, kw, cout] to [cout, kh, kw, 1].
-    std::vector<float> w_ohwi(w.size());
-    for (int ky = 0; ky < p.kh; ++ky)
-      for (int kx = 0; kx < p.kw; ++kx)
-        for (int oc = 0; oc < p.cout; ++oc)
-          w_ohwi[(size_t(oc) * p.kh + ky) * p.kw + kx] = w[(size_t(ky) * p.kw + kx) * p.cout + oc];
-    ModelBuilder mb;
-    auto& g = mb.Subgraph("main");
-    TensorId x = g.Input("x", F32, {p.n, p.h, p.w, p.cin});
-    TensorId tw = g.Constant<float>("w", {1, p.kh, p.kw, p.cout}, w);
-    TensorId tb = has_bias ? g.Constant<float>("b", {p.cout}, bias) : kNoTensor;
-    tfl::DepthwiseConv2DOptionsT o;
-    o.padding = p.padding, o.stride_h = p.sh, o.stride_w = p.sw;
-    o.dilation_h_factor = p.dh, o.dilation_w_factor = p.dw;
-    o.depth_multiplier = p.mult, o.fused_activation_function = p.act;
-    g.Output(g.Op(tfl::BuiltinOperator_DEPTHWISE_CONV_2D).In(x, tw, tb).Options(o).Out(
-        "y", F32, {p.n, oh, ow, p.cout}));
-    auto rt = testing::LoadBuilt(mb, RandomInt(rng, 1, 2));
-    ASSERT_TRUE(rt.ok()) << rt.status();
-    testing::SetInput(**rt, 0, in);
-    ASSERT_TRUE((*rt)->Invoke().ok());
-    testing::ExpectNear(testing::GetOutput<float>(**rt, 0),
-                        RefConv(p, in, w_ohwi, has_bias ? &bias : nullptr, oh, ow),
-                        p.kh * p.kw, absl::StrCat("iteration ", iter),
-                        /*term_scale=*/1.0);  // inputs, weights in [-1, 1]
+    CheckDepthwise(rng, iter, /*wide=*/false, "");
+    if (HasFatalFailure()) return;
+  }
+}
+
+// The float depthwise builds (baseline, AVX2+FMA) forced in turn, on wider
+// inputs with channels mostly multiples of 8: the path computing several
+// output pixels together must be taken.
+TEST(ConvTest, DepthwiseConv2DMatchesReferenceOnEveryFloatPath) {
+  using kernels::CpuIsa;
+  for (CpuIsa isa : {CpuIsa::kBaseline, CpuIsa::kAvx2}) {
+    if (static_cast<int>(kernels::DetectedCpuIsa()) < static_cast<int>(isa)) {
+      std::printf("skipping the %s path: this CPU has %s\n", kernels::CpuIsaName(isa),
+                  kernels::CpuIsaName(kernels::DetectedCpuIsa()));
+      continue;
+    }
+    struct Cap {
+      CpuIsa old;
+      ~Cap() { kernels::SetKernelIsaCapForTesting(old); }
+    } cap{kernels::SetKernelIsaCapForTesting(isa)};
+    const int64_t groups = kernels::FloatDepthwisePixelGroupsForTesting(isa);
+    std::mt19937 rng = testing::SeededRng(20 + static_cast<int>(isa));
+    for (int iter = 0; iter < 60; ++iter) {
+      CheckDepthwise(rng, iter, /*wide=*/true, absl::StrCat(kernels::CpuIsaName(isa), " "));
+      if (HasFatalFailure()) return;
+    }
+    EXPECT_GT(kernels::FloatDepthwisePixelGroupsForTesting(isa), groups)
+        << kernels::CpuIsaName(isa);
   }
 }
 

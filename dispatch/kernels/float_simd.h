@@ -48,6 +48,16 @@ inline bool CpuHasAvx2Fma() {
 // it that the path they force is taken.
 int64_t FloatPoolCallsForTesting(CpuIsa path);
 
+// How many groups of output pixels the float DEPTHWISE_CONV_2D computed
+// together (depthwise_conv.cc), per build as above.
+int64_t FloatDepthwisePixelGroupsForTesting(CpuIsa path);
+
+// The same for the float binary elementwise ops (ADD, SUB, MUL, DIV, ...;
+// elementwise.cc) and the float reductions (MEAN, SUM, REDUCE_MAX, ...;
+// reduce.cc).
+int64_t FloatBinaryCallsForTesting(CpuIsa path);
+int64_t FloatReduceCallsForTesting(CpuIsa path);
+
 // 8 floats; aligned(4) so loads from any float* are legal (unaligned moves).
 typedef float V8 __attribute__((vector_size(32), aligned(4)));
 
