@@ -48,6 +48,7 @@
 // (the scale product first, unlike CONV_2D's reference), clamped. Same
 // refusals, and one scale for several output channels.
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <cstdint>
 #include <string>
@@ -435,10 +436,104 @@ struct HybridDepthwiseState : KernelState {
   std::vector<int16_t> weights;  // [KH, KW, O], sign-extended
   std::vector<float> scales;     // per output channel
   float lo = 0, hi = 0;
+  // AVX-512 (KernelIsa() kAvx512Vnni at prepare, one channel per input
+  // channel): images as unsigned bytes, weights as int32 [KH, KW, O].
+  bool avx512 = false;
+  std::vector<int32_t> weights32;
 };
 
 // Output channels accumulated together, in int32 on the stack.
 constexpr int kDepthwiseBlock = 64;
+
+std::atomic<int64_t> g_depthwise_avx512_calls{0};
+
+#if GRAFT_QGEMM_AVX2
+// Output rows [r0, r1) of EvalHybridDepthwise (multiplier 1) from the image
+// as unsigned bytes u = q + 128: per 16 channels, acc = sum over the taps
+// inside the image of w * (u - (z_b + 128)) in int32 (exact, as the scalar
+// sum), then float(acc) * (wscale * s_b) + bias and the clamp in the scalar
+// path's operations and order.
+GRAFT_AVX512_TARGET void HybridDepthwiseRowsAvx512(
+    const HybridDepthwiseState& s, const uint8_t* u, const float* scale,
+    const int32_t* zero_point, const float* bias, int64_t r0, int64_t r1,
+    float* out) {
+  const int64_t image = int64_t{s.in_h} * s.in_w * s.in_c;
+  const __m512 lo = _mm512_set1_ps(s.lo), hi = _mm512_set1_ps(s.hi);
+  for (int64_t r = r0; r < r1; ++r) {
+    const int b = static_cast<int>(r / s.out_h);
+    const int oy = static_cast<int>(r % s.out_h);
+    const uint8_t* ub = u + b * image;
+    const __m512i zoff = _mm512_set1_epi32(zero_point[b] + 128);
+    const __m512 sb = _mm512_set1_ps(scale[b]);
+    const int y0 = oy * s.stride_h - s.pad_h;
+    for (int ox = 0; ox < s.out_w; ++ox) {
+      const int x0 = ox * s.stride_w - s.pad_w;
+      float* o_px = out + ((r * s.out_w) + ox) * s.out_c;
+      for (int c0 = 0; c0 < s.out_c; c0 += 16) {
+        const __mmask16 m = static_cast<__mmask16>(
+            s.out_c - c0 >= 16 ? 0xFFFFu : (1u << (s.out_c - c0)) - 1);
+        __m512i acc = _mm512_setzero_si512();
+        for (int ky = 0; ky < s.k_h; ++ky) {
+          const int y = y0 + ky * s.dil_h;
+          if (y < 0 || y >= s.in_h) continue;
+          for (int kx = 0; kx < s.k_w; ++kx) {
+            const int x = x0 + kx * s.dil_w;
+            if (x < 0 || x >= s.in_w) continue;
+            const uint8_t* px = ub + (int64_t{y} * s.in_w + x) * s.in_c + c0;
+            const __m512i v = _mm512_sub_epi32(
+                _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(m, px)), zoff);
+            const __m512i w = _mm512_maskz_loadu_epi32(
+                m, s.weights32.data() + (int64_t{ky} * s.k_w + kx) * s.out_c +
+                       c0);
+            acc = _mm512_add_epi32(acc, _mm512_mullo_epi32(v, w));
+          }
+        }
+        const __m512 ws = _mm512_maskz_loadu_ps(m, s.scales.data() + c0);
+        __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(acc), _mm512_mul_ps(ws, sb));
+        if (bias != nullptr) {
+          v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, bias + c0));
+        }
+        v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
+        _mm512_mask_storeu_ps(o_px + c0, m, v);
+      }
+    }
+  }
+}
+#endif  // GRAFT_QGEMM_AVX2
+
+absl::Status EvalHybridDepthwiseAvx512(EvalContext& ctx) {
+#if GRAFT_QGEMM_AVX2
+  const HybridDepthwiseState& s = *ctx.state<HybridDepthwiseState>();
+  const float* in = ctx.input(0)->data<float>();
+  const float* bias = ctx.input(2) ? ctx.input(2)->data<float>() : nullptr;
+  float* out = ctx.output(0)->data<float>();
+  // Scratch as EvalHybridDepthwise's, the images in bytes.
+  const int64_t image = int64_t{s.in_h} * s.in_w * s.in_c;
+  float* scale = ctx.scratch_as<float>();
+  int32_t* zero_point = reinterpret_cast<int32_t*>(scale + s.batch);
+  uint8_t* u = reinterpret_cast<uint8_t*>(zero_point + s.batch);
+  for (int b = 0; b < s.batch; ++b) {
+    AsymmetricQuantizeRowU8(in + b * image, image, u + b * image, &scale[b],
+                            &zero_point[b]);
+  }
+  const int64_t rows = int64_t{s.batch} * s.out_h;
+  g_depthwise_avx512_calls.fetch_add(1, std::memory_order_relaxed);
+  auto run = [&](int64_t r0, int64_t r1) {
+    HybridDepthwiseRowsAvx512(s, u, scale, zero_point, bias, r0, r1, out);
+  };
+  ThreadPool* pool = ctx.thread_pool();
+  if (pool != nullptr) {
+    const int64_t work = int64_t{s.out_w} * s.out_c * s.k_h * s.k_w + 1;
+    pool->ParallelFor(rows, std::max<int64_t>(1, 16384 / work), run);
+  } else {
+    run(0, rows);
+  }
+  return absl::OkStatus();
+#else
+  (void)ctx;
+  return absl::InternalError("no AVX-512 build");
+#endif
+}
 
 absl::Status EvalHybridDepthwise(EvalContext& ctx) {
   const HybridDepthwiseState& s = *ctx.state<HybridDepthwiseState>();
@@ -563,15 +658,22 @@ absl::Status PrepareDepthwiseConv2DHybrid(PrepareContext& ctx) {
   const int8_t* data = w->data<int8_t>();
   s->weights.assign(data, data + n);
   s->scales.assign(q->scale.begin(), q->scale.end());
+  s->avx512 = s->mult == 1 && KernelIsa() == CpuIsa::kAvx512Vnni;
+  if (s->avx512) s->weights32.assign(data, data + n);
   const int64_t image = int64_t{s->in_h} * s->in_w * s->in_c;
   ctx.RequestScratch(s->batch * (sizeof(float) + sizeof(int32_t)) +
                      s->batch * image * sizeof(int16_t));
-  ctx.SetEval(EvalHybridDepthwise);
+  ctx.SetEval(s->avx512 ? EvalHybridDepthwiseAvx512 : EvalHybridDepthwise);
   ctx.SetReductionLength(int64_t{s->k_h} * s->k_w);
   return ctx.SetOutputShape(0, {s->batch, s->out_h, s->out_w, s->out_c});
 }
 
 }  // namespace
+
+int64_t HybridDepthwiseAvx512CallsForTesting() {
+  return g_depthwise_avx512_calls.load(std::memory_order_relaxed);
+}
+
 }  // namespace kernels
 
 GRAFT_DEFINE_KERNEL(Conv2DHybrid);

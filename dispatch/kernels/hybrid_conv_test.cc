@@ -496,6 +496,41 @@ TEST(DepthwiseConv2DHybridTest, MatchesTfliteArithmetic) {
 
 // One scale for several output channels: TFLite's kernel would read scales
 // past the end, so it is refused, saying why.
+// Every ISA path the machine has, forced, against RefHybridDepthwise: the
+// AVX-512 path (multiplier 1) over channel counts around its 16-channel
+// vectors, weights holding -128 and not; it must be the one taken where
+// forced, and only there.
+TEST(DepthwiseConv2DHybridTest, MatchesTfliteArithmeticOnEveryIsa) {
+  std::mt19937 rng = testing::SeededRng(11);
+  const kernels::CpuIsa detected = kernels::DetectedCpuIsa();
+  for (kernels::CpuIsa isa :
+       {kernels::CpuIsa::kBaseline, kernels::CpuIsa::kAvx2,
+        kernels::CpuIsa::kAvx512Vnni}) {
+    if (static_cast<int>(isa) > static_cast<int>(detected)) continue;
+    IsaCap cap(isa);
+    const int64_t calls0 = kernels::HybridDepthwiseAvx512CallsForTesting();
+    for (int iter = 0; iter < 40; ++iter) {
+      RandomCase c;
+      if (!MakeRandomCase(rng, iter, /*depthwise=*/true, &c)) continue;
+      if (iter % 2) {
+        for (int8_t& v : c.w) {
+          if (RandomInt(rng, 0, 9) == 0) v = -128;
+        }
+      }
+      auto rt = BuildAndLoadDepthwise(c.p, c.w, c.scales, c.bias, c.threads);
+      ASSERT_TRUE(rt.ok()) << rt.status();
+      EXPECT_EQ(Invoke(**rt, c.in),
+                RefHybridDepthwise(c.p, c.in, c.w, c.scales, c.bias))
+          << kernels::CpuIsaName(isa) << " iteration " << iter;
+    }
+    if (isa == kernels::CpuIsa::kAvx512Vnni) {
+      EXPECT_GT(kernels::HybridDepthwiseAvx512CallsForTesting(), calls0);
+    } else {
+      EXPECT_EQ(kernels::HybridDepthwiseAvx512CallsForTesting(), calls0);
+    }
+  }
+}
+
 TEST(DepthwiseConv2DHybridTest, RefusesOneScaleForSeveralChannels) {
   ConvParams p;
   p.cin = p.cout = 2;

@@ -105,6 +105,9 @@ void HybridVnniSums(const uint8_t* a, int64_t a_stride, int64_t rows,
                     int32_t* out, int64_t out_stride);
 // How many HybridVnniSums calls ran (tests check the path is taken).
 int64_t HybridVnniCallsForTesting();
+// How many hybrid DEPTHWISE_CONV_2D invokes ran its AVX-512 path
+// (hybrid_conv.cc; KernelIsa() kAvx512Vnni at prepare, multiplier 1).
+int64_t HybridDepthwiseAvx512CallsForTesting();
 
 }  // namespace kernels
 }  // namespace graft
