@@ -278,10 +278,10 @@ GRAFT_AVX512_TARGET void HybridConvEpilogueAvx512(
       const __m512 dot = _mm512_cvtepi32_ps(
           _mm512_sub_epi32(sums, _mm512_mullo_epi32(corr, cs)));
       const __m512 ws = _mm512_maskz_loadu_ps(m, s.scales.data() + o);
-      __m512 v = s.per_channel ? _mm512_mul_ps(_mm512_mul_ps(dot, ws), sb)
-                               : _mm512_mul_ps(dot, _mm512_mul_ps(sb, ws));
+      __m512 v = s.per_channel ? HybridMulPs(HybridMulPs(dot, ws), sb)
+                               : HybridMulPs(dot, HybridMulPs(sb, ws));
       if (bias != nullptr) {
-        v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, bias + o));
+        v = HybridAddPs(v, _mm512_maskz_loadu_ps(m, bias + o));
       }
       v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
       _mm512_mask_storeu_ps(o_px + o, m, v);
@@ -489,9 +489,9 @@ GRAFT_AVX512_TARGET void HybridDepthwiseRowsAvx512(
           }
         }
         const __m512 ws = _mm512_maskz_loadu_ps(m, s.scales.data() + c0);
-        __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(acc), _mm512_mul_ps(ws, sb));
+        __m512 v = HybridMulPs(_mm512_cvtepi32_ps(acc), HybridMulPs(ws, sb));
         if (bias != nullptr) {
-          v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, bias + c0));
+          v = HybridAddPs(v, _mm512_maskz_loadu_ps(m, bias + c0));
         }
         v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
         _mm512_mask_storeu_ps(o_px + c0, m, v);

@@ -66,6 +66,7 @@
 #include <vector>
 
 #include "dispatch/kernel.h"
+#include "dispatch/kernels/cpu_features.h"
 #include "dispatch/kernels/hybrid_util.h"
 #include "dispatch/kernels/kernel_util.h"
 #include "dispatch/kernels/quantized_gemm.h"
@@ -94,6 +95,11 @@ struct HybridFcState : KernelState {
   std::vector<int32_t> row_sums;
   std::vector<float> kfsum;
   float lo = 0, hi = 0;
+  // INT8 without -128 where KernelIsa() is kAvx512Vnni at prepare: rows
+  // quantized to unsigned bytes (stride HybridVnniPaddedK(k)), weights
+  // packed for HybridVnniSums.
+  bool vnni = false;
+  HybridVnniWeights vw;
 };
 
 // Scratch: per row its scale and zero point; INT8: the GEMM's sums [m, n];
@@ -222,6 +228,95 @@ absl::Status EvalHybridFcInt8(EvalContext& ctx) {
   return absl::OkStatus();
 }
 
+#if GRAFT_QGEMM_AVX2
+// EvalHybridFcInt8's epilogue for rows [0, m) and columns [n0, n1) on 16
+// lanes, from VNNI sums: dot = sums - 128 * col_sums (the exact q * w
+// sum), minus zp * row_sums with asymmetric inputs (both wrapping), then
+// bias (0 without one, as the scalar code adds) + float(dot) * (wscale *
+// s_r), clamped with the operands ordered as std::max(v, lo) /
+// std::min(v, hi).
+GRAFT_AVX512_TARGET void HybridFcEpilogueAvx512(
+    const HybridFcState& s, const int32_t* sums, const float* row_scale,
+    const int32_t* zero_point, const float* bias, int64_t n0, int64_t n1,
+    float* out) {
+  const __m512 lo = _mm512_set1_ps(s.lo), hi = _mm512_set1_ps(s.hi);
+  const __m512i c128 = _mm512_set1_epi32(128);
+  for (int64_t r = 0; r < s.m; ++r) {
+    const __m512 rs = _mm512_set1_ps(row_scale[r]);
+    const __m512i zp = _mm512_set1_epi32(zero_point[r]);
+    for (int64_t j = n0; j < n1; j += 16) {
+      const __mmask16 m = static_cast<__mmask16>(
+          n1 - j >= 16 ? 0xFFFFu : (1u << (n1 - j)) - 1);
+      __m512i dot = _mm512_sub_epi32(
+          _mm512_maskz_loadu_epi32(m, sums + r * s.n + j),
+          _mm512_mullo_epi32(c128, _mm512_loadu_si512(s.vw.col_sums.data() + j)));
+      if (s.asymmetric) {
+        dot = _mm512_sub_epi32(
+            dot, _mm512_mullo_epi32(
+                     zp, _mm512_maskz_loadu_epi32(m, s.row_sums.data() + j)));
+      }
+      const __m512 scale =
+          HybridMulPs(_mm512_maskz_loadu_ps(m, s.scales.data() + j), rs);
+      const __m512 b = bias != nullptr ? _mm512_maskz_loadu_ps(m, bias + j)
+                                       : _mm512_setzero_ps();
+      __m512 v = HybridAddPs(b, HybridMulPs(_mm512_cvtepi32_ps(dot), scale));
+      v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
+      _mm512_mask_storeu_ps(out + r * s.n + j, m, v);
+    }
+  }
+}
+#endif  // GRAFT_QGEMM_AVX2
+
+absl::Status EvalHybridFcVnni(EvalContext& ctx) {
+#if GRAFT_QGEMM_AVX2
+  const HybridFcState& s = *ctx.state<HybridFcState>();
+  const float* in = ctx.input(0)->data<float>();
+  const float* bias = ctx.input(2) ? ctx.input(2)->data<float>() : nullptr;
+  float* out = ctx.output(0)->data<float>();
+  if (std::all_of(in, in + s.m * s.k, [](float v) { return v == 0; })) {
+    for (int64_t r = 0; r < s.m; ++r) {
+      for (int64_t j = 0; j < s.n; ++j) {
+        const float b = bias != nullptr ? bias[j] : 0.0f;
+        out[r * s.n + j] = std::min(std::max(b, s.lo), s.hi);
+      }
+    }
+    return absl::OkStatus();
+  }
+  // Scratch as QuantizeRows carves it, the rows in bytes.
+  const int64_t kp = HybridVnniPaddedK(s.k);
+  float* scale = ctx.scratch_as<float>();
+  int32_t* zero_point = reinterpret_cast<int32_t*>(scale + s.m);
+  int32_t* sums = zero_point + s.m;
+  uint8_t* u = reinterpret_cast<uint8_t*>(sums + s.m * s.n);
+  for (int64_t r = 0; r < s.m; ++r) {
+    uint8_t* ur = u + r * kp;
+    if (s.asymmetric) {
+      AsymmetricQuantizeRowU8(in + r * s.k, s.k, ur, &scale[r], &zero_point[r]);
+    } else {
+      SymmetricQuantizeRowU8(in + r * s.k, s.k, ur, &scale[r]);
+      zero_point[r] = 0;
+    }
+    std::fill(ur + s.k, ur + kp, uint8_t{0});
+  }
+  auto panels = [&](int64_t p0, int64_t p1) {
+    const int64_t n0 = p0 * 16, n1 = std::min(s.n, p1 * 16);
+    HybridVnniSums(u, kp, s.m, s.vw, p0, p1, sums, s.n);
+    HybridFcEpilogueAvx512(s, sums, scale, zero_point, bias, n0, n1, out);
+  };
+  ThreadPool* pool = ctx.thread_pool();
+  if (pool != nullptr && s.vw.panels > 1) {
+    const int64_t work = s.k * s.m * 16 + 1;
+    pool->ParallelFor(s.vw.panels, std::max<int64_t>(1, 65536 / work), panels);
+  } else {
+    panels(0, s.vw.panels);
+  }
+  return absl::OkStatus();
+#else
+  (void)ctx;
+  return absl::InternalError("no AVX-512 VNNI build");
+#endif
+}
+
 absl::Status PrepareBlockwise(PrepareContext& ctx, const Tensor& w,
                               const std::string& types, HybridFcState* s) {
   s->row_stride = s->k;
@@ -309,6 +404,9 @@ absl::Status PrepareInt8(PrepareContext& ctx, const Tensor& w,
   if (std::find(data, data + s->n * s->k, int8_t{-128}) !=
       data + s->n * s->k) {
     s->weights.assign(data, data + s->n * s->k);
+  } else if (KernelIsa() == CpuIsa::kAvx512Vnni) {
+    s->vnni = true;
+    HybridVnniPack(data, s->n, s->k, s->k, &s->vw);
   } else {
     s->packed.resize(QGemmPackedSize(s->n, s->k));
     QGemmPackRows(data, s->n, s->k, s->k, /*w_offset=*/0, s->packed.data());
@@ -328,7 +426,7 @@ absl::Status PrepareInt8(PrepareContext& ctx, const Tensor& w,
       s->row_sums[j] = HybridRowSum(row.data(), s->k);
     }
   }
-  ctx.SetEval(EvalHybridFcInt8);
+  ctx.SetEval(s->vnni ? EvalHybridFcVnni : EvalHybridFcInt8);
   return absl::OkStatus();
 }
 

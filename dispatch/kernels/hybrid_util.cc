@@ -128,10 +128,10 @@ GRAFT_AVX512_TARGET void RoundRowAvx512(const float* x, int64_t k, float inv,
   for (int64_t i = 0; i < grouped; i += 16) {
     const __mmask16 m = grouped - i >= 16 ? __mmask16{0xFFFF}
                                           : __mmask16{0x00FF};
-    const __m512 v = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, x + i), vinv);
+    const __m512 v = HybridMulPs(_mm512_maskz_loadu_ps(m, x + i), vinv);
     const __mmask16 negative =
         _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ);
-    const __m512 t = _mm512_add_ps(v, _mm512_mask_blend_ps(negative, pos, neg));
+    const __m512 t = HybridAddPs(v, _mm512_mask_blend_ps(negative, pos, neg));
     __m512i r = _mm512_cvttps_epi32(t);
     r = _mm512_min_epi32(_mm512_max_epi32(r, lim_lo), lim_hi);
     r = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(r, vzp), vmin),

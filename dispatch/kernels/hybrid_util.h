@@ -17,9 +17,24 @@
 #include "absl/status/statusor.h"
 #include "core/model.h"
 #include "dispatch/kernel.h"
+#include "dispatch/kernels/quantized_gemm.h"
 
 namespace graft {
 namespace kernels {
+
+#if GRAFT_QGEMM_AVX2
+// Float multiply and add on 16 lanes that the compiler cannot contract into
+// an FMA (ISO C++ permits it, GCC does it by default, and the AVX-512
+// target has FMA): the rounding-mode builtins, at the current mode. The
+// AVX-512 paths use these to round every product and sum on its own, as
+// TFLite's x86 kernels do.
+GRAFT_AVX512_INLINE __m512 HybridMulPs(__m512 a, __m512 b) {
+  return _mm512_mul_round_ps(a, b, _MM_FROUND_CUR_DIRECTION);
+}
+GRAFT_AVX512_INLINE __m512 HybridAddPs(__m512 a, __m512 b) {
+  return _mm512_add_round_ps(a, b, _MM_FROUND_CUR_DIRECTION);
+}
+#endif  // GRAFT_QGEMM_AVX2
 
 // The checks every hybrid kernel's prepare opens with: FLOAT32 input and
 // output, weights of one of `weight_types`, a FLOAT32 bias if any, and no
