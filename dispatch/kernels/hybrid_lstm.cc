@@ -184,13 +184,18 @@ void Accumulate(const QuantizedRows& rows, int64_t nb, int64_t k,
                 const std::vector<int16_t>& w, float w_scale,
                 const std::vector<int32_t>& sums, int64_t n_cell, float* gate) {
   if (rows.zero) return;
+  int32_t dots[256];
   for (int64_t b = 0; b < nb; ++b) {
     const int16_t* q = rows.q + b * k;
     const float scale = rows.scale[b] * w_scale;
     const uint32_t zp = static_cast<uint32_t>(rows.zero_point[b]);
     float* g = gate + b * n_cell;
     for (int64_t j = 0; j < n_cell; ++j) {
-      int32_t dot = HybridDot(q, w.data() + j * k, k);
+      if (j % 256 == 0) {  // the next block of dot products, one call
+        HybridDotRows(q, w.data() + j * k, std::min<int64_t>(256, n_cell - j),
+                      k, dots);
+      }
+      int32_t dot = dots[j % 256];
       if (!sums.empty()) {  // wrapping, as TFLite's int32 arithmetic
         dot = static_cast<int32_t>(static_cast<uint32_t>(dot) -
                                    zp * static_cast<uint32_t>(sums[j]));

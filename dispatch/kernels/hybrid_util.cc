@@ -312,8 +312,8 @@ int32_t HybridDotScalar(const int16_t* a, const int16_t* b, int64_t k) {
 // -128 facing a negative input becomes 128 (the quirk), then vpmaddwd sums
 // pairs of products exactly (|pair| <= 2 * 128 * 128 for 8-bit values) and
 // the int32 lanes wrap as the scalar sum does.
-GRAFT_AVX512_TARGET int32_t HybridDotAvx512(const int16_t* a, const int16_t* b,
-                                            int64_t k) {
+GRAFT_AVX512_INLINE int32_t HybridDotAvx512Inline(const int16_t* a,
+                                                  const int16_t* b, int64_t k) {
   const int64_t whole = k & ~int64_t{15};
   const __m512i m128 = _mm512_set1_epi16(-128), p128 = _mm512_set1_epi16(128);
   const __m512i zero = _mm512_setzero_si512();
@@ -338,9 +338,33 @@ GRAFT_AVX512_TARGET int32_t HybridDotAvx512(const int16_t* a, const int16_t* b,
   }
   return _mm512_reduce_add_epi32(acc);
 }
+GRAFT_AVX512_TARGET void HybridDotRowsAvx512(const int16_t* a,
+                                            const int16_t* b, int64_t n,
+                                            int64_t k, int32_t* out) {
+  for (int64_t j = 0; j < n; ++j) {
+    out[j] = HybridDotAvx512Inline(a, b + j * k, k);
+  }
+}
+
+GRAFT_AVX512_TARGET int32_t HybridDotAvx512(const int16_t* a, const int16_t* b,
+                                            int64_t k) {
+  return HybridDotAvx512Inline(a, b, k);
+}
 #endif  // GRAFT_QGEMM_AVX2
 
 }  // namespace
+
+void HybridDotRows(const int16_t* a, const int16_t* b, int64_t n, int64_t k,
+                   int32_t* out) {
+#if GRAFT_QGEMM_AVX2
+  if (UseAvx512()) {
+    g_vector_dot_calls.fetch_add(1, std::memory_order_relaxed);
+    HybridDotRowsAvx512(a, b, n, k, out);
+    return;
+  }
+#endif
+  for (int64_t j = 0; j < n; ++j) out[j] = HybridDotScalar(a, b + j * k, k);
+}
 
 int32_t HybridDot(const int16_t* a, const int16_t* b, int64_t k) {
 #if GRAFT_QGEMM_AVX2

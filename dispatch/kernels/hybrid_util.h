@@ -86,6 +86,11 @@ int64_t HybridVectorDotCallsForTesting();
 // the k % 16 left, and every other product, are exact.
 int32_t HybridDot(const int16_t* a, const int16_t* b, int64_t k);
 
+// out[j] = HybridDot(a, b + j * k, k) for j < n: one input row against n
+// weight rows of k, the ISA chosen once.
+void HybridDotRows(const int16_t* a, const int16_t* b, int64_t n, int64_t k,
+                   int32_t* out);
+
 // The sum of one row of k INT8 weights (held as int16) as TFLite's
 // SseReductionSumVector adds it for asymmetric inputs: pairs into eight
 // wrapping int16 lanes, so it differs from the true sum only when a lane

@@ -139,6 +139,23 @@ TEST(HybridUtilTest, VectorDotMatchesScalar) {
       vector = kernels::HybridDot(a.data(), b.data(), k);
     }
     ASSERT_EQ(scalar, vector) << "iteration " << iter << " k " << k;
+    // HybridDotRows: b as n rows of k / n (whole), each against a.
+    const int64_t n = (iter % 4) + 1, kr = k / n;
+    if (kr == 0) continue;
+    std::vector<int32_t> rows_scalar(n), rows_vector(n);
+    {
+      IsaCap cap(CpuIsa::kBaseline);
+      kernels::HybridDotRows(a.data(), b.data(), n, kr, rows_scalar.data());
+    }
+    {
+      IsaCap cap(CpuIsa::kAvx512Vnni);
+      kernels::HybridDotRows(a.data(), b.data(), n, kr, rows_vector.data());
+    }
+    for (int64_t j = 0; j < n; ++j) {
+      ASSERT_EQ(rows_scalar[j],
+                kernels::HybridDot(a.data(), b.data() + j * kr, kr));
+    }
+    ASSERT_EQ(rows_scalar, rows_vector) << "iteration " << iter;
   }
   EXPECT_GT(kernels::HybridVectorDotCallsForTesting(), calls0);
 }
