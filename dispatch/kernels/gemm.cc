@@ -14,6 +14,7 @@ static_assert(kGemmNr == 16, "the micro-kernel holds two V8 per row");
 
 std::atomic<int64_t> gemm_calls[2];
 std::atomic<int64_t> indirect_calls;
+std::atomic<int64_t> row_panels_calls;
 
 // acc[i][v] += sum over kk < len of a[i][kk] * bp[kk * kGemmNr + 8 v .. +8],
 // in order; in the AVX2 build each step is one fused multiply-add.
@@ -129,16 +130,60 @@ GRAFT_SIMD_INLINE void TileRows(const GemmArgs& g, int64_t row0, int64_t col0,
   }
 }
 
+// One row of A (g.m == 1, read directly) against kRowPanels whole panels
+// of B from `panel0`: 2 * kRowPanels independent accumulators, where one
+// panel's two leave the FMA latency exposed. Each C element is the same
+// bias + sum over k in order as in Tile.
+constexpr int kRowPanels = 4;
+
+GRAFT_SIMD_INLINE void RowPanels(const GemmArgs& g, int64_t panel0, V8 lo,
+                                 V8 hi) {
+  V8 acc[kRowPanels][2];
+  const float* bp[kRowPanels];
+#pragma GCC unroll 4
+  for (int p = 0; p < kRowPanels; ++p) {
+    const int64_t col0 = (panel0 + p) * kGemmNr;
+    acc[p][0] = g.bias ? LoadV8(g.bias + col0) : Splat(0.0f);
+    acc[p][1] = g.bias ? LoadV8(g.bias + col0 + 8) : Splat(0.0f);
+    bp[p] = g.packed_b + (panel0 + p) * kGemmNr * g.k;
+  }
+  const float* a = g.a;
+  for (int64_t kk = 0; kk < g.k; ++kk) {
+    const float x = a[kk];
+#pragma GCC unroll 4
+    for (int p = 0; p < kRowPanels; ++p) {
+      acc[p][0] += LoadV8(bp[p] + kk * kGemmNr) * x;
+      acc[p][1] += LoadV8(bp[p] + kk * kGemmNr + 8) * x;
+    }
+  }
+#pragma GCC unroll 4
+  for (int p = 0; p < kRowPanels; ++p) {
+    float* c = g.c + (panel0 + p) * kGemmNr;
+    StoreV8(c, Clamp(acc[p][0], lo, hi));
+    StoreV8(c + 8, Clamp(acc[p][1], lo, hi));
+  }
+}
+
 // Tiles [t_begin, t_end) of the M-tiles x N-panels grid, panel-major so
-// consecutive tiles reuse one panel of B from cache. A last block of fewer
+// consecutive tiles reuse one panel of B from cache (a single row of A goes
+// several whole panels at a time, RowPanels). A last block of fewer
 // than kGemmMr rows computes only its rows; a last panel of at most 8
 // columns only its first 8.
 GRAFT_SIMD_INLINE void TilesBody(const GemmArgs& g, int64_t m_tiles,
                                  int64_t t_begin, int64_t t_end) {
   const V8 lo = Splat(g.lo), hi = Splat(g.hi);
-  int64_t panel = t_begin / m_tiles;
-  int64_t row0 = t_begin % m_tiles * kGemmMr;
-  for (int64_t t = t_begin; t < t_end; ++t) {
+  int64_t t = t_begin;
+  if (g.m == 1 && g.indirect == nullptr) {
+    // One row: tile t is panel t; whole panels kRowPanels at a time.
+    const int64_t whole = std::min(t_end, g.n / kGemmNr);
+    if (t + kRowPanels <= whole) {
+      row_panels_calls.fetch_add(1, std::memory_order_relaxed);
+    }
+    for (; t + kRowPanels <= whole; t += kRowPanels) RowPanels(g, t, lo, hi);
+  }
+  int64_t panel = t / m_tiles;
+  int64_t row0 = t % m_tiles * kGemmMr;
+  for (; t < t_end; ++t) {
     const int64_t col0 = panel * kGemmNr;
     const int cols = static_cast<int>(std::min<int64_t>(kGemmNr, g.n - col0));
     const float* bp = g.packed_b + panel * kGemmNr * g.k;
@@ -219,5 +264,7 @@ int64_t GemmCallsForTesting(CpuIsa path) {
 }
 
 int64_t IndirectGemmCallsForTesting() { return indirect_calls.load(); }
+
+int64_t GemmRowPanelsCallsForTesting() { return row_panels_calls.load(); }
 
 }  // namespace graft::kernels

@@ -77,6 +77,9 @@ void Gemm(const GemmArgs& args, ThreadPool* pool);
 // the path they force is taken.
 int64_t GemmCallsForTesting(CpuIsa path);
 int64_t IndirectGemmCallsForTesting();
+// How many runs of tiles computed a one-row A against several whole panels
+// of B at once (any build).
+int64_t GemmRowPanelsCallsForTesting();
 
 }  // namespace graft::kernels
 

@@ -109,6 +109,38 @@ TEST(GemmTest, MatchesNaiveProductForEveryTileRemainder) {
   }
 }
 
+// One row of A (FULLY_CONNECTED on one vector) goes several whole panels of
+// B at a time: N up to 200 covers runs of 4 panels and every remainder,
+// each float build forced in turn, 1 and 2 threads.
+TEST(GemmTest, OneRowMatchesNaiveProductOnEveryPath) {
+  for (CpuIsa isa : {CpuIsa::kBaseline, CpuIsa::kAvx2}) {
+    if (static_cast<int>(DetectedCpuIsa()) < static_cast<int>(isa)) {
+      std::printf("skipping the %s path: this CPU has %s\n", CpuIsaName(isa),
+                  CpuIsaName(DetectedCpuIsa()));
+      continue;
+    }
+    struct Cap {
+      CpuIsa old;
+      ~Cap() { SetKernelIsaCapForTesting(old); }
+    } cap{SetKernelIsaCapForTesting(isa)};
+    const int64_t calls = GemmCallsForTesting(isa);
+    const int64_t row_panels = GemmRowPanelsCallsForTesting();
+    std::mt19937 rng = testing::SeededRng(5 + static_cast<int>(isa));
+    ThreadPool pool(2);
+    for (int iter = 0; iter < 100; ++iter) {
+      Case t = RandomCase(rng, 1, 200, iter % 4 ? 64 : 700);
+      if (iter % 5 == 0) t.n = 64 + RandomInt(rng, 0, 3) * 16;  // whole panels
+      t.ldc = t.n + RandomInt(rng, 0, 5);
+      CheckCase(t, rng, iter % 2 ? &pool : nullptr,
+                absl::StrCat(CpuIsaName(isa), " iteration ", iter, ": n=", t.n,
+                             " k=", t.k));
+      if (HasFatalFailure()) return;
+    }
+    EXPECT_GT(GemmCallsForTesting(isa), calls) << CpuIsaName(isa);
+    EXPECT_GT(GemmRowPanelsCallsForTesting(), row_panels) << CpuIsaName(isa);
+  }
+}
+
 TEST(GemmTest, SplitOverThreadsMatchesNaiveProduct) {
   std::mt19937 rng = testing::SeededRng(2);
   ThreadPool pool(2);
