@@ -66,53 +66,6 @@ struct HybridLstmState : KernelState {
 // sum is rounded on its own, as there (Graft builds for baseline x86-64,
 // which has no FMA; a build with -mfma would need -ffp-contract=off).
 
-// Eigen's ptanh_float (EIGEN_FAST_MATH, no FMA): a [9/8] rational
-// approximation on the input clamped to +-7.90738964. Its scalar and packet
-// paths are the same (measured).
-float EigenTanh(float a) {
-  constexpr float kClamp = 7.90738964080810547f;
-  const float x = std::max(std::min(a, kClamp), -kClamp);
-  const float x2 = x * x;
-  const float x3 = x2 * x;
-  float p = 1.394553628e-8f;
-  p = p * x2 + 2.102733560e-5f;
-  p = p * x2 + 3.520756727e-3f;
-  p = p * x2 + 1.340216100e-1f;
-  float q = 8.015776984e-7f;
-  q = q * x2 + 3.326951409e-4f;
-  q = q * x2 + 2.597254514e-2f;
-  q = q * x2 + 4.673548340e-1f;
-  q = q * x2 + 1.0f;
-  p = x3 * p + x;
-  return p / q;
-}
-
-// Eigen's scalar_logistic_op<float> packet path: exp(x) / (1 + exp(x)) with
-// exp(x) = exp(x/2)^2, exp(x/2) by Cephes range reduction and a degree-5
-// polynomial.
-float EigenLogisticPacket(float a) {
-  // NaN stays NaN (and must not reach the int cast below: found by
-  // tests/fuzz, runtime).
-  if (std::isnan(a)) return a;
-  if (a < -104.0f) return 0.0f;
-  float x = std::min(a, 16.6355324f);
-  x = x * 0.5f;
-  const float m = std::floor(x * 1.44269504088896341f + 0.5f);
-  float r = m * -0.693359375f + x;
-  r = m * 2.12194440e-4f + r;
-  const float r2 = r * r;
-  const float p_even =
-      r2 * 4.1898667812347412109375e-2f + 0.49999141693115234375f;
-  const float p_odd =
-      r2 * 8.33471305668354034423828125e-3f + 0.16666877269744873046875f;
-  const float p_low = r + 1.0f;
-  float p = r * p_odd + p_even;
-  p = r2 * p + p_low;
-  float e = p * std::ldexp(1.0f, static_cast<int>(m));
-  e = e * e;
-  return e / (1.0f + e);
-}
-
 // Its scalar path, for the elements outside whole packets.
 float EigenLogisticScalar(float a) {
   const float e = std::exp(std::min(a, 16.6355324f));
@@ -134,10 +87,9 @@ void SigmoidVector(float* v, int64_t n, int64_t offset) {
   const int64_t head =
       std::min(n, (kEigenPacket - offset % kEigenPacket) % kEigenPacket);
   const int64_t end = head + (n - head) / kEigenPacket * kEigenPacket;
-  for (int64_t i = 0; i < n; ++i) {
-    v[i] = i >= head && i < end ? EigenLogisticPacket(v[i])
-                                : EigenLogisticScalar(v[i]);
-  }
+  for (int64_t i = 0; i < head; ++i) v[i] = EigenLogisticScalar(v[i]);
+  EigenLogisticPacketVector(v + head, end - head);
+  for (int64_t i = end; i < n; ++i) v[i] = EigenLogisticScalar(v[i]);
 }
 
 float Activate(tfl::ActivationFunctionType act, float x) {
@@ -264,6 +216,8 @@ void Step(const HybridLstmState& s, Scratch& sc, int64_t nb, int64_t b0,
     }
     if (sigmoid) {
       SigmoidVector(v, nb * nc, TfliteGateOffset(s, g, b0));
+    } else if (s.activation == tfl::ActivationFunctionType_TANH) {
+      EigenTanhVector(v, v, nb * nc);
     } else {
       for (int64_t i = 0; i < nb * nc; ++i) {
         v[i] = Activate(s.activation, v[i]);
@@ -287,8 +241,13 @@ void Step(const HybridLstmState& s, Scratch& sc, int64_t nb, int64_t b0,
   // With activation NONE TFLite's ApplyActivationToVector writes nothing, so
   // its hidden value multiplies the cell gate left in that scratch, not c.
   const bool none = s.activation == tfl::ActivationFunctionType_NONE;
-  for (int64_t i = 0; i < nb * nc; ++i) {
-    h[i] = go[i] * (none ? gz[i] : Activate(s.activation, c[i]));
+  if (s.activation == tfl::ActivationFunctionType_TANH) {
+    EigenTanhVector(c, h, nb * nc);  // h = o * tanh(c)
+    for (int64_t i = 0; i < nb * nc; ++i) h[i] = go[i] * h[i];
+  } else {
+    for (int64_t i = 0; i < nb * nc; ++i) {
+      h[i] = go[i] * (none ? gz[i] : Activate(s.activation, c[i]));
+    }
   }
   std::memcpy(out, h, sizeof(float) * nb * s.n_output);
 }

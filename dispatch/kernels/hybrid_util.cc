@@ -70,6 +70,7 @@ namespace {
 
 std::atomic<int64_t> g_vector_quantize_calls{0};
 std::atomic<int64_t> g_vector_dot_calls{0};
+std::atomic<int64_t> g_vector_activation_calls{0};
 
 // The range and rounding of a row, as below, for both quantizers: q[i] =
 // clamp(zp + RoundLikeTflite(x[i] * inv), qmin, qmax) + add, stored as T.
@@ -516,6 +517,158 @@ void HybridVnniSums(const uint8_t* a, int64_t a_stride, int64_t rows,
 
 int64_t HybridVnniCallsForTesting() {
   return g_vnni_calls.load(std::memory_order_relaxed);
+}
+
+// Eigen's ptanh_float (EIGEN_FAST_MATH, no FMA): a [9/8] rational
+// approximation on the input clamped to +-7.90738964. Its scalar and packet
+// paths are the same (measured).
+float EigenTanh(float a) {
+  constexpr float kClamp = 7.90738964080810547f;
+  const float x = std::max(std::min(a, kClamp), -kClamp);
+  const float x2 = x * x;
+  const float x3 = x2 * x;
+  float p = 1.394553628e-8f;
+  p = p * x2 + 2.102733560e-5f;
+  p = p * x2 + 3.520756727e-3f;
+  p = p * x2 + 1.340216100e-1f;
+  float q = 8.015776984e-7f;
+  q = q * x2 + 3.326951409e-4f;
+  q = q * x2 + 2.597254514e-2f;
+  q = q * x2 + 4.673548340e-1f;
+  q = q * x2 + 1.0f;
+  p = x3 * p + x;
+  return p / q;
+}
+
+// Eigen's scalar_logistic_op<float> packet path: exp(x) / (1 + exp(x)) with
+// exp(x) = exp(x/2)^2, exp(x/2) by Cephes range reduction and a degree-5
+// polynomial.
+float EigenLogisticPacket(float a) {
+  // NaN stays NaN (and must not reach the int cast below: found by
+  // tests/fuzz, runtime).
+  if (std::isnan(a)) return a;
+  if (a < -104.0f) return 0.0f;
+  float x = std::min(a, 16.6355324f);
+  x = x * 0.5f;
+  const float m = std::floor(x * 1.44269504088896341f + 0.5f);
+  float r = m * -0.693359375f + x;
+  r = m * 2.12194440e-4f + r;
+  const float r2 = r * r;
+  const float p_even =
+      r2 * 4.1898667812347412109375e-2f + 0.49999141693115234375f;
+  const float p_odd =
+      r2 * 8.33471305668354034423828125e-3f + 0.16666877269744873046875f;
+  const float p_low = r + 1.0f;
+  float p = r * p_odd + p_even;
+  p = r2 * p + p_low;
+  float e = p * std::ldexp(1.0f, static_cast<int>(m));
+  e = e * e;
+  return e / (1.0f + e);
+}
+
+
+#if GRAFT_QGEMM_AVX2
+namespace {
+// EigenTanh on 16 lanes, the same operations in the same order, each
+// rounded on its own (HybridMulPs / HybridAddPs); the clamp's operands
+// ordered as std::max(std::min(a, k), -k) decides NaNs.
+GRAFT_AVX512_TARGET void EigenTanhAvx512(const float* in, float* out,
+                                         int64_t n) {
+  const __m512 k = _mm512_set1_ps(7.90738964080810547f);
+  const __m512 nk = _mm512_set1_ps(-7.90738964080810547f);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = static_cast<__mmask16>(
+        n - i >= 16 ? 0xFFFFu : (1u << (n - i)) - 1);
+    const __m512 a = _mm512_maskz_loadu_ps(m, in + i);
+    const __m512 x = _mm512_max_ps(nk, _mm512_min_ps(k, a));
+    const __m512 x2 = HybridMulPs(x, x);
+    const __m512 x3 = HybridMulPs(x2, x);
+    __m512 p = _mm512_set1_ps(1.394553628e-8f);
+    p = HybridAddPs(HybridMulPs(p, x2), _mm512_set1_ps(2.102733560e-5f));
+    p = HybridAddPs(HybridMulPs(p, x2), _mm512_set1_ps(3.520756727e-3f));
+    p = HybridAddPs(HybridMulPs(p, x2), _mm512_set1_ps(1.340216100e-1f));
+    __m512 q = _mm512_set1_ps(8.015776984e-7f);
+    q = HybridAddPs(HybridMulPs(q, x2), _mm512_set1_ps(3.326951409e-4f));
+    q = HybridAddPs(HybridMulPs(q, x2), _mm512_set1_ps(2.597254514e-2f));
+    q = HybridAddPs(HybridMulPs(q, x2), _mm512_set1_ps(4.673548340e-1f));
+    q = HybridAddPs(HybridMulPs(q, x2), _mm512_set1_ps(1.0f));
+    p = HybridAddPs(HybridMulPs(x3, p), x);
+    _mm512_mask_storeu_ps(out + i, m,
+                          _mm512_div_round_ps(p, q, _MM_FROUND_CUR_DIRECTION));
+  }
+}
+
+// EigenLogisticPacket on 16 lanes, in place: the same operations in the
+// same order; 2^m built from its bits (m is in [-75, 12] for the inputs
+// that reach it, so 2^m is a normal float and ldexp(1, m) is exact); NaN
+// lanes keep their input, lanes below -104 give 0.
+GRAFT_AVX512_TARGET void EigenLogisticAvx512(float* v, int64_t n) {
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = static_cast<__mmask16>(
+        n - i >= 16 ? 0xFFFFu : (1u << (n - i)) - 1);
+    const __m512 a = _mm512_maskz_loadu_ps(m, v + i);
+    __m512 x = _mm512_min_ps(_mm512_set1_ps(16.6355324f), a);
+    x = HybridMulPs(x, _mm512_set1_ps(0.5f));
+    const __m512 mf = _mm512_roundscale_ps(
+        HybridAddPs(HybridMulPs(x, _mm512_set1_ps(1.44269504088896341f)), _mm512_set1_ps(0.5f)),
+        _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+    __m512 r = HybridAddPs(HybridMulPs(mf, _mm512_set1_ps(-0.693359375f)), x);
+    r = HybridAddPs(HybridMulPs(mf, _mm512_set1_ps(2.12194440e-4f)), r);
+    const __m512 r2 = HybridMulPs(r, r);
+    const __m512 p_even = HybridAddPs(
+        HybridMulPs(r2, _mm512_set1_ps(4.1898667812347412109375e-2f)),
+        _mm512_set1_ps(0.49999141693115234375f));
+    const __m512 p_odd = HybridAddPs(
+        HybridMulPs(r2, _mm512_set1_ps(8.33471305668354034423828125e-3f)),
+        _mm512_set1_ps(0.16666877269744873046875f));
+    const __m512 p_low = HybridAddPs(r, _mm512_set1_ps(1.0f));
+    __m512 p = HybridAddPs(HybridMulPs(r, p_odd), p_even);
+    p = HybridAddPs(HybridMulPs(r2, p), p_low);
+    // Lanes that do not use it (NaN, below -104) may hold any m: clamp it
+    // so the bits stay a float.
+    __m512i mi = _mm512_cvttps_epi32(mf);
+    mi = _mm512_min_epi32(_mm512_max_epi32(mi, _mm512_set1_epi32(-126)),
+                          _mm512_set1_epi32(127));
+    const __m512 pow2 = _mm512_castsi512_ps(_mm512_slli_epi32(
+        _mm512_add_epi32(mi, _mm512_set1_epi32(127)), 23));
+    __m512 e = HybridMulPs(p, pow2);
+    e = HybridMulPs(e, e);
+    __m512 out = _mm512_div_round_ps(e, HybridAddPs(_mm512_set1_ps(1.0f), e),
+                                     _MM_FROUND_CUR_DIRECTION);
+    out = _mm512_mask_mov_ps(
+        out, _mm512_cmp_ps_mask(a, _mm512_set1_ps(-104.0f), _CMP_LT_OQ),
+        _mm512_setzero_ps());
+    out = _mm512_mask_mov_ps(out, _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q), a);
+    _mm512_mask_storeu_ps(v + i, m, out);
+  }
+}
+}  // namespace
+#endif  // GRAFT_QGEMM_AVX2
+
+void EigenTanhVector(const float* in, float* out, int64_t n) {
+#if GRAFT_QGEMM_AVX2
+  if (UseAvx512()) {
+    g_vector_activation_calls.fetch_add(1, std::memory_order_relaxed);
+    EigenTanhAvx512(in, out, n);
+    return;
+  }
+#endif
+  for (int64_t i = 0; i < n; ++i) out[i] = EigenTanh(in[i]);
+}
+
+void EigenLogisticPacketVector(float* v, int64_t n) {
+#if GRAFT_QGEMM_AVX2
+  if (UseAvx512()) {
+    g_vector_activation_calls.fetch_add(1, std::memory_order_relaxed);
+    EigenLogisticAvx512(v, n);
+    return;
+  }
+#endif
+  for (int64_t i = 0; i < n; ++i) v[i] = EigenLogisticPacket(v[i]);
+}
+
+int64_t HybridVectorActivationCallsForTesting() {
+  return g_vector_activation_calls.load(std::memory_order_relaxed);
 }
 
 }  // namespace kernels

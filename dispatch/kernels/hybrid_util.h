@@ -129,6 +129,17 @@ int64_t HybridVnniCallsForTesting();
 // (hybrid_conv.cc; KernelIsa() kAvx512Vnni at prepare, multiplier 1).
 int64_t HybridDepthwiseAvx512CallsForTesting();
 
+// The hybrid LSTM's activations as TFLite's x86 Eigen computes them (see
+// hybrid_lstm.cc): tanh (ptanh_float, its scalar and packet paths alike)
+// and the logistic's SSE packet path.
+float EigenTanh(float a);
+float EigenLogisticPacket(float a);
+// The same over n values (out may be in), AVX-512 where KernelIsa() is
+// kAvx512Vnni, bit-exact with the scalar functions.
+void EigenTanhVector(const float* in, float* out, int64_t n);
+void EigenLogisticPacketVector(float* v, int64_t n);
+int64_t HybridVectorActivationCallsForTesting();
+
 }  // namespace kernels
 }  // namespace graft
 

@@ -170,5 +170,57 @@ TEST(HybridUtilTest, VectorDotKeepsTheMinus128Quirk) {
   EXPECT_EQ(kernels::HybridDot(a.data(), b.data(), 17), -256 + 128);
 }
 
+// The LSTM's Eigen activations: vector against scalar, bitwise, over wide
+// ranges, the clamps' and cut-offs' edges, NaN, infinities and subnormals.
+TEST(HybridUtilTest, VectorActivationsMatchScalar) {
+  if (!HasAvx512()) GTEST_SKIP() << "no AVX-512 VNNI on this machine";
+  std::mt19937 rng = testing::SeededRng(2);
+  const int64_t calls0 = kernels::HybridVectorActivationCallsForTesting();
+  std::vector<float> x;
+  for (float v : {0.0f, -0.0f, 1e-40f, -1e-40f, -104.0f,
+                  std::nextafter(-104.0f, 0.0f), std::nextafter(-104.0f, -200.0f),
+                  16.6355324f, 7.90738964f, -7.90738964f, 1e30f, -1e30f,
+                  std::numeric_limits<float>::infinity(),
+                  -std::numeric_limits<float>::infinity(),
+                  std::numeric_limits<float>::quiet_NaN(),
+                  -std::numeric_limits<float>::quiet_NaN()}) {
+    x.push_back(v);
+  }
+  for (float range : {1.0f, 10.0f, 120.0f}) {
+    for (float v : testing::RandomFloats(rng, 20000, -range, range)) {
+      x.push_back(v);
+    }
+  }
+  for (int64_t n : {int64_t{1}, int64_t{15}, int64_t{17},
+                    static_cast<int64_t>(x.size())}) {
+    std::vector<float> tanh_s(n), tanh_v(n), sig_s(x.begin(), x.begin() + n),
+        sig_v(x.begin(), x.begin() + n);
+    {
+      IsaCap cap(CpuIsa::kBaseline);
+      kernels::EigenTanhVector(x.data(), tanh_s.data(), n);
+      kernels::EigenLogisticPacketVector(sig_s.data(), n);
+    }
+    {
+      IsaCap cap(CpuIsa::kAvx512Vnni);
+      kernels::EigenTanhVector(x.data(), tanh_v.data(), n);
+      kernels::EigenLogisticPacketVector(sig_v.data(), n);
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      ASSERT_EQ(std::memcmp(&tanh_s[i], &tanh_v[i], 4), 0)
+          << "tanh(" << x[i] << "): " << tanh_s[i] << " vs " << tanh_v[i];
+      ASSERT_EQ(std::memcmp(&sig_s[i], &sig_v[i], 4), 0)
+          << "logistic(" << x[i] << "): " << sig_s[i] << " vs " << sig_v[i];
+      ASSERT_EQ(std::memcmp(&tanh_s[i], &tanh_s[i], 4), 0);
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      const float t = kernels::EigenTanh(x[i]);
+      const float l = kernels::EigenLogisticPacket(x[i]);
+      ASSERT_EQ(std::memcmp(&t, &tanh_s[i], 4), 0);
+      ASSERT_EQ(std::memcmp(&l, &sig_s[i], 4), 0);
+    }
+  }
+  EXPECT_GT(kernels::HybridVectorActivationCallsForTesting(), calls0);
+}
+
 }  // namespace
 }  // namespace graft
