@@ -216,6 +216,12 @@ GRAFT_AVX512_TARGET void HybridIm2ColU8(const HybridConvState& s,
   const int64_t image = int64_t{s.in_h} * s.in_w * s.in_c;
   const int64_t pixels = int64_t{s.out_h} * s.out_w;
   const int64_t row_bytes = int64_t{s.k_w} * s.in_c;
+  const bool short_rows = row_bytes <= 64;
+  const __mmask64 row_mask =
+      short_rows ? (row_bytes == 64 ? ~__mmask64{0}
+                                    : (__mmask64{1} << row_bytes) - 1)
+                 : 0;
+  const int64_t src_row_step = int64_t{s.dil_h} * s.in_w * s.in_c;
   int64_t b = r0 / pixels;
   int oy = static_cast<int>(r0 / s.out_w % s.out_h);
   int ox = static_cast<int>(r0 % s.out_w);
@@ -227,6 +233,19 @@ GRAFT_AVX512_TARGET void HybridIm2ColU8(const HybridConvState& s,
     const int x0 = ox * s.stride_w - s.pad_w;
     const bool row_inside =
         s.dil_w == 1 && x0 >= 0 && x0 + s.k_w <= s.in_w;
+    const int y0 = oy * s.stride_h - s.pad_h;
+    if (row_inside && short_rows && y0 >= 0 &&
+        y0 + (s.k_h - 1) * s.dil_h < s.in_h) {
+      // The whole window inside, filter rows of at most 64 bytes: one
+      // masked copy each, no branches.
+      const uint8_t* src = img + (int64_t{y0} * s.in_w + x0) * s.in_c;
+      for (int ky = 0; ky < s.k_h; ++ky) {
+        _mm512_mask_storeu_epi8(dst, row_mask,
+                                _mm512_maskz_loadu_epi8(row_mask, src));
+        src += src_row_step;
+        dst += row_bytes;
+      }
+    } else {
     for (int ky = 0; ky < s.k_h; ++ky) {
       const int iy = oy * s.stride_h - s.pad_h + ky * s.dil_h;
       if (iy < 0 || iy >= s.in_h) {
@@ -244,6 +263,7 @@ GRAFT_AVX512_TARGET void HybridIm2ColU8(const HybridConvState& s,
         }
       }
       dst += row_bytes;
+    }
     }
     if (++ox == s.out_w) {
       ox = 0;
@@ -264,10 +284,15 @@ GRAFT_AVX512_TARGET void HybridConvEpilogueAvx512(
     float* out) {
   const int64_t pixels = int64_t{s.out_h} * s.out_w;
   const __m512 lo = _mm512_set1_ps(s.lo), hi = _mm512_set1_ps(s.hi);
+  int64_t b = r0 / pixels, next = (b + 1) * pixels;
+  __m512 sb = _mm512_set1_ps(scale[b]);
+  __m512i corr = _mm512_set1_epi32(zero_point[b] + 128);
   for (int64_t r = r0; r < r1; ++r) {
-    const int64_t b = r / pixels;
-    const __m512 sb = _mm512_set1_ps(scale[b]);
-    const __m512i corr = _mm512_set1_epi32(zero_point[b] + 128);
+    if (r == next) {  // the next image's scale and zero point
+      ++b, next += pixels;
+      sb = _mm512_set1_ps(scale[b]);
+      corr = _mm512_set1_epi32(zero_point[b] + 128);
+    }
     const int32_t* a = acc + (r - r0) * s.out_c;
     float* o_px = out + r * s.out_c;
     for (int o = 0; o < s.out_c; o += 16) {

@@ -414,13 +414,16 @@ GRAFT_AVX512_TARGET void VnniTile(const uint8_t* a, int64_t a_stride,
                                   int64_t groups, int cols0, int cols1,
                                   int32_t* out, int64_t out_stride) {
   __m512i acc[R][P];
+#pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 2
     for (int p = 0; p < P; ++p) acc[r][p] = _mm512_setzero_si512();
   }
   for (int64_t g = 0; g < groups; ++g) {
     const __m512i w0 = _mm512_loadu_si512(b0 + g * 64);
     __m512i w1 = w0;
     if constexpr (P == 2) w1 = _mm512_loadu_si512(b1 + g * 64);
+#pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       int32_t four;
       std::memcpy(&four, a + r * a_stride + g * 4, 4);
@@ -431,6 +434,7 @@ GRAFT_AVX512_TARGET void VnniTile(const uint8_t* a, int64_t a_stride,
   }
   const __mmask16 m0 = static_cast<__mmask16>((1u << cols0) - 1);
   const __mmask16 m1 = static_cast<__mmask16>((1u << cols1) - 1);
+#pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
     _mm512_mask_storeu_epi32(out + r * out_stride, m0, acc[r][0]);
     if constexpr (P == 2) {
