@@ -238,13 +238,17 @@ GRAFT_AVX512_TARGET void HybridIm2ColU8(const HybridConvState& s,
         y0 + (s.k_h - 1) * s.dil_h < s.in_h) {
       // The whole window inside, filter rows of at most 64 bytes: one
       // masked copy each, no branches.
+      // Plain 64-byte stores (a masked store is slow and does not forward
+      // to the GEMM's loads): the bytes past the filter row are the next
+      // row's, rewritten next, or past k, rewritten below; the buffer has
+      // 64 bytes of slack after its last row.
       const uint8_t* src = img + (int64_t{y0} * s.in_w + x0) * s.in_c;
       for (int ky = 0; ky < s.k_h; ++ky) {
-        _mm512_mask_storeu_epi8(dst, row_mask,
-                                _mm512_maskz_loadu_epi8(row_mask, src));
+        _mm512_storeu_si512(dst, _mm512_maskz_loadu_epi8(row_mask, src));
         src += src_row_step;
         dst += row_bytes;
       }
+      for (int64_t i = s.k; i < kp; ++i) dst[i - s.k] = 0;
     } else {
     for (int ky = 0; ky < s.k_h; ++ky) {
       const int iy = oy * s.stride_h - s.pad_h + ky * s.dil_h;
@@ -330,7 +334,10 @@ absl::Status EvalHybridConvVnni(EvalContext& ctx) {
   int32_t* sums = zero_point + s.batch;
   uint8_t* cols =
       reinterpret_cast<uint8_t*>(sums + s.threads * s.chunk_rows * s.out_c);
-  uint8_t* u = cols + s.threads * s.chunk_rows * kp;
+  // Each thread's im2col rows, then 64 bytes of slack (HybridIm2ColU8's
+  // plain stores).
+  const int64_t col_bytes = s.chunk_rows * kp + 64;
+  uint8_t* u = cols + s.threads * col_bytes;
   for (int b = 0; b < s.batch; ++b) {
     if (s.per_channel) {
       AsymmetricQuantizeRowU8(in + b * image, image, u + b * image, &scale[b],
@@ -343,7 +350,7 @@ absl::Status EvalHybridConvVnni(EvalContext& ctx) {
   const int64_t rows = s.batch * int64_t{s.out_h} * s.out_w;
   const int64_t chunks = (rows + s.chunk_rows - 1) / s.chunk_rows;
   auto body = [&](int thread, int64_t begin, int64_t end) {
-    uint8_t* col = cols + thread * s.chunk_rows * kp;
+    uint8_t* col = cols + thread * col_bytes;
     int32_t* acc = sums + thread * s.chunk_rows * s.out_c;
     for (int64_t c = begin; c < end; ++c) {
       const int64_t r0 = c * s.chunk_rows;
@@ -448,6 +455,7 @@ absl::Status PrepareConv2DHybrid(PrepareContext& ctx) {
       s->batch * (sizeof(float) + sizeof(int32_t)) +
       s->threads * s->chunk_rows *
           (s->out_c * sizeof(int32_t) + QGemmPaddedK(s->k) * sizeof(int16_t)) +
+      s->threads * 64 +  // the VNNI im2col's slack
       s->batch * image * sizeof(int16_t));
   ctx.SetEval(s->vnni ? EvalHybridConvVnni : EvalHybridConv);
   ctx.SetReductionLength(s->k);

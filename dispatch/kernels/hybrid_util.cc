@@ -434,11 +434,21 @@ GRAFT_AVX512_TARGET void VnniTile(const uint8_t* a, int64_t a_stride,
   }
   const __mmask16 m0 = static_cast<__mmask16>((1u << cols0) - 1);
   const __mmask16 m1 = static_cast<__mmask16>((1u << cols1) - 1);
+  // Whole panels with plain stores: a masked store does not forward to
+  // the epilogue's loads.
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
-    _mm512_mask_storeu_epi32(out + r * out_stride, m0, acc[r][0]);
+    if (cols0 == 16) {
+      _mm512_storeu_si512(out + r * out_stride, acc[r][0]);
+    } else {
+      _mm512_mask_storeu_epi32(out + r * out_stride, m0, acc[r][0]);
+    }
     if constexpr (P == 2) {
-      _mm512_mask_storeu_epi32(out + r * out_stride + 16, m1, acc[r][1]);
+      if (cols1 == 16) {
+        _mm512_storeu_si512(out + r * out_stride + 16, acc[r][1]);
+      } else {
+        _mm512_mask_storeu_epi32(out + r * out_stride + 16, m1, acc[r][1]);
+      }
     }
   }
 }
