@@ -82,6 +82,12 @@ struct HybridConvState : KernelState {
   // a 1x1 stride-1 convolution whose image rows are the GEMM's rows.
   bool vnni = false, direct = false;
   HybridVnniWeights vw;
+  // VNNI, not direct: the images copied into a padded image of hp x wp
+  // pixels of c4 bytes (the depth rounded up to 4; padding and pad bytes
+  // z_b + 128) and multiplied tap by tap (HybridVnniSumsTaps), the
+  // weights packed as [O, KH * KW * c4], zero past the depth.
+  int64_t c4 = 0, hp = 0, wp = 0;
+  std::vector<int64_t> tap_off;
 };
 
 // Output pixels per GEMM call (per thread), at most.
@@ -188,94 +194,6 @@ absl::Status EvalHybridConv(EvalContext& ctx) {
 }
 
 #if GRAFT_QGEMM_AVX2
-// n bytes from src to dst, or n bytes of `fill` where src is null: whole
-// 64-byte blocks, then one masked block.
-GRAFT_AVX512_INLINE void CopyBytesAvx512(const uint8_t* src, int64_t n,
-                                         uint8_t fill, uint8_t* dst) {
-  const __m512i f = _mm512_set1_epi8(static_cast<char>(fill));
-  int64_t i = 0;
-  for (; i + 64 <= n; i += 64) {
-    _mm512_storeu_si512(dst + i, src ? _mm512_loadu_si512(src + i) : f);
-  }
-  if (i < n) {
-    const __mmask64 m = (uint64_t{1} << (n - i)) - 1;
-    _mm512_mask_storeu_epi8(dst + i, m,
-                            src ? _mm512_maskz_loadu_epi8(m, src + i) : f);
-  }
-}
-
-// The VNNI path's im2col: rows [r0, r1) of unsigned bytes u = q + 128 at
-// the taps, z_b + 128 (that is q - z_b = 0) at the taps in the padding, rows
-// of HybridVnniPaddedK(k) bytes, the pad zero. A filter row whose taps are
-// all inside the image and adjacent (dilation 1) is one copy.
-GRAFT_AVX512_TARGET void HybridIm2ColU8(const HybridConvState& s,
-                                        const uint8_t* u,
-                                        const int32_t* zero_point, int64_t r0,
-                                        int64_t r1, uint8_t* col) {
-  const int64_t kp = HybridVnniPaddedK(s.k);
-  const int64_t image = int64_t{s.in_h} * s.in_w * s.in_c;
-  const int64_t pixels = int64_t{s.out_h} * s.out_w;
-  const int64_t row_bytes = int64_t{s.k_w} * s.in_c;
-  const bool short_rows = row_bytes <= 64;
-  const __mmask64 row_mask =
-      short_rows ? (row_bytes == 64 ? ~__mmask64{0}
-                                    : (__mmask64{1} << row_bytes) - 1)
-                 : 0;
-  const int64_t src_row_step = int64_t{s.dil_h} * s.in_w * s.in_c;
-  int64_t b = r0 / pixels;
-  int oy = static_cast<int>(r0 / s.out_w % s.out_h);
-  int ox = static_cast<int>(r0 % s.out_w);
-  for (int64_t r = r0; r < r1; ++r) {
-    const uint8_t pad = static_cast<uint8_t>(zero_point[b] + 128);
-    const uint8_t* img = u + b * image;
-    uint8_t* dst = col + (r - r0) * kp;
-    for (int64_t i = s.k; i < kp; ++i) dst[i] = 0;
-    const int x0 = ox * s.stride_w - s.pad_w;
-    const bool row_inside =
-        s.dil_w == 1 && x0 >= 0 && x0 + s.k_w <= s.in_w;
-    const int y0 = oy * s.stride_h - s.pad_h;
-    if (row_inside && short_rows && y0 >= 0 &&
-        y0 + (s.k_h - 1) * s.dil_h < s.in_h) {
-      // The whole window inside, filter rows of at most 64 bytes: one
-      // masked copy each, no branches.
-      // Plain 64-byte stores (a masked store is slow and does not forward
-      // to the GEMM's loads): the bytes past the filter row are the next
-      // row's, rewritten next, or past k, rewritten below; the buffer has
-      // 64 bytes of slack after its last row.
-      const uint8_t* src = img + (int64_t{y0} * s.in_w + x0) * s.in_c;
-      for (int ky = 0; ky < s.k_h; ++ky) {
-        _mm512_storeu_si512(dst, _mm512_maskz_loadu_epi8(row_mask, src));
-        src += src_row_step;
-        dst += row_bytes;
-      }
-      for (int64_t i = s.k; i < kp; ++i) dst[i - s.k] = 0;
-    } else {
-    for (int ky = 0; ky < s.k_h; ++ky) {
-      const int iy = oy * s.stride_h - s.pad_h + ky * s.dil_h;
-      if (iy < 0 || iy >= s.in_h) {
-        CopyBytesAvx512(nullptr, row_bytes, pad, dst);
-      } else if (row_inside) {
-        CopyBytesAvx512(img + (int64_t{iy} * s.in_w + x0) * s.in_c, row_bytes,
-                        pad, dst);
-      } else {
-        for (int kx = 0; kx < s.k_w; ++kx) {
-          const int ix = x0 + kx * s.dil_w;
-          const bool inside = ix >= 0 && ix < s.in_w;
-          CopyBytesAvx512(
-              inside ? img + (int64_t{iy} * s.in_w + ix) * s.in_c : nullptr,
-              s.in_c, pad, dst + int64_t{kx} * s.in_c);
-        }
-      }
-      dst += row_bytes;
-    }
-    }
-    if (++ox == s.out_w) {
-      ox = 0;
-      if (++oy == s.out_h) oy = 0, ++b;
-    }
-  }
-}
-
 // The float epilogue of EvalHybridConv on 16 channels at a time, in the
 // same operations and order: acc = sums - (z_b + 128) * col_sums (wrapping),
 // float(acc) * wscale * s_b (per channel) or float(acc) * (s_b * wscale),
@@ -326,18 +244,14 @@ absl::Status EvalHybridConvVnni(EvalContext& ctx) {
   const float* in = ctx.input(0)->data<float>();
   const float* bias = ctx.input(2) ? ctx.input(2)->data<float>() : nullptr;
   float* out = ctx.output(0)->data<float>();
-  // Scratch as EvalHybridConv's, in bytes where that one holds int16.
+  // Scratch: per image its scale and zero point, per thread its sums, the
+  // images as bytes, then (not direct) the padded images.
   const int64_t image = int64_t{s.in_h} * s.in_w * s.in_c;
-  const int64_t kp = HybridVnniPaddedK(s.k);
   float* scale = ctx.scratch_as<float>();
   int32_t* zero_point = reinterpret_cast<int32_t*>(scale + s.batch);
   int32_t* sums = zero_point + s.batch;
-  uint8_t* cols =
+  uint8_t* u =
       reinterpret_cast<uint8_t*>(sums + s.threads * s.chunk_rows * s.out_c);
-  // Each thread's im2col rows, then 64 bytes of slack (HybridIm2ColU8's
-  // plain stores).
-  const int64_t col_bytes = s.chunk_rows * kp + 64;
-  uint8_t* u = cols + s.threads * col_bytes;
   for (int b = 0; b < s.batch; ++b) {
     if (s.per_channel) {
       AsymmetricQuantizeRowU8(in + b * image, image, u + b * image, &scale[b],
@@ -347,21 +261,65 @@ absl::Status EvalHybridConvVnni(EvalContext& ctx) {
       zero_point[b] = 0;
     }
   }
+  if (!s.direct) {
+    // The padded images after the unpadded ones; per thread one output
+    // row's sums in `sums`.
+    const int64_t pimage = s.hp * s.wp * s.c4;
+    uint8_t* padded = u + s.batch * image;
+    for (int b = 0; b < s.batch; ++b) {
+      uint8_t* pb = padded + b * pimage;
+      std::memset(pb, zero_point[b] + 128, pimage);
+      const uint8_t* ub = u + b * image;
+      for (int y = 0; y < s.in_h; ++y) {
+        uint8_t* dst = pb + ((y + s.pad_h) * s.wp + s.pad_w) * s.c4;
+        const uint8_t* src = ub + int64_t{y} * s.in_w * s.in_c;
+        if (s.c4 == s.in_c) {
+          std::memcpy(dst, src, int64_t{s.in_w} * s.in_c);
+        } else {
+          for (int x = 0; x < s.in_w; ++x) {
+            std::memcpy(dst + x * s.c4, src + int64_t{x} * s.in_c, s.in_c);
+          }
+        }
+      }
+    }
+    const int64_t out_rows = int64_t{s.batch} * s.out_h;
+    auto rows_body = [&](int thread, int64_t begin, int64_t end) {
+      int32_t* acc = sums + thread * s.chunk_rows * s.out_c;
+      for (int64_t row = begin; row < end; ++row) {
+        const int64_t b = row / s.out_h, oy = row % s.out_h;
+        const uint8_t* a =
+            padded + b * pimage + oy * s.stride_h * s.wp * s.c4;
+        // Tiles of 8 output pixels along the row, chunk_rows (>= 8) at a
+        // time into this thread's sums.
+        for (int64_t x0 = 0; x0 < s.out_w; x0 += s.chunk_rows) {
+          const int64_t n = std::min<int64_t>(s.chunk_rows, s.out_w - x0);
+          HybridVnniSumsTaps(a + x0 * s.stride_w * s.c4, s.stride_w * s.c4, n,
+                             s.vw, s.tap_off.data(),
+                             static_cast<int>(s.tap_off.size()), 0,
+                             s.vw.panels, acc, s.out_c);
+          const int64_t r0 = row * s.out_w + x0;
+          HybridConvEpilogueAvx512(s, acc, r0, r0 + n, scale, zero_point,
+                                   bias, out);
+        }
+      }
+    };
+    if (ctx.thread_pool() != nullptr && out_rows > 1) {
+      ctx.thread_pool()->ParallelForWithThreadIndex(out_rows, 1, rows_body);
+    } else {
+      rows_body(0, 0, out_rows);
+    }
+    return absl::OkStatus();
+  }
+  // Direct: the image rows are the GEMM's rows.
   const int64_t rows = s.batch * int64_t{s.out_h} * s.out_w;
   const int64_t chunks = (rows + s.chunk_rows - 1) / s.chunk_rows;
   auto body = [&](int thread, int64_t begin, int64_t end) {
-    uint8_t* col = cols + thread * col_bytes;
     int32_t* acc = sums + thread * s.chunk_rows * s.out_c;
     for (int64_t c = begin; c < end; ++c) {
       const int64_t r0 = c * s.chunk_rows;
       const int64_t r1 = std::min(rows, r0 + s.chunk_rows);
-      if (s.direct) {
-        HybridVnniSums(u + r0 * s.in_c, s.in_c, r1 - r0, s.vw, 0, s.vw.panels,
-                       acc, s.out_c);
-      } else {
-        HybridIm2ColU8(s, u, zero_point, r0, r1, col);
-        HybridVnniSums(col, kp, r1 - r0, s.vw, 0, s.vw.panels, acc, s.out_c);
-      }
+      HybridVnniSums(u + r0 * s.in_c, s.in_c, r1 - r0, s.vw, 0, s.vw.panels,
+                     acc, s.out_c);
       HybridConvEpilogueAvx512(s, acc, r0, r1, scale, zero_point, bias, out);
     }
   };
@@ -436,12 +394,40 @@ absl::Status PrepareConv2DHybrid(PrepareContext& ctx) {
     s->scales[j] = q->scale[scale_per_channel ? j : 0];
   }
   s->vnni = KernelIsa() == CpuIsa::kAvx512Vnni;
+  int64_t padded_bytes = 0;
   if (s->vnni) {
-    HybridVnniPack(w->data<int8_t>(), s->out_c, s->k, s->k, &s->vw);
     s->direct = s->k_h == 1 && s->k_w == 1 && s->stride_h == 1 &&
                 s->stride_w == 1 && s->pad_h == 0 && s->pad_w == 0 &&
                 s->out_h == s->in_h && s->out_w == s->in_w &&
                 s->in_c % 4 == 0;
+    if (s->direct) {
+      HybridVnniPack(w->data<int8_t>(), s->out_c, s->k, s->k, &s->vw);
+    } else {
+      s->c4 = HybridVnniPaddedK(s->in_c);
+      s->hp = std::max<int64_t>(
+          s->in_h + s->pad_h,
+          int64_t{s->out_h - 1} * s->stride_h + int64_t{s->k_h - 1} * s->dil_h + 1);
+      s->wp = std::max<int64_t>(
+          s->in_w + s->pad_w,
+          int64_t{s->out_w - 1} * s->stride_w + int64_t{s->k_w - 1} * s->dil_w + 1);
+      const int64_t taps = int64_t{s->k_h} * s->k_w;
+      std::vector<int8_t> wt(s->out_c * taps * s->c4, 0);
+      const int8_t* wd = w->data<int8_t>();
+      for (int64_t o = 0; o < s->out_c; ++o) {
+        for (int64_t t = 0; t < taps; ++t) {
+          std::copy_n(wd + (o * taps + t) * s->in_c, s->in_c,
+                      wt.data() + (o * taps + t) * s->c4);
+        }
+      }
+      HybridVnniPack(wt.data(), s->out_c, taps * s->c4, taps * s->c4, &s->vw);
+      for (int ky = 0; ky < s->k_h; ++ky) {
+        for (int kx = 0; kx < s->k_w; ++kx) {
+          s->tap_off.push_back((int64_t{ky} * s->dil_h * s->wp +
+                                int64_t{kx} * s->dil_w) * s->c4);
+        }
+      }
+      padded_bytes = s->batch * s->hp * s->wp * s->c4;
+    }
   }
   // Enough chunks for every thread, in whole micro-tiles.
   const int64_t mr = s->vnni ? 8 : kQGemmMr;
@@ -451,12 +437,13 @@ absl::Status PrepareConv2DHybrid(PrepareContext& ctx) {
   s->chunk_rows = std::max<int64_t>(
       mr, std::min(kHybridChunkRows, (per_thread + mr - 1) / mr * mr));
   const int64_t image = int64_t{s->in_h} * s->in_w * s->in_c;
+  // EvalHybridConv's; EvalHybridConvVnni carves less (bytes for int16)
+  // before its padded images.
   ctx.RequestScratch(
       s->batch * (sizeof(float) + sizeof(int32_t)) +
       s->threads * s->chunk_rows *
           (s->out_c * sizeof(int32_t) + QGemmPaddedK(s->k) * sizeof(int16_t)) +
-      s->threads * 64 +  // the VNNI im2col's slack
-      s->batch * image * sizeof(int16_t));
+      s->batch * image * sizeof(int16_t) + padded_bytes);
   ctx.SetEval(s->vnni ? EvalHybridConvVnni : EvalHybridConv);
   ctx.SetReductionLength(s->k);
   return ctx.SetOutputShape(0, {s->batch, s->out_h, s->out_w, s->out_c});

@@ -411,6 +411,7 @@ std::atomic<int64_t> g_vnni_calls{0};
 template <int R, int P>
 GRAFT_AVX512_TARGET void VnniTile(const uint8_t* a, int64_t a_stride,
                                   const int8_t* b0, const int8_t* b1,
+                                  const int64_t* tap_off, int taps,
                                   int64_t groups, int cols0, int cols1,
                                   int32_t* out, int64_t out_stride) {
   __m512i acc[R][P];
@@ -419,6 +420,10 @@ GRAFT_AVX512_TARGET void VnniTile(const uint8_t* a, int64_t a_stride,
 #pragma GCC unroll 2
     for (int p = 0; p < P; ++p) acc[r][p] = _mm512_setzero_si512();
   }
+  // Per tap (one for a plain GEMM), `groups` groups of four reduction
+  // steps read at a + tap_off[t]; the weights run on through the taps.
+  for (int t = 0; t < taps; ++t, b0 += groups * 64, b1 += groups * 64) {
+  const uint8_t* at = a + tap_off[t];
   for (int64_t g = 0; g < groups; ++g) {
     const __m512i w0 = _mm512_loadu_si512(b0 + g * 64);
     __m512i w1 = w0;
@@ -426,11 +431,12 @@ GRAFT_AVX512_TARGET void VnniTile(const uint8_t* a, int64_t a_stride,
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       int32_t four;
-      std::memcpy(&four, a + r * a_stride + g * 4, 4);
+      std::memcpy(&four, at + r * a_stride + g * 4, 4);
       const __m512i av = _mm512_set1_epi32(four);
       acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], av, w0);
       if constexpr (P == 2) acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], av, w1);
     }
+  }
   }
   const __mmask16 m0 = static_cast<__mmask16>((1u << cols0) - 1);
   const __mmask16 m1 = static_cast<__mmask16>((1u << cols1) - 1);
@@ -456,12 +462,14 @@ GRAFT_AVX512_TARGET void VnniTile(const uint8_t* a, int64_t a_stride,
 template <int P>
 GRAFT_AVX512_TARGET void VnniRows(const uint8_t* a, int64_t a_stride,
                                   int64_t rows, const int8_t* b0,
-                                  const int8_t* b1, int64_t groups, int cols0,
+                                  const int8_t* b1, const int64_t* tap_off,
+                                  int taps, int64_t groups, int cols0,
                                   int cols1, int32_t* out,
                                   int64_t out_stride) {
   int64_t r = 0;
   for (; r + 8 <= rows; r += 8) {
-    VnniTile<8, P>(a + r * a_stride, a_stride, b0, b1, groups, cols0, cols1,
+    VnniTile<8, P>(a + r * a_stride, a_stride, b0, b1, tap_off, taps, groups,
+                   cols0, cols1,
                    out + r * out_stride, out_stride);
   }
   const uint8_t* ar = a + r * a_stride;
@@ -469,7 +477,8 @@ GRAFT_AVX512_TARGET void VnniRows(const uint8_t* a, int64_t a_stride,
   switch (rows - r) {
 #define GRAFT_VNNI_CASE(n)                                                   \
   case n:                                                                    \
-    VnniTile<n, P>(ar, a_stride, b0, b1, groups, cols0, cols1, o, out_stride); \
+    VnniTile<n, P>(ar, a_stride, b0, b1, tap_off, taps, groups, cols0, cols1, \
+                   o, out_stride);                                            \
     break;
     GRAFT_VNNI_CASE(1)
     GRAFT_VNNI_CASE(2)
@@ -504,29 +513,37 @@ void HybridVnniPack(const int8_t* w, int64_t n, int64_t k, int64_t row_stride,
   }
 }
 
-void HybridVnniSums(const uint8_t* a, int64_t a_stride, int64_t rows,
-                    const HybridVnniWeights& b, int64_t p0, int64_t p1,
-                    int32_t* out, int64_t out_stride) {
+void HybridVnniSumsTaps(const uint8_t* a, int64_t a_stride, int64_t rows,
+                        const HybridVnniWeights& b, const int64_t* tap_off,
+                        int taps, int64_t p0, int64_t p1, int32_t* out,
+                        int64_t out_stride) {
 #if GRAFT_QGEMM_AVX2
   g_vnni_calls.fetch_add(1, std::memory_order_relaxed);
-  const int64_t kp = HybridVnniPaddedK(b.k), groups = kp / 4;
+  const int64_t kp = HybridVnniPaddedK(b.k), groups = kp / 4 / taps;
   auto cols = [&](int64_t p) {
     return static_cast<int>(std::min<int64_t>(16, b.n - p * 16));
   };
   int64_t p = p0;
   for (; p + 2 <= p1; p += 2) {
     VnniRows<2>(a, a_stride, rows, b.packed.data() + p * 16 * kp,
-                b.packed.data() + (p + 1) * 16 * kp, groups, cols(p),
-                cols(p + 1), out + p * 16, out_stride);
+                b.packed.data() + (p + 1) * 16 * kp, tap_off, taps, groups,
+                cols(p), cols(p + 1), out + p * 16, out_stride);
   }
   if (p < p1) {
     VnniRows<1>(a, a_stride, rows, b.packed.data() + p * 16 * kp, nullptr,
-                groups, cols(p), 0, out + p * 16, out_stride);
+                tap_off, taps, groups, cols(p), 0, out + p * 16, out_stride);
   }
 #else
-  (void)a, (void)a_stride, (void)rows, (void)b, (void)p0, (void)p1, (void)out,
-      (void)out_stride;
+  (void)a, (void)a_stride, (void)rows, (void)b, (void)tap_off, (void)taps,
+      (void)p0, (void)p1, (void)out, (void)out_stride;
 #endif
+}
+
+void HybridVnniSums(const uint8_t* a, int64_t a_stride, int64_t rows,
+                    const HybridVnniWeights& b, int64_t p0, int64_t p1,
+                    int32_t* out, int64_t out_stride) {
+  const int64_t zero = 0;
+  HybridVnniSumsTaps(a, a_stride, rows, b, &zero, 1, p0, p1, out, out_stride);
 }
 
 int64_t HybridVnniCallsForTesting() {

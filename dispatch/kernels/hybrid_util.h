@@ -123,7 +123,15 @@ void HybridVnniPack(const int8_t* w, int64_t n, int64_t k, int64_t row_stride,
 void HybridVnniSums(const uint8_t* a, int64_t a_stride, int64_t rows,
                     const HybridVnniWeights& b, int64_t p0, int64_t p1,
                     int32_t* out, int64_t out_stride);
-// How many HybridVnniSums calls ran (tests check the path is taken).
+// As HybridVnniSums with the reduction split into `taps` equal parts (b.k a
+// multiple of 4 * taps), part t of row r read at a + r * a_stride +
+// tap_off[t]: a convolution straight from a padded image, each filter tap
+// one part (no im2col).
+void HybridVnniSumsTaps(const uint8_t* a, int64_t a_stride, int64_t rows,
+                        const HybridVnniWeights& b, const int64_t* tap_off,
+                        int taps, int64_t p0, int64_t p1, int32_t* out,
+                        int64_t out_stride);
+// How many HybridVnniSums(Taps) calls ran (tests check the path is taken).
 int64_t HybridVnniCallsForTesting();
 // How many hybrid DEPTHWISE_CONV_2D invokes ran its AVX-512 path
 // (hybrid_conv.cc; KernelIsa() kAvx512Vnni at prepare, multiplier 1).
