@@ -327,6 +327,18 @@ TEST(Conv2DHybridTest, MatchesTfliteArithmeticOnEveryIsa) {
         p.cin = 4 * RandomInt(rng, 1, 10);
         p.h = RandomInt(rng, 1, 12), p.w = RandomInt(rng, 1, 12);
       }
+      if (iter % 10 == 4) {  // over 1M multiply-adds: split over threads
+        p.n = 1, p.h = RandomInt(rng, 18, 24), p.w = RandomInt(rng, 18, 24);
+        p.cin = RandomInt(rng, 24, 40), p.cout = RandomInt(rng, 30, 40);
+        p.kh = p.kw = 3, p.sh = p.sw = 1, p.dh = p.dw = 1;
+        c.threads = 3;
+      }
+      if (iter % 10 == 7) {  // the same, 1x1 direct
+        p.n = 2, p.h = RandomInt(rng, 30, 40), p.w = RandomInt(rng, 30, 40);
+        p.cin = 4 * RandomInt(rng, 8, 12), p.cout = RandomInt(rng, 20, 40);
+        p.kh = p.kw = 1, p.sh = p.sw = 1, p.dh = p.dw = 1;
+        c.threads = 2;
+      }
       const int64_t nw = int64_t{p.cout} * p.kh * p.kw * p.cin;
       c.w.clear();
       const int minus128 = iter % 2 ? RandomInt(rng, 1, 30) : 0;
