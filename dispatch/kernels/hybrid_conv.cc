@@ -205,41 +205,68 @@ absl::Status EvalHybridConv(EvalContext& ctx) {
 // same operations and order: acc = sums - (z_b + 128) * col_sums (wrapping),
 // float(acc) * wscale * s_b (per channel) or float(acc) * (s_b * wscale),
 // + bias, then max(lo, v) and min(hi, v) with the operands ordered as
-// std::max(v, lo) / std::min(v, hi) decide NaNs. No FMA: the file is built
-// with -ffp-contract=off semantics (ISO C++), each intrinsic rounds.
-GRAFT_AVX512_TARGET void HybridConvEpilogueAvx512(
+// std::max(v, lo) / std::min(v, hi) decide NaNs. Each product and sum is
+// rounded on its own (HybridMulPs / HybridAddPs: no FMA contraction). Per
+// block of 16 channels the channel constants are loaded once, the image's
+// terms once per image.
+template <bool kPerChannel, bool kBias>
+GRAFT_AVX512_TARGET void HybridConvEpilogueRows(
     const HybridConvState& s, const int32_t* acc, int64_t r0, int64_t r1,
     const float* scale, const int32_t* zero_point, const float* bias,
     float* out) {
   const int64_t pixels = int64_t{s.out_h} * s.out_w;
   const __m512 lo = _mm512_set1_ps(s.lo), hi = _mm512_set1_ps(s.hi);
-  int64_t b = r0 / pixels, next = (b + 1) * pixels;
-  __m512 sb = _mm512_set1_ps(scale[b]);
-  __m512i corr = _mm512_set1_epi32(zero_point[b] + 128);
-  for (int64_t r = r0; r < r1; ++r) {
-    if (r == next) {  // the next image's scale and zero point
-      ++b, next += pixels;
-      sb = _mm512_set1_ps(scale[b]);
-      corr = _mm512_set1_epi32(zero_point[b] + 128);
-    }
-    const int32_t* a = acc + (r - r0) * s.out_c;
-    float* o_px = out + r * s.out_c;
-    for (int o = 0; o < s.out_c; o += 16) {
-      const __mmask16 m = static_cast<__mmask16>(
-          s.out_c - o >= 16 ? 0xFFFFu : (1u << (s.out_c - o)) - 1);
-      const __m512i sums = _mm512_maskz_loadu_epi32(m, a + o);
-      const __m512i cs = _mm512_loadu_si512(s.vw.col_sums.data() + o);
-      const __m512 dot = _mm512_cvtepi32_ps(
-          _mm512_sub_epi32(sums, _mm512_mullo_epi32(corr, cs)));
-      const __m512 ws = _mm512_maskz_loadu_ps(m, s.scales.data() + o);
-      __m512 v = s.per_channel ? HybridMulPs(HybridMulPs(dot, ws), sb)
-                               : HybridMulPs(dot, HybridMulPs(sb, ws));
-      if (bias != nullptr) {
-        v = HybridAddPs(v, _mm512_maskz_loadu_ps(m, bias + o));
+  for (int o = 0; o < s.out_c; o += 16) {
+    const __mmask16 m = static_cast<__mmask16>(
+        s.out_c - o >= 16 ? 0xFFFFu : (1u << (s.out_c - o)) - 1);
+    const __m512i cs = _mm512_loadu_si512(s.vw.col_sums.data() + o);
+    const __m512 ws = _mm512_maskz_loadu_ps(m, s.scales.data() + o);
+    const __m512 bv =
+        kBias ? _mm512_maskz_loadu_ps(m, bias + o) : _mm512_setzero_ps();
+    int64_t b = r0 / pixels, next = (b + 1) * pixels;
+    auto image_terms = [&](__m512i* corr, __m512* sb, __m512* f)
+                           GRAFT_AVX512_TARGET {
+      *corr = _mm512_mullo_epi32(_mm512_set1_epi32(zero_point[b] + 128), cs);
+      *sb = _mm512_set1_ps(scale[b]);
+      *f = HybridMulPs(*sb, ws);
+    };
+    __m512i corr;
+    __m512 sb, f;
+    image_terms(&corr, &sb, &f);
+    for (int64_t r = r0; r < r1; ++r) {
+      if (r == next) {  // the next image's scale and zero point
+        ++b, next += pixels;
+        image_terms(&corr, &sb, &f);
       }
+      const __m512 dot = _mm512_cvtepi32_ps(_mm512_sub_epi32(
+          _mm512_maskz_loadu_epi32(m, acc + (r - r0) * s.out_c + o), corr));
+      __m512 v = kPerChannel ? HybridMulPs(HybridMulPs(dot, ws), sb)
+                             : HybridMulPs(dot, f);
+      if (kBias) v = HybridAddPs(v, bv);
       v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
-      _mm512_mask_storeu_ps(o_px + o, m, v);
+      _mm512_mask_storeu_ps(out + r * s.out_c + o, m, v);
     }
+  }
+}
+
+GRAFT_AVX512_TARGET void HybridConvEpilogueAvx512(
+    const HybridConvState& s, const int32_t* acc, int64_t r0, int64_t r1,
+    const float* scale, const int32_t* zero_point, const float* bias,
+    float* out) {
+  if (s.per_channel) {
+    if (bias != nullptr) {
+      HybridConvEpilogueRows<true, true>(s, acc, r0, r1, scale, zero_point,
+                                         bias, out);
+    } else {
+      HybridConvEpilogueRows<true, false>(s, acc, r0, r1, scale, zero_point,
+                                          bias, out);
+    }
+  } else if (bias != nullptr) {
+    HybridConvEpilogueRows<false, true>(s, acc, r0, r1, scale, zero_point,
+                                        bias, out);
+  } else {
+    HybridConvEpilogueRows<false, false>(s, acc, r0, r1, scale, zero_point,
+                                         bias, out);
   }
 }
 #endif  // GRAFT_QGEMM_AVX2
