@@ -6,11 +6,13 @@
 // Every op shares one evaluator templated on the element op: the broadcast is
 // collapsed at prepare time (kernel_util.h) so eval walks contiguous inner
 // runs with a scalar-or-vector operand each, which the compiler vectorizes.
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
 
 #include "absl/strings/str_cat.h"
+#include "dispatch/kernels/float_simd.h"
 #include "dispatch/kernels/kernel_util.h"
 
 namespace graft {
@@ -150,7 +152,7 @@ struct LogicalOrOp {
 // out[i] = clamp(Op(a[i*sa], b[i*sb])), specialized on the stride pattern
 // so the common cases are plain vector loops.
 template <typename T, typename Out, typename Op, bool kClamp>
-inline void BinaryRun(const T* a, int64_t sa, const T* b, int64_t sb,
+GRAFT_SIMD_INLINE void BinaryRun(const T* a, int64_t sa, const T* b, int64_t sb,
                       Out* out, int64_t n, Out lo, Out hi) {
   auto f = [&](T x, T y) -> Out {
     Out v = Op::Apply(x, y);
@@ -170,6 +172,36 @@ inline void BinaryRun(const T* a, int64_t sa, const T* b, int64_t sb,
   }
 }
 
+std::atomic<int64_t> g_float_binary_calls[2];
+
+void CountFloatBinaryCall(CpuIsa path) {
+  g_float_binary_calls[static_cast<int>(path)].fetch_add(
+      1, std::memory_order_relaxed);
+}
+
+template <typename T, typename Out, typename Op, bool kClamp>
+GRAFT_SIMD_INLINE void BinaryRuns(const BroadcastPlan& plan, const T* a,
+                                  const T* b, Out* out, Out lo, Out hi) {
+  ForEachBroadcastRun(plan, [&](int64_t o, const int64_t* off, int64_t n,
+                                const int64_t* st) {
+    BinaryRun<T, Out, Op, kClamp>(a + off[0], st[0], b + off[1], st[1], out + o,
+                                  n, lo, hi);
+  });
+}
+
+#if GRAFT_HAVE_AVX2_FMA_BUILD
+// The float ops compiled for AVX2: each is one IEEE operation per element
+// (no multiply and add to contract), so the same results 8 lanes at a time.
+// `flatten` inlines the broadcast walk and its callback here, so they are
+// compiled for AVX2 too.
+template <typename Op, bool kClamp>
+GRAFT_AVX2_FMA_TARGET __attribute__((flatten)) void BinaryRunsAvx2(const BroadcastPlan& plan,
+                                          const float* a, const float* b,
+                                          float* out, float lo, float hi) {
+  BinaryRuns<float, float, Op, kClamp>(plan, a, b, out, lo, hi);
+}
+#endif
+
 template <typename T, typename Out, typename Op, bool kClamp>
 absl::Status EvalBinary(EvalContext& ctx) {
   const auto* s = ctx.state<BinaryState>();
@@ -186,11 +218,17 @@ absl::Status EvalBinary(EvalContext& ctx) {
     }
   }
   const Out lo = static_cast<Out>(s->lo), hi = static_cast<Out>(s->hi);
-  ForEachBroadcastRun(s->plan, [&](int64_t o, const int64_t* off, int64_t n,
-                                   const int64_t* st) {
-    BinaryRun<T, Out, Op, kClamp>(a + off[0], st[0], b + off[1], st[1], out + o,
-                                  n, lo, hi);
-  });
+  if constexpr (std::is_same_v<T, float> && std::is_same_v<Out, float>) {
+#if GRAFT_HAVE_AVX2_FMA_BUILD
+    if (CpuHasAvx2Fma()) {
+      CountFloatBinaryCall(CpuIsa::kAvx2);
+      BinaryRunsAvx2<Op, kClamp>(s->plan, a, b, out, lo, hi);
+      return absl::OkStatus();
+    }
+#endif
+    CountFloatBinaryCall(CpuIsa::kBaseline);
+  }
+  BinaryRuns<T, Out, Op, kClamp>(s->plan, a, b, out, lo, hi);
   return absl::OkStatus();
 }
 
@@ -381,6 +419,12 @@ absl::Status PrepareSelect(PrepareContext& ctx) {
 }
 
 }  // namespace
+
+int64_t FloatBinaryCallsForTesting(CpuIsa path) {
+  const int i = static_cast<int>(path);
+  return i < 2 ? g_float_binary_calls[i].load(std::memory_order_relaxed) : 0;
+}
+
 }  // namespace kernels
 
 GRAFT_DEFINE_KERNEL(Add);

@@ -4,8 +4,13 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <cstdio>
+#include <cstring>
+#include <iterator>
 #include <limits>
 
+#include "dispatch/kernels/cpu_features.h"
+#include "dispatch/kernels/float_simd.h"
 #include "dispatch/kernels/kernel_test_util.h"
 #include "gtest/gtest.h"
 
@@ -104,6 +109,10 @@ void SetActivation(OpBuilder& op, tfl::BuiltinOperator code,
   }
 }
 
+// Each build of the float ops (baseline, AVX2) forced in turn and shown to
+// run: every op is one IEEE operation per element (POW, FLOOR_DIV: libm),
+// so both must give the formula's bits exactly, NaN, infinities and -0
+// included.
 TEST(ElementwiseTest, FloatBinaryOpsMatchReferenceWithBroadcasting) {
   std::mt19937 rng = testing::SeededRng();
   const std::vector<FloatCase> cases = {
@@ -128,42 +137,70 @@ TEST(ElementwiseTest, FloatBinaryOpsMatchReferenceWithBroadcasting) {
       tfl::ActivationFunctionType_NONE, tfl::ActivationFunctionType_RELU,
       tfl::ActivationFunctionType_RELU6,
       tfl::ActivationFunctionType_RELU_N1_TO_1};
-  for (const FloatCase& c : cases) {
-    for (int iter = 0; iter < 12; ++iter) {
-      Shape sa, sb, so;
-      RandomBroadcastPair(rng, &sa, &sb, &so);
-      const auto act = c.has_activation ? acts[RandomInt(rng, 0, 3)]
-                                        : tfl::ActivationFunctionType_NONE;
-      auto a = testing::RandomFloats(rng, NumElements(sa), -3, 3);
-      auto b = testing::RandomFloats(rng, NumElements(sb), 0.5f, 3);
-      if (c.op == tfl::BuiltinOperator_POW) {
-        for (float& x : a) x = std::fabs(x);
-      }
-      const bool b_const = RandomInt(rng, 0, 1) == 1;
-      ModelBuilder mb;
-      auto& g = mb.Subgraph("main");
-      TensorId ta = g.Input("a", tfl::TensorType_FLOAT32, ToVec(sa));
-      TensorId tb = b_const ? g.Constant<float>("b", ToVec(sb), b)
-                            : g.Input("b", tfl::TensorType_FLOAT32, ToVec(sb));
-      OpBuilder op = g.Op(c.op).In(ta, tb);
-      SetActivation(op, c.op, act);
-      g.Output(op.Out("y", tfl::TensorType_FLOAT32, ToVec(so)));
-      auto rt = LoadBuilt(mb, RandomInt(rng, 1, 2));
-      ASSERT_TRUE(rt.ok()) << rt.status();
-      testing::SetInput(**rt, 0, a);
-      if (!b_const) testing::SetInput(**rt, 1, b);
-      ASSERT_TRUE((*rt)->Invoke().ok());
-      std::vector<float> want(NumElements(so));
-      for (int64_t i = 0; i < static_cast<int64_t>(want.size()); ++i) {
-        want[i] = Activate(
-            c.f(a[SourceIndex(i, so, sa)], b[SourceIndex(i, so, sb)]), act);
-      }
-      EXPECT_EQ(ToVec((*rt)->output(0)->shape), ToVec(so));
-      testing::ExpectNear(testing::GetOutput<float>(**rt, 0), want, 1,
-                          absl::StrCat(EnumNameBuiltinOperator(c.op), " ",
-                                       ShapeToString(sa), " x ",
-                                       ShapeToString(sb)));
+  const float specials[] = {0.0f, -0.0f, std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity(),
+                            std::numeric_limits<float>::quiet_NaN(), 1e-40f};
+  for (kernels::CpuIsa isa :
+       {kernels::CpuIsa::kBaseline, kernels::CpuIsa::kAvx2}) {
+    if (static_cast<int>(kernels::DetectedCpuIsa()) < static_cast<int>(isa)) {
+      std::printf("skipping the %s path: this CPU has %s\n",
+                  kernels::CpuIsaName(isa),
+                  kernels::CpuIsaName(kernels::DetectedCpuIsa()));
+      continue;
     }
+    const kernels::CpuIsa old_cap = kernels::SetKernelIsaCapForTesting(isa);
+    const int64_t before = kernels::FloatBinaryCallsForTesting(isa);
+    for (const FloatCase& c : cases) {
+      for (int iter = 0; iter < 12; ++iter) {
+        Shape sa, sb, so;
+        RandomBroadcastPair(rng, &sa, &sb, &so);
+        const auto act = c.has_activation ? acts[RandomInt(rng, 0, 3)]
+                                          : tfl::ActivationFunctionType_NONE;
+        auto a = testing::RandomFloats(rng, NumElements(sa), -3, 3);
+        auto b = testing::RandomFloats(rng, NumElements(sb), 0.5f, 3);
+        if (c.op == tfl::BuiltinOperator_POW) {
+          for (float& x : a) x = std::fabs(x);
+        } else {
+          for (float& x : a) {
+            if (RandomInt(rng, 0, 15) == 0) {
+              x = specials[RandomInt(rng, 0, std::size(specials) - 1)];
+            }
+          }
+        }
+        const bool b_const = RandomInt(rng, 0, 1) == 1;
+        ModelBuilder mb;
+        auto& g = mb.Subgraph("main");
+        TensorId ta = g.Input("a", tfl::TensorType_FLOAT32, ToVec(sa));
+        TensorId tb = b_const
+                          ? g.Constant<float>("b", ToVec(sb), b)
+                          : g.Input("b", tfl::TensorType_FLOAT32, ToVec(sb));
+        OpBuilder op = g.Op(c.op).In(ta, tb);
+        SetActivation(op, c.op, act);
+        g.Output(op.Out("y", tfl::TensorType_FLOAT32, ToVec(so)));
+        auto rt = LoadBuilt(mb, RandomInt(rng, 1, 2));
+        ASSERT_TRUE(rt.ok()) << rt.status();
+        testing::SetInput(**rt, 0, a);
+        if (!b_const) testing::SetInput(**rt, 1, b);
+        ASSERT_TRUE((*rt)->Invoke().ok());
+        const std::vector<float> got = testing::GetOutput<float>(**rt, 0);
+        EXPECT_EQ(ToVec((*rt)->output(0)->shape), ToVec(so));
+        ASSERT_EQ(got.size(), static_cast<size_t>(NumElements(so)));
+        for (size_t i = 0; i < got.size(); ++i) {
+          const float want = Activate(
+              c.f(a[SourceIndex(i, so, sa)], b[SourceIndex(i, so, sb)]), act);
+          ASSERT_TRUE(std::isnan(want) ? std::isnan(got[i])
+                                       : std::memcmp(&want, &got[i],
+                                                     sizeof(float)) == 0)
+              << kernels::CpuIsaName(isa) << " "
+              << EnumNameBuiltinOperator(c.op) << " " << ShapeToString(sa)
+              << " x " << ShapeToString(sb) << " element " << i << ": got "
+              << got[i] << ", want " << want;
+        }
+      }
+    }
+    EXPECT_GT(kernels::FloatBinaryCallsForTesting(isa), before)
+        << kernels::CpuIsaName(isa) << " path not taken";
+    kernels::SetKernelIsaCapForTesting(old_cap);
   }
 }
 

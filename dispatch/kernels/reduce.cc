@@ -15,10 +15,13 @@
 // both a reduced innermost dim (a horizontal sum) and a kept one (a vector
 // accumulate) are contiguous loops.
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
+#include "dispatch/kernels/float_simd.h"
 #include "dispatch/kernels/kernel_util.h"
 #include "dispatch/kernels/quantization_util.h"
 
@@ -56,15 +59,14 @@ inline T Combine(T acc, T v) {
   return acc + v;  // kSum, kMean
 }
 
+// Combines each input element into its output element, in input order: a
+// reduced innermost dim one element after the other (never reassociated,
+// so no build sums in another order), a kept one as a vector accumulate.
 template <typename T, ReduceKind kKind>
-absl::Status EvalReduce(EvalContext& ctx) {
-  const ReduceState& s = *ctx.state<ReduceState>();
-  const T* in = ctx.input(0)->data<T>();
-  T* out = ctx.output(0)->data<T>();
-  const int64_t out_n = ctx.output(0)->num_elements();
-  std::fill(out, out + out_n, Identity<T, kKind>());
-  ForEachBroadcastRun(s.plan, [&](int64_t, const int64_t* off, int64_t n,
-                                  const int64_t* st) {
+GRAFT_SIMD_INLINE void ReduceRuns(const BroadcastPlan& plan, const T* in,
+                                  T* out) {
+  ForEachBroadcastRun(plan, [&](int64_t, const int64_t* off, int64_t n,
+                                const int64_t* st) {
     const T* src = in + off[0];
     T* dst = out + off[1];
     if (st[1] == 0) {
@@ -77,6 +79,46 @@ absl::Status EvalReduce(EvalContext& ctx) {
       }
     }
   });
+}
+
+std::atomic<int64_t> g_float_reduce_calls[2];
+
+void CountFloatReduceCall(CpuIsa path) {
+  g_float_reduce_calls[static_cast<int>(path)].fetch_add(
+      1, std::memory_order_relaxed);
+}
+
+#if GRAFT_HAVE_AVX2_FMA_BUILD
+// The float reductions compiled for AVX2 (one operation per combine, so the
+// same results); `flatten` brings the walk and its callback into this build.
+template <ReduceKind kKind>
+GRAFT_AVX2_FMA_TARGET __attribute__((flatten)) void ReduceRunsAvx2(
+    const BroadcastPlan& plan, const float* in, float* out) {
+  ReduceRuns<float, kKind>(plan, in, out);
+}
+#endif
+
+template <typename T, ReduceKind kKind>
+absl::Status EvalReduce(EvalContext& ctx) {
+  const ReduceState& s = *ctx.state<ReduceState>();
+  const T* in = ctx.input(0)->data<T>();
+  T* out = ctx.output(0)->data<T>();
+  const int64_t out_n = ctx.output(0)->num_elements();
+  std::fill(out, out + out_n, Identity<T, kKind>());
+  if constexpr (std::is_same_v<T, float>) {
+#if GRAFT_HAVE_AVX2_FMA_BUILD
+    if (CpuHasAvx2Fma()) {
+      CountFloatReduceCall(CpuIsa::kAvx2);
+      ReduceRunsAvx2<kKind>(s.plan, in, out);
+    } else
+#endif
+    {
+      CountFloatReduceCall(CpuIsa::kBaseline);
+      ReduceRuns<T, kKind>(s.plan, in, out);
+    }
+  } else {
+    ReduceRuns<T, kKind>(s.plan, in, out);
+  }
   if constexpr (kKind == ReduceKind::kMean) {
     if (s.count > 0) {
       for (int64_t i = 0; i < out_n; ++i) {
@@ -390,6 +432,12 @@ absl::Status PrepareArgMin(PrepareContext& ctx) {
 }
 
 }  // namespace
+
+int64_t FloatReduceCallsForTesting(CpuIsa path) {
+  const int i = static_cast<int>(path);
+  return i < 2 ? g_float_reduce_calls[i].load(std::memory_order_relaxed) : 0;
+}
+
 }  // namespace kernels
 
 GRAFT_DEFINE_KERNEL(Mean);

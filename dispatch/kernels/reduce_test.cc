@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <set>
 
@@ -83,6 +84,75 @@ TEST(ReduceTest, MatchesReferenceOverRandomAxes) {
                         op == tfl::BuiltinOperator_REDUCE_PROD ? count * count : count,
                         absl::StrCat(EnumNameBuiltinOperator(op), " iteration ", iter));
   }
+}
+
+// The float reductions' baseline and AVX2 builds, each forced and shown to
+// run, give the same bits: each combines in input order (a reduced inner
+// dim is never reassociated). Shapes up to 40 wide leave every tail of the
+// 8-float blocks; NaN, infinities and -0 included.
+TEST(ReduceTest, FloatBuildsAgreeBitForBit) {
+  std::mt19937 rng = testing::SeededRng(5);
+  if (static_cast<int>(kernels::DetectedCpuIsa()) <
+      static_cast<int>(kernels::CpuIsa::kAvx2)) {
+    GTEST_SKIP() << "no AVX2 build to compare on this CPU ("
+                 << kernels::CpuIsaName(kernels::DetectedCpuIsa()) << ")";
+  }
+  const tfl::BuiltinOperator ops[] = {
+      tfl::BuiltinOperator_MEAN, tfl::BuiltinOperator_SUM,
+      tfl::BuiltinOperator_REDUCE_MAX, tfl::BuiltinOperator_REDUCE_MIN,
+      tfl::BuiltinOperator_REDUCE_PROD};
+  const float specials[] = {0.0f, -0.0f, std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity(),
+                            std::numeric_limits<float>::quiet_NaN()};
+  const int64_t before[2] = {
+      kernels::FloatReduceCallsForTesting(kernels::CpuIsa::kBaseline),
+      kernels::FloatReduceCallsForTesting(kernels::CpuIsa::kAvx2)};
+  for (int iter = 0; iter < 100; ++iter) {
+    const auto op = ops[iter % 5];
+    const int rank = RandomInt(rng, 1, 4);
+    Shape shape = testing::RandomShape(rng, rank, rank <= 2 ? 40 : 12);
+    std::vector<int32_t> axes;
+    for (int i = RandomInt(rng, 1, rank); i > 0; --i) {
+      axes.push_back(RandomInt(rng, 0, rank - 1));
+    }
+    std::set<int> reduced(axes.begin(), axes.end());
+    Shape out_shape;
+    for (int d = 0; d < rank; ++d) {
+      if (!reduced.count(d)) out_shape.push_back(shape[d]);
+    }
+    auto x = testing::RandomFloats(rng, NumElements(shape), -2.0f, 2.0f);
+    for (float& v : x) {
+      if (RandomInt(rng, 0, 40) == 0) {
+        v = specials[RandomInt(rng, 0, std::size(specials) - 1)];
+      }
+    }
+    std::vector<float> got[2];
+    for (int path = 0; path < 2; ++path) {
+      const kernels::CpuIsa old_cap = kernels::SetKernelIsaCapForTesting(
+          path == 0 ? kernels::CpuIsa::kBaseline : kernels::CpuIsa::kAvx2);
+      ModelBuilder mb;
+      auto& g = mb.Subgraph("main");
+      TensorId in = g.Input("x", F32, testing::ToVec(shape));
+      TensorId ax = g.Constant<int32_t>("axes", {int32_t(axes.size())}, axes);
+      g.Output(g.Op(op).In(in, ax).Out("y", F32, testing::ToVec(out_shape)));
+      auto rt = testing::LoadBuilt(mb);
+      ASSERT_TRUE(rt.ok()) << rt.status();
+      testing::SetInput(**rt, 0, x);
+      ASSERT_TRUE((*rt)->Invoke().ok());
+      got[path] = testing::GetOutput<float>(**rt, 0);
+      kernels::SetKernelIsaCapForTesting(old_cap);
+    }
+    ASSERT_EQ(got[0].size(), got[1].size());
+    EXPECT_EQ(std::memcmp(got[0].data(), got[1].data(),
+                          got[0].size() * sizeof(float)),
+              0)
+        << EnumNameBuiltinOperator(op) << " " << ShapeToString(shape)
+        << " iteration " << iter;
+  }
+  EXPECT_GT(kernels::FloatReduceCallsForTesting(kernels::CpuIsa::kBaseline),
+            before[0]);
+  EXPECT_GT(kernels::FloatReduceCallsForTesting(kernels::CpuIsa::kAvx2),
+            before[1]);
 }
 
 TEST(ReduceTest, ArgMaxPicksTheFirstMaximum) {
