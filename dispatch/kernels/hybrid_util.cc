@@ -112,8 +112,8 @@ GRAFT_AVX512_TARGET void MinMaxAvx512(const float* x, int64_t k, float init,
 
 // RoundRowScalar on 16 lanes for the groups of 8: v + (v < 0 ? -0.5 :
 // 0.5) truncated by vcvttps2dq (NaN and out-of-range give INT32_MIN, as
-// TruncateLikeX86), clamped to +-1024 before the zero point is added
-// (clamping is monotone, so the final clamp is unchanged); the k % 8 tail
+// TruncateLikeX86), clamped to [qmin - zp, qmax - zp] and then offset by
+// zp (the same as adding zp first in int64 and clamping); the k % 8 tail
 // with std::round, as there.
 template <typename T>
 GRAFT_AVX512_TARGET void RoundRowAvx512(const float* x, int64_t k, float inv,
@@ -122,10 +122,11 @@ GRAFT_AVX512_TARGET void RoundRowAvx512(const float* x, int64_t k, float inv,
   const int64_t grouped = k & ~int64_t{7};
   const __m512 vinv = _mm512_set1_ps(inv);
   const __m512 pos = _mm512_set1_ps(0.5f), neg = _mm512_set1_ps(-0.5f);
-  const __m512i lim_lo = _mm512_set1_epi32(-1024),
-                lim_hi = _mm512_set1_epi32(1024);
-  const __m512i vzp = _mm512_set1_epi32(zp), vmin = _mm512_set1_epi32(qmin),
-                vmax = _mm512_set1_epi32(qmax), vadd = _mm512_set1_epi32(add);
+  // clamp(zp + r, qmin, qmax) + add = clamp(r, qmin - zp, qmax - zp) +
+  // (zp + add): one clamp, and no overflow for r = INT32_MIN.
+  const __m512i vmin = _mm512_set1_epi32(qmin - zp),
+                vmax = _mm512_set1_epi32(qmax - zp),
+                voff = _mm512_set1_epi32(zp + add);
   for (int64_t i = 0; i < grouped; i += 16) {
     const __mmask16 m = grouped - i >= 16 ? __mmask16{0xFFFF}
                                           : __mmask16{0x00FF};
@@ -134,10 +135,8 @@ GRAFT_AVX512_TARGET void RoundRowAvx512(const float* x, int64_t k, float inv,
         _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ);
     const __m512 t = HybridAddPs(v, _mm512_mask_blend_ps(negative, pos, neg));
     __m512i r = _mm512_cvttps_epi32(t);
-    r = _mm512_min_epi32(_mm512_max_epi32(r, lim_lo), lim_hi);
-    r = _mm512_min_epi32(_mm512_max_epi32(_mm512_add_epi32(r, vzp), vmin),
-                         vmax);
-    r = _mm512_add_epi32(r, vadd);
+    r = _mm512_add_epi32(
+        _mm512_min_epi32(_mm512_max_epi32(r, vmin), vmax), voff);
     if constexpr (sizeof(T) == 1) {
       _mm_mask_storeu_epi8(q + i, m, _mm512_cvtepi32_epi8(r));
     } else {
