@@ -299,8 +299,11 @@ absl::Status EvalHybridConvVnni(EvalContext& ctx) {
     // The padded images after the unpadded ones; per thread one output
     // row's sums in `sums`.
     const int64_t pimage = s.hp * s.wp * s.c4;
-    uint8_t* padded = u + s.batch * image;
-    for (int b = 0; b < s.batch; ++b) {
+    // Without padding (VALID, depth a multiple of 4) the image is its own
+    // padded image.
+    const bool unpadded = pimage == image;
+    uint8_t* padded = unpadded ? u : u + s.batch * image;
+    for (int b = 0; b < s.batch && !unpadded; ++b) {
       uint8_t* pb = padded + b * pimage;
       std::memset(pb, zero_point[b] + 128, pimage);
       const uint8_t* ub = u + b * image;
