@@ -538,15 +538,20 @@ GRAFT_AVX512_INLINE void DwVnniStore(__m512i lo, __m512i hi, int c0, int n,
   const __m512i order0 = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5,
                                            6, 7, 20, 21, 22, 23);
   uint8_t* dst = reinterpret_cast<uint8_t*>(op + c0);
-  StoreBytesAvx512(
-      RequantDoubleAvx512(r_lo, _mm512_permutex2var_epi32(lo, order0, hi)),
-      std::min(n, 16), dst);
+  const bool fast = r_lo.fast_double;
+  auto store = [fast](const Requant16& r, __m512i acc, int cols,
+                      uint8_t* op) GRAFT_AVX512_TARGET {
+    if (fast) {
+      StoreClampedS8Avx512(r, RequantDoubleFastAvx512(r, acc), cols, op);
+    } else {
+      StoreBytesAvx512(RequantDoubleAvx512(r, acc), cols, op);
+    }
+  };
+  store(r_lo, _mm512_permutex2var_epi32(lo, order0, hi), std::min(n, 16), dst);
   if (n > 16) {
     const __m512i order1 = _mm512_setr_epi32(8, 9, 10, 11, 24, 25, 26, 27, 12,
                                              13, 14, 15, 28, 29, 30, 31);
-    StoreBytesAvx512(
-        RequantDoubleAvx512(r_hi, _mm512_permutex2var_epi32(lo, order1, hi)),
-        n - 16, dst + 16);
+    store(r_hi, _mm512_permutex2var_epi32(lo, order1, hi), n - 16, dst + 16);
   }
 }
 

@@ -322,6 +322,12 @@ void QGemmPrepareRequant(const std::vector<QuantizedMultiplier>& mult,
       rq->mask[c] = static_cast<int32_t>((int64_t{1} << rq->rshift[c]) - 1);
     }
   }
+  // RequantDoubleFastAvx512's conditions (quantized_gemm.h).
+  rq->fast_double = !single_rounding && output_offset >= -255 &&
+                    output_offset <= 255 && act_min >= -128 && act_max <= 127;
+  for (size_t c = 0; c < channels; ++c) {
+    if (mult[c].shift > -1 || mult[c].shift < -22) rq->fast_double = false;
+  }
 }
 
 GRAFT_QGEMM_TARGET_CLONES

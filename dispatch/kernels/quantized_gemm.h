@@ -78,6 +78,13 @@ struct QGemmRequant {
   // TFLite's MultiplyByQuantizedMultiplierSingleRounding (FULLY_CONNECTED)
   // instead of the double-rounding MultiplyByQuantizedMultiplier.
   bool single_rounding = false;
+  // Double rounding where every channel's shift lies in [-22, -1] (no left
+  // shift, a right shift of 1 to 22), |output_offset| <= 255 and the
+  // activation range lies in [-128, 127]: the AVX-512 epilogue then takes
+  // RequantDoubleFastAvx512, which folds both roundings and the output
+  // offset into one 64-bit add and shift, and StoreClampedS8Avx512
+  // (QGemmPrepareRequant decides).
+  bool fast_double = false;
   int32_t output_offset = 0;
   int32_t act_min = 0, act_max = 0;
   // Per channel: int32 bias and Q31 multiplier; for double rounding the
@@ -270,6 +277,11 @@ struct Requant16 {
   __m512i mult, lshift, rshift, mask;
   __m512i mult_odd, mask_half;  // mult >> 32 (odd lanes' multiplier), mask >> 1
   __m512i output_offset, act_min, act_max;
+  // RequantDoubleFastAvx512's per-lane 64-bit constants for the even
+  // (channel 2i) and odd (2i + 1) lanes: the rounding term and 31 + s.
+  __m512i rnd_even, rnd_odd, sh_even, sh_odd;
+  __m512i act_min8, act_max8;  // the activation bounds as bytes
+  bool fast_double;  // rq.fast_double
 };
 
 // `col_offset`: 16 more int32 to add to the bias, or null.
@@ -290,6 +302,29 @@ GRAFT_AVX512_INLINE Requant16 LoadRequant16(const QGemmRequant& rq,
   r.output_offset = _mm512_set1_epi32(rq.output_offset);
   r.act_min = _mm512_set1_epi32(rq.act_min);
   r.act_max = _mm512_set1_epi32(rq.act_max);
+  r.fast_double = rq.fast_double;
+  r.act_min8 = _mm512_set1_epi8(static_cast<char>(rq.act_min));
+  r.act_max8 = _mm512_set1_epi8(static_cast<char>(rq.act_max));
+  if (rq.fast_double) {
+    // s in the low (even channel) and high (odd channel) half of each
+    // 64-bit lane; rnd = 2^30 + 2^(30 + s) + output_offset * 2^(31 + s).
+    const __m512i low = _mm512_set1_epi64(0xFFFFFFFF);
+    const __m512i s_even = _mm512_and_si512(r.rshift, low);
+    const __m512i s_odd = _mm512_srli_epi64(r.rshift, 32);
+    const __m512i c31 = _mm512_set1_epi64(31);
+    r.sh_even = _mm512_add_epi64(s_even, c31);
+    r.sh_odd = _mm512_add_epi64(s_odd, c31);
+    const __m512i half = _mm512_set1_epi64(int64_t{1} << 30);
+    const __m512i o = _mm512_set1_epi64(rq.output_offset);
+    r.rnd_even = _mm512_add_epi64(
+        _mm512_add_epi64(half, _mm512_sllv_epi64(half, s_even)),
+        _mm512_sllv_epi64(o, r.sh_even));
+    r.rnd_odd = _mm512_add_epi64(
+        _mm512_add_epi64(half, _mm512_sllv_epi64(half, s_odd)),
+        _mm512_sllv_epi64(o, r.sh_odd));
+  } else {
+    r.rnd_even = r.rnd_odd = r.sh_even = r.sh_odd = _mm512_setzero_si512();
+  }
   return r;
 }
 
@@ -319,6 +354,58 @@ GRAFT_AVX512_INLINE __m512i RequantDoubleAvx512(const Requant16& r,
   v = _mm512_add_epi32(v, r.output_offset);
   v = _mm512_max_epi32(v, r.act_min);
   return _mm512_min_epi32(v, r.act_max);
+}
+
+// RequantDoubleAvx512 where rq.fast_double holds (shift s = -shift in
+// [1, 22], no left shift, |output_offset| <= 255), in fewer steps. With
+// p = x * M in 64 bits, the reference's SaturatingRoundingDoublingHighMul
+// never saturates (M >= 0) and is h = floor((p + 2^30) / 2^31);
+// RoundingDivideByPOT(h, s) (half away from zero) is
+// floor((h + 2^(s-1) - [h < 0]) / 2^s), and h < 0 exactly when
+// p < -2^30. As floor(floor(a / 2^31) / 2^s) = floor(a / 2^(31+s)) and an
+// integer added inside a floor comes out of it, the result plus the output
+// offset o is
+//   (p + 2^30 + 2^(30+s) + o * 2^(31+s) - [p < -2^30] * 2^31) >> (31 + s),
+// which stays inside int64 (|p| < 2^62, |o| * 2^(31+s) <= 2^61) and whose
+// value (|h| / 2^s + |o| <= 2^30 + 256) fits int32, so that adding o here
+// equals the reference's int32 addition. Checked against the scalar
+// MultiplyByQuantizedMultiplier for every shift and extreme multipliers
+// (quantized_gemm_test's FastDoubleRequant*). Returns the values with the
+// output offset, unclamped (StoreClampedS8Avx512 clamps).
+GRAFT_AVX512_INLINE __m512i RequantDoubleFastAvx512(const Requant16& r,
+                                                    __m512i acc) {
+  const __m512i x = _mm512_add_epi32(acc, r.offset);
+  const __m512i pe = _mm512_mul_epi32(x, r.mult);
+  const __m512i po = _mm512_mul_epi32(_mm512_srli_epi64(x, 32), r.mult_odd);
+  const __m512i neg_limit = _mm512_set1_epi64(-(int64_t{1} << 30));
+  const __m512i corr = _mm512_set1_epi64(int64_t{1} << 31);
+  const __mmask8 ne = _mm512_cmplt_epi64_mask(pe, neg_limit);
+  const __mmask8 no = _mm512_cmplt_epi64_mask(po, neg_limit);
+  __m512i qe = _mm512_add_epi64(pe, r.rnd_even);
+  __m512i qo = _mm512_add_epi64(po, r.rnd_odd);
+  qe = _mm512_mask_sub_epi64(qe, ne, qe, corr);
+  qo = _mm512_mask_sub_epi64(qo, no, qo, corr);
+  qe = _mm512_srav_epi64(qe, r.sh_even);
+  qo = _mm512_srav_epi64(qo, r.sh_odd);
+  // The odd lanes' low 32 bits into the odd int32 positions.
+  return _mm512_mask_shuffle_epi32(qe, 0xAAAA, qo, _MM_PERM_CCAA);
+}
+
+// Stores RequantDoubleFastAvx512's values clamped to the activation range,
+// `cols` of them, where that range lies in [-128, 127] (rq.fast_double):
+// narrowing with signed saturation first and clamping the bytes gives the
+// same bytes as clamping the int32 values (saturation is monotone and
+// keeps [-128, 127]), with the clamp on 16 bytes instead of 16 int32.
+GRAFT_AVX512_INLINE void StoreClampedS8Avx512(const Requant16& r, __m512i v,
+                                              int cols, uint8_t* op) {
+  __m128i bytes = _mm512_cvtsepi32_epi8(v);
+  bytes = _mm_max_epi8(bytes, _mm512_castsi512_si128(r.act_min8));
+  bytes = _mm_min_epi8(bytes, _mm512_castsi512_si128(r.act_max8));
+  if (cols == kQGemmNr) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(op), bytes);
+  } else {
+    _mm_mask_storeu_epi8(op, static_cast<__mmask16>((1u << cols) - 1), bytes);
+  }
 }
 
 // FULLY_CONNECTED's single rounding on 16 lanes: (x * m + 2^(ts - 1)) >> ts

@@ -82,15 +82,21 @@ GRAFT_VNNI_INLINE void TileVnni(const uint8_t* a, int64_t kp, int64_t row0,
   const __m512i c[8][2] = {{c0a, c0b}, {c1a, c1b}, {c2a, c2b}, {c3a, c3b},
                            {c4a, c4b}, {c5a, c5b}, {c6a, c6b}, {c7a, c7b}};
   const bool single_rounding = rq.single_rounding;
+  const bool fast_double = rq.fast_double;
   for (int j = 0; j < NP; ++j) {
     const int64_t n0 = (p + j) * kQGemmNr;
     const int cols = static_cast<int>(std::min<int64_t>(kQGemmNr, b.n - n0));
     const Requant16 r =
         LoadRequant16(rq, channel0 + n0, b.col_offset.data() + n0);
     for (int i = 0; i < MR; ++i) {
+      uint8_t* op = out + (row0 + i) * out_stride + n0;
+      if (fast_double) {
+        StoreClampedS8Avx512(r, RequantDoubleFastAvx512(r, c[i][j]), cols, op);
+        continue;
+      }
       const __m512i v = single_rounding ? RequantSingleAvx512(r, c[i][j])
                                         : RequantDoubleAvx512(r, c[i][j]);
-      StoreBytesAvx512(v, cols, out + (row0 + i) * out_stride + n0);
+      StoreBytesAvx512(v, cols, op);
     }
   }
 }

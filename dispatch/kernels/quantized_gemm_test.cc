@@ -185,6 +185,132 @@ TEST(QGemmPathsTest, Avx512VnniExtremeValuesMatchReference) {
   }
 }
 
+#if GRAFT_QGEMM_AVX2
+// RequantDoubleFastAvx512 on 16 lanes of the given sums (the test's own
+// AVX-512 function; run only where the CPU has AVX-512 VNNI).
+GRAFT_AVX512_TARGET void FastRequant16(const kernels::QGemmRequant& rq,
+                                       int64_t channel, const int32_t* acc,
+                                       int32_t* out) {
+  const kernels::Requant16 r = kernels::LoadRequant16(rq, channel, nullptr);
+  _mm512_storeu_si512(out, kernels::RequantDoubleFastAvx512(
+                               r, _mm512_loadu_si512(acc)));
+}
+#endif
+
+// The folded double rounding (RequantDoubleFastAvx512) lane by lane against
+// the scalar MultiplyByQuantizedMultiplier plus offset, unclamped, over the
+// whole int32 range of sums (ends included, and sums drawn near the ties
+// of both roundings), every shift it takes (-1 to -22), multipliers at the
+// ends of [2^30, 2^31), output offsets up to +-255.
+TEST(QGemmPathsTest, FastDoubleRequantMatchesScalar) {
+  SKIP_UNLESS_CPU_HAS(CpuIsa::kAvx512Vnni);
+#if GRAFT_QGEMM_AVX2
+  std::mt19937 rng = testing::SeededRng(21);
+  const int32_t ends[] = {INT32_MIN, INT32_MIN + 1, -2, -1, 0, 1, 2,
+                          INT32_MAX - 1, INT32_MAX};
+  for (int iter = 0; iter < 3000; ++iter) {
+    const int channels = RandomInt(rng, 1, 40);
+    std::vector<kernels::QuantizedMultiplier> mult(channels);
+    for (auto& m : mult) {
+      const int pick = RandomInt(rng, 0, 3);
+      m.multiplier = pick == 0   ? (1 << 30)
+                     : pick == 1 ? INT32_MAX
+                                 : static_cast<int32_t>(
+                                       (1u << 30) + (static_cast<uint32_t>(
+                                                         rng()) >> 2));
+      m.shift = RandomInt(rng, 0, 4) == 0 ? (RandomInt(rng, 0, 1) ? -1 : -22)
+                                          : -RandomInt(rng, 1, 22);
+    }
+    const int32_t out_off = RandomInt(rng, 0, 3) == 0
+                                ? (RandomInt(rng, 0, 1) ? 255 : -255)
+                                : RandomInt(rng, -255, 255);
+    kernels::QGemmRequant rq;
+    kernels::QGemmPrepareRequant(mult, std::vector<int64_t>(channels, 0),
+                                 false, out_off, -128, 127, &rq);
+    ASSERT_TRUE(rq.fast_double);
+    for (int64_t c0 = 0; c0 < channels; c0 += 16) {
+      for (int rep = 0; rep < 20; ++rep) {
+        int32_t acc[16], got[16];
+        for (int i = 0; i < 16; ++i) {
+          const int64_t c = std::min<int64_t>(c0 + i, channels - 1);
+          const int kind = RandomInt(rng, 0, 3);
+          if (kind == 0) {
+            acc[i] = ends[RandomInt(rng, 0, 8)];
+          } else if (kind == 1) {
+            acc[i] = static_cast<int32_t>(rng());
+          } else {
+            // Near a tie: x * M close to (j + 1/2) * 2^(31 + s) (second
+            // rounding) or to (j + 1/2) * 2^31 (first).
+            const int e = 31 + (kind == 2 ? -mult[c].shift : 0);
+            const double j = RandomInt(rng, -1000000, 1000000) + 0.5;
+            const double x =
+                std::ldexp(j, e) / mult[c].multiplier + RandomInt(rng, -2, 2);
+            acc[i] = static_cast<int32_t>(
+                std::clamp(x, -2147483648.0, 2147483647.0));
+          }
+        }
+        FastRequant16(rq, c0, acc, got);
+        for (int i = 0; i < 16 && c0 + i < channels; ++i) {
+          const int64_t want =
+              int64_t{kernels::MultiplyByQuantizedMultiplier(acc[i],
+                                                             mult[c0 + i])} +
+              out_off;
+          ASSERT_EQ(got[i], want)
+              << "acc " << acc[i] << " multiplier " << mult[c0 + i].multiplier
+              << " shift " << mult[c0 + i].shift << " offset " << out_off;
+        }
+      }
+    }
+  }
+#endif
+}
+
+// QGemmPrepareRequant takes the folded form only inside its conditions;
+// the GEMM on either side of them matches the reference.
+TEST(QGemmPathsTest, FastDoubleRequantChosenOnlyWhereExact) {
+  auto fast = [](int shift, int32_t out_off) {
+    kernels::QGemmRequant rq;
+    kernels::QGemmPrepareRequant({{1 << 30, -8}, {1 << 30, shift}}, {0, 0},
+                                 false, out_off, -128, 127, &rq);
+    return rq.fast_double;
+  };
+  EXPECT_TRUE(fast(-1, 0));
+  EXPECT_TRUE(fast(-22, -255));
+  EXPECT_FALSE(fast(0, 0));
+  EXPECT_FALSE(fast(3, 0));
+  EXPECT_FALSE(fast(-23, 0));
+  EXPECT_FALSE(fast(-8, 256));
+  kernels::QGemmRequant wide;  // a UINT8 output's range
+  kernels::QGemmPrepareRequant({{1 << 30, -8}}, {0}, false, 0, 0, 255, &wide);
+  EXPECT_FALSE(wide.fast_double);
+  kernels::QGemmRequant single;
+  kernels::QGemmPrepareRequant({{1 << 30, -8}}, {0}, true, 0, -128, 127,
+                               &single);
+  EXPECT_FALSE(single.fast_double);
+  SKIP_UNLESS_CPU_HAS(CpuIsa::kAvx512Vnni);
+  IsaCap cap(CpuIsa::kAvx512Vnni);
+  std::mt19937 rng = testing::SeededRng(22);
+  for (int iter = 0; iter < 300; ++iter) {
+    Problem p = Draw(rng);
+    p.single_rounding = false;
+    // Shifts around the conditions' edges, multipliers at their ends,
+    // large biases.
+    for (int64_t c = 0; c < p.n; ++c) {
+      p.mult[c].shift = RandomInt(rng, -24, 2);
+      const int pick = RandomInt(rng, 0, 2);
+      if (pick == 0) p.mult[c].multiplier = 1 << 30;
+      if (pick == 1) p.mult[c].multiplier = INT32_MAX;
+      p.bias[c] = RandomInt(rng, 0, 3) == 0
+                      ? RandomInt(rng, -2000000000, 2000000000)
+                      : RandomInt(rng, -100000, 100000);
+    }
+    if (RandomInt(rng, 0, 1)) {
+      for (auto& m : p.mult) m.shift = RandomInt(rng, -22, -1);
+    }
+    ASSERT_EQ(RunQGemmVnni(p), Reference(p)) << "iteration " << iter;
+  }
+}
+
 TEST(CpuFeaturesTest, CapsAndNames) {
   for (CpuIsa isa : {CpuIsa::kBaseline, CpuIsa::kAvx2, CpuIsa::kAvx512Vnni}) {
     EXPECT_EQ(kernels::ParseCpuIsa(kernels::CpuIsaName(isa)), isa);
