@@ -32,7 +32,13 @@
 // add nothing, as in TFLite) and multiplies them with the packed weights in
 // the 8-bit GEMM (quantized_gemm.h), whose int32 sums are TFLite's acc in
 // another order (integer addition is associative); chunks go to the thread
-// pool. Refused: grouped convolution (a filter
+// pool. Where KernelIsa() is kAvx512Vnni at prepare (EvalHybridConvVnni)
+// the images are quantized to unsigned bytes u = q + 128 and multiplied
+// with vpdpbusd (hybrid_util.h's HybridVnniSums): 1x1 stride-1
+// convolutions straight from the image rows, others from a padded copy of
+// the image (padding z_b + 128, so that q - z_b = 0 there) tap by tap, no
+// im2col; acc = sums - (z_b + 128) * column sum, the same int32 values.
+// Refused: grouped convolution (a filter
 // depth other than the input's), weights with a zero point or custom
 // quantization details, weights computed at run time, fused TANH and
 // SIGN_BIT.

@@ -46,7 +46,8 @@
 //
 // Every product and sum is rounded to float on its own, as in TFLite: the
 // build targets baseline x86-64, which has no FMA to contract them into (a
-// build with -mfma would need -ffp-contract=off to stay bit-exact).
+// build with -mfma would need -ffp-contract=off to stay bit-exact; the
+// AVX-512 code uses HybridMulPs / HybridAddPs, which are never contracted).
 //
 // Weights are widened to int16 at prepare (INT4: unpacked in TFLite's nibble
 // order, the low nibble holding the even element), as is the quantized
@@ -54,7 +55,9 @@
 // as int8 operands on baseline x86-64; 1024 x 1024 INT4 weights, one input
 // row: ~0.12 ms per invoke, one thread); INT8 weights are packed for the
 // 8-bit GEMM of quantized_gemm.h, whose int32 sums (QGemmSums) are the dot
-// products. Eval quantizes the input rows into scratch and splits the
+// products (where KernelIsa() is kAvx512Vnni at prepare and no weight is
+// -128: rows quantized to unsigned bytes and HybridVnniSums, the same
+// int32 values). Eval quantizes the input rows into scratch and splits the
 // outputs over the thread pool. Fused TANH and
 // SIGN_BIT, which TFLite's hybrid path also applies, are refused.
 #include <algorithm>
