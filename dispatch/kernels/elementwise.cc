@@ -6,6 +6,7 @@
 // Every op shares one evaluator templated on the element op: the broadcast is
 // collapsed at prepare time (kernel_util.h) so eval walks contiguous inner
 // runs with a scalar-or-vector operand each, which the compiler vectorizes.
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdint>
@@ -14,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "dispatch/kernels/float_simd.h"
 #include "dispatch/kernels/kernel_util.h"
+#include "dispatch/thread_pool.h"
 
 namespace graft {
 namespace kernels {
@@ -172,6 +174,10 @@ GRAFT_SIMD_INLINE void BinaryRun(const T* a, int64_t sa, const T* b, int64_t sb,
   }
 }
 
+// Elements per piece when an op is split over the thread pool: smaller
+// pieces cost more to hand out than they save.
+constexpr int64_t kBinaryChunk = 16384;
+
 std::atomic<int64_t> g_float_binary_calls[2];
 
 void CountFloatBinaryCall(CpuIsa path) {
@@ -180,10 +186,11 @@ void CountFloatBinaryCall(CpuIsa path) {
 }
 
 template <typename T, typename Out, typename Op, bool kClamp>
-GRAFT_SIMD_INLINE void BinaryRuns(const BroadcastPlan& plan, const T* a,
-                                  const T* b, Out* out, Out lo, Out hi) {
-  ForEachBroadcastRun(plan, [&](int64_t o, const int64_t* off, int64_t n,
-                                const int64_t* st) {
+GRAFT_SIMD_INLINE void BinaryRuns(const BroadcastPlan& plan, int64_t begin,
+                                  int64_t end, const T* a, const T* b,
+                                  Out* out, Out lo, Out hi) {
+  ForEachBroadcastRunIn(plan, begin, end, [&](int64_t o, const int64_t* off,
+                                              int64_t n, const int64_t* st) {
     BinaryRun<T, Out, Op, kClamp>(a + off[0], st[0], b + off[1], st[1], out + o,
                                   n, lo, hi);
   });
@@ -195,10 +202,10 @@ GRAFT_SIMD_INLINE void BinaryRuns(const BroadcastPlan& plan, const T* a,
 // `flatten` inlines the broadcast walk and its callback here, so they are
 // compiled for AVX2 too.
 template <typename Op, bool kClamp>
-GRAFT_AVX2_FMA_TARGET __attribute__((flatten)) void BinaryRunsAvx2(const BroadcastPlan& plan,
-                                          const float* a, const float* b,
-                                          float* out, float lo, float hi) {
-  BinaryRuns<float, float, Op, kClamp>(plan, a, b, out, lo, hi);
+GRAFT_AVX2_FMA_TARGET __attribute__((flatten)) void BinaryRunsAvx2(
+    const BroadcastPlan& plan, int64_t begin, int64_t end, const float* a,
+    const float* b, float* out, float lo, float hi) {
+  BinaryRuns<float, float, Op, kClamp>(plan, begin, end, a, b, out, lo, hi);
 }
 #endif
 
@@ -218,17 +225,30 @@ absl::Status EvalBinary(EvalContext& ctx) {
     }
   }
   const Out lo = static_cast<Out>(s->lo), hi = static_cast<Out>(s->hi);
-  if constexpr (std::is_same_v<T, float> && std::is_same_v<Out, float>) {
+  auto runs = [&](int64_t begin, int64_t end) {
+    if constexpr (std::is_same_v<T, float> && std::is_same_v<Out, float>) {
 #if GRAFT_HAVE_AVX2_FMA_BUILD
-    if (CpuHasAvx2Fma()) {
-      CountFloatBinaryCall(CpuIsa::kAvx2);
-      BinaryRunsAvx2<Op, kClamp>(s->plan, a, b, out, lo, hi);
-      return absl::OkStatus();
-    }
+      if (CpuHasAvx2Fma()) {
+        BinaryRunsAvx2<Op, kClamp>(s->plan, begin, end, a, b, out, lo, hi);
+        return;
+      }
 #endif
-    CountFloatBinaryCall(CpuIsa::kBaseline);
+    }
+    BinaryRuns<T, Out, Op, kClamp>(s->plan, begin, end, a, b, out, lo, hi);
+  };
+  if constexpr (std::is_same_v<T, float> && std::is_same_v<Out, float>) {
+    CountFloatBinaryCall(CpuHasAvx2Fma() ? CpuIsa::kAvx2 : CpuIsa::kBaseline);
   }
-  BinaryRuns<T, Out, Op, kClamp>(s->plan, a, b, out, lo, hi);
+  // Runs split over the pool in pieces of at least kBinaryChunk elements.
+  const int64_t num_runs = BroadcastRuns(s->plan);
+  const int64_t inner = s->plan.out_dims[s->plan.rank - 1];
+  const int64_t min_runs =
+      std::max<int64_t>(1, kBinaryChunk / std::max<int64_t>(1, inner));
+  if (ctx.thread_pool() != nullptr && num_runs > min_runs) {
+    ctx.thread_pool()->ParallelFor(num_runs, min_runs, runs);
+  } else {
+    runs(0, num_runs);
+  }
   return absl::OkStatus();
 }
 

@@ -204,6 +204,55 @@ TEST(ElementwiseTest, FloatBinaryOpsMatchReferenceWithBroadcasting) {
   }
 }
 
+// Outputs large enough to be split over the pool (pieces of whole inner
+// runs, each starting mid-way through the broadcast index space): with 2 and
+// 3 threads, every element as the formula gives it.
+TEST(ElementwiseTest, SplitOverThreadsMatchesReference) {
+  std::mt19937 rng = testing::SeededRng(3);
+  for (int iter = 0; iter < 16; ++iter) {
+    // A random broadcast pair scaled up: dims to 60, 20K-200K elements.
+    Shape sa, sb, so;
+    do {
+      const int rank = RandomInt(rng, 1, 4);
+      so = testing::RandomShape(rng, rank, 60);
+      sa = so, sb = so;
+      for (Shape* s : {&sa, &sb}) {
+        for (int32_t& d : *s) {
+          if (RandomInt(rng, 0, 3) == 0) d = 1;
+        }
+      }
+      for (int d = 0; d < rank; ++d) so[d] = std::max(sa[d], sb[d]);
+    } while (NumElements(so) < 20000 || NumElements(so) > 200000);
+    const bool mul = iter % 2;
+    auto a = testing::RandomFloats(rng, NumElements(sa), -3, 3);
+    auto b = testing::RandomFloats(rng, NumElements(sb), -3, 3);
+    for (int threads : {2, 3}) {
+      ModelBuilder mb;
+      auto& g = mb.Subgraph("main");
+      TensorId ta = g.Input("a", tfl::TensorType_FLOAT32, ToVec(sa));
+      TensorId tb = g.Input("b", tfl::TensorType_FLOAT32, ToVec(sb));
+      const auto code =
+          mul ? tfl::BuiltinOperator_MUL : tfl::BuiltinOperator_ADD;
+      g.Output(g.Op(code).In(ta, tb).Out("y", tfl::TensorType_FLOAT32,
+                                          ToVec(so)));
+      auto rt = LoadBuilt(mb, threads);
+      ASSERT_TRUE(rt.ok()) << rt.status();
+      testing::SetInput(**rt, 0, a);
+      testing::SetInput(**rt, 1, b);
+      ASSERT_TRUE((*rt)->Invoke().ok());
+      const std::vector<float> got = testing::GetOutput<float>(**rt, 0);
+      ASSERT_EQ(got.size(), static_cast<size_t>(NumElements(so)));
+      for (size_t i = 0; i < got.size(); ++i) {
+        const float x = a[SourceIndex(i, so, sa)];
+        const float y = b[SourceIndex(i, so, sb)];
+        ASSERT_EQ(got[i], mul ? x * y : x + y)
+            << ShapeToString(sa) << " x " << ShapeToString(sb) << " at " << i
+            << ", " << threads << " threads";
+      }
+    }
+  }
+}
+
 TEST(ElementwiseTest, Int32OpsMatchReference) {
   std::mt19937 rng = testing::SeededRng(1);
   struct IntCase {

@@ -227,19 +227,26 @@ absl::StatusOr<BroadcastPlan> MakeBroadcastPlan(
     const Shape& out, absl::Span<const Shape* const> operands);
 
 // Calls fn(out_offset, offsets[0..n), count, inner_strides[0..n)) for each
-// innermost run of the plan; count elements are contiguous in the output.
+// innermost run of the plan with index in [run_begin, run_end) (runs are
+// numbered in output order; BroadcastRuns counts them); count elements are
+// contiguous in the output.
 template <typename Fn>
-void ForEachBroadcastRun(const BroadcastPlan& p, Fn&& fn) {
+void ForEachBroadcastRunIn(const BroadcastPlan& p, int64_t run_begin,
+                           int64_t run_end, Fn&& fn) {
   const int r = p.rank;
   const int64_t inner = p.out_dims[r - 1];
   int64_t idx[kMaxBroadcastDims] = {};
   int64_t off[3] = {0, 0, 0};
-  int64_t out_off = 0;
-  int64_t outer = 1;
-  for (int d = 0; d < r - 1; ++d) outer *= p.out_dims[d];
+  // The multi-index and offsets of run_begin.
+  for (int64_t rest = run_begin, d = r - 2; d >= 0; --d) {
+    idx[d] = rest % p.out_dims[d];
+    rest /= p.out_dims[d];
+    for (int k = 0; k < p.num_operands; ++k) off[k] += idx[d] * p.strides[k][d];
+  }
+  int64_t out_off = run_begin * inner;
   const int64_t inner_stride[3] = {p.strides[0][r - 1], p.strides[1][r - 1],
                                    p.strides[2][r - 1]};
-  for (int64_t o = 0; o < outer; ++o) {
+  for (int64_t o = run_begin; o < run_end; ++o) {
     fn(out_off, off, inner, inner_stride);
     out_off += inner;
     // Increment the multi-index over the outer dims.
@@ -252,6 +259,18 @@ void ForEachBroadcastRun(const BroadcastPlan& p, Fn&& fn) {
       idx[d] = 0;
     }
   }
+}
+
+// How many innermost runs the plan has.
+inline int64_t BroadcastRuns(const BroadcastPlan& p) {
+  int64_t outer = 1;
+  for (int d = 0; d < p.rank - 1; ++d) outer *= p.out_dims[d];
+  return outer;
+}
+
+template <typename Fn>
+void ForEachBroadcastRun(const BroadcastPlan& p, Fn&& fn) {
+  ForEachBroadcastRunIn(p, 0, BroadcastRuns(p), std::forward<Fn>(fn));
 }
 
 // BATCH_MATMUL's geometry: lhs [..., M, K] ([..., K, M] with adj_x) times
