@@ -85,6 +85,10 @@ struct QGemmRequant {
   // offset into one 64-bit add and shift, and StoreClampedS8Avx512
   // (QGemmPrepareRequant decides).
   bool fast_double = false;
+  // fast_double, and every sum plus bias is known to lie in
+  // (-2^30, 2^30) (the caller sets it from its reduction length and
+  // biases): RequantDoubleSmallAvx512, which finishes in 32-bit lanes.
+  bool small_sums = false;
   int32_t output_offset = 0;
   int32_t act_min = 0, act_max = 0;
   // Per channel: int32 bias and Q31 multiplier; for double rounding the
@@ -282,6 +286,7 @@ struct Requant16 {
   __m512i rnd_even, rnd_odd, sh_even, sh_odd;
   __m512i act_min8, act_max8;  // the activation bounds as bytes
   bool fast_double;  // rq.fast_double
+  bool small_sums;   // rq.small_sums
 };
 
 // `col_offset`: 16 more int32 to add to the bias, or null.
@@ -303,6 +308,7 @@ GRAFT_AVX512_INLINE Requant16 LoadRequant16(const QGemmRequant& rq,
   r.act_min = _mm512_set1_epi32(rq.act_min);
   r.act_max = _mm512_set1_epi32(rq.act_max);
   r.fast_double = rq.fast_double;
+  r.small_sums = rq.small_sums;
   r.act_min8 = _mm512_set1_epi8(static_cast<char>(rq.act_min));
   r.act_max8 = _mm512_set1_epi8(static_cast<char>(rq.act_max));
   if (rq.fast_double) {
@@ -389,6 +395,28 @@ GRAFT_AVX512_INLINE __m512i RequantDoubleFastAvx512(const Requant16& r,
   qo = _mm512_srav_epi64(qo, r.sh_odd);
   // The odd lanes' low 32 bits into the odd int32 positions.
   return _mm512_mask_shuffle_epi32(qe, 0xAAAA, qo, _MM_PERM_CCAA);
+}
+
+// RequantDoubleFastAvx512 where moreover |x| < 2^30 (rq.small_sums), x
+// the sum plus bias: then q = (p + 2^30 + 2^(30+s) + o * 2^(31+s)) >> 31
+// = h + 2^(s-1) + o * 2^s fits int32 (< 2^30 + 2^21 + 2^30), so the two
+// halves' q merge into one vector of int32 (the even lanes' bits 31..62
+// by a right shift, the odd lanes' by a left shift of 1, as
+// RequantDoubleAvx512 forms h), and the rest is 32-bit:
+// (q - [h < 0]) >> s. [h < 0] is [x < 0] (x * M < -2^30 for every x < 0
+// but x = -1 with M = 2^30, where h = 0 and both give 0 for s >= 1),
+// i.e. adding x >> 31. Same result as RequantDoubleFastAvx512, in 12
+// instead of 15 operations.
+GRAFT_AVX512_INLINE __m512i RequantDoubleSmallAvx512(const Requant16& r,
+                                                     __m512i acc) {
+  const __m512i x = _mm512_add_epi32(acc, r.offset);
+  const __m512i pe = _mm512_mul_epi32(x, r.mult);
+  const __m512i po = _mm512_mul_epi32(_mm512_srli_epi64(x, 32), r.mult_odd);
+  const __m512i qe = _mm512_srli_epi64(_mm512_add_epi64(pe, r.rnd_even), 31);
+  const __m512i qo = _mm512_slli_epi64(_mm512_add_epi64(po, r.rnd_odd), 1);
+  const __m512i q = _mm512_add_epi32(_mm512_mask_blend_epi32(0xAAAA, qe, qo),
+                                     _mm512_srai_epi32(x, 31));
+  return _mm512_srav_epi32(q, r.rshift);
 }
 
 // Stores RequantDoubleFastAvx512's values clamped to the activation range,

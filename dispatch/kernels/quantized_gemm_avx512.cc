@@ -83,6 +83,7 @@ GRAFT_VNNI_INLINE void TileVnni(const uint8_t* a, int64_t kp, int64_t row0,
                            {c4a, c4b}, {c5a, c5b}, {c6a, c6b}, {c7a, c7b}};
   const bool single_rounding = rq.single_rounding;
   const bool fast_double = rq.fast_double;
+  const bool small_sums = rq.small_sums && fast_double;
   for (int j = 0; j < NP; ++j) {
     const int64_t n0 = (p + j) * kQGemmNr;
     const int cols = static_cast<int>(std::min<int64_t>(kQGemmNr, b.n - n0));
@@ -90,6 +91,11 @@ GRAFT_VNNI_INLINE void TileVnni(const uint8_t* a, int64_t kp, int64_t row0,
         LoadRequant16(rq, channel0 + n0, b.col_offset.data() + n0);
     for (int i = 0; i < MR; ++i) {
       uint8_t* op = out + (row0 + i) * out_stride + n0;
+      if (small_sums) {
+        StoreClampedS8Avx512(r, RequantDoubleSmallAvx512(r, c[i][j]), cols,
+                             op);
+        continue;
+      }
       if (fast_double) {
         StoreClampedS8Avx512(r, RequantDoubleFastAvx512(r, c[i][j]), cols, op);
         continue;

@@ -113,7 +113,7 @@ std::vector<int8_t> RunQGemm(const Problem& p) {
   return out;
 }
 
-std::vector<int8_t> RunQGemmVnni(const Problem& p) {
+std::vector<int8_t> RunQGemmVnni(const Problem& p, bool small_sums = false) {
   kernels::QGemmVnniWeights b;
   kernels::QGemmVnniPackRows(p.w.data(), p.n, p.k, p.k, p.in_off - 128, &b);
   std::vector<uint8_t> a(p.rows * kernels::QGemmVnniPaddedK(p.k));
@@ -121,6 +121,7 @@ std::vector<int8_t> RunQGemmVnni(const Problem& p) {
   kernels::QGemmRequant rq;
   kernels::QGemmPrepareRequant(p.mult, p.bias, p.single_rounding, p.out_off,
                                p.act_min, p.act_max, &rq);
+  rq.small_sums = small_sums;
   // Two calls over panel ranges, as a threaded caller splits them.
   std::vector<int8_t> out(p.rows * p.n);
   const int64_t panels = kernels::QGemmPanels(p.n), mid = panels / 2;
@@ -195,6 +196,14 @@ GRAFT_AVX512_TARGET void FastRequant16(const kernels::QGemmRequant& rq,
   _mm512_storeu_si512(out, kernels::RequantDoubleFastAvx512(
                                r, _mm512_loadu_si512(acc)));
 }
+// RequantDoubleSmallAvx512, the same way.
+GRAFT_AVX512_TARGET void SmallRequant16(const kernels::QGemmRequant& rq,
+                                        int64_t channel, const int32_t* acc,
+                                        int32_t* out) {
+  const kernels::Requant16 r = kernels::LoadRequant16(rq, channel, nullptr);
+  _mm512_storeu_si512(out, kernels::RequantDoubleSmallAvx512(
+                               r, _mm512_loadu_si512(acc)));
+}
 #endif
 
 // The folded double rounding (RequantDoubleFastAvx512) lane by lane against
@@ -259,6 +268,23 @@ TEST(QGemmPathsTest, FastDoubleRequantMatchesScalar) {
               << "acc " << acc[i] << " multiplier " << mult[c0 + i].multiplier
               << " shift " << mult[c0 + i].shift << " offset " << out_off;
         }
+        // The 32-bit finish, for sums inside (-2^30, 2^30) (the ends kept:
+        // +-(2^30 - 1) for the ones outside).
+        for (int i = 0; i < 16; ++i) {
+          if (acc[i] >= (1 << 30)) acc[i] = (1 << 30) - 1 - (acc[i] & 7);
+          if (acc[i] <= -(1 << 30)) acc[i] = -(1 << 30) + 1 + (acc[i] & 7);
+        }
+        SmallRequant16(rq, c0, acc, got);
+        for (int i = 0; i < 16 && c0 + i < channels; ++i) {
+          const int64_t want =
+              int64_t{kernels::MultiplyByQuantizedMultiplier(acc[i],
+                                                             mult[c0 + i])} +
+              out_off;
+          ASSERT_EQ(got[i], want)
+              << "small: acc " << acc[i] << " multiplier "
+              << mult[c0 + i].multiplier << " shift " << mult[c0 + i].shift
+              << " offset " << out_off;
+        }
       }
     }
   }
@@ -307,7 +333,16 @@ TEST(QGemmPathsTest, FastDoubleRequantChosenOnlyWhereExact) {
     if (RandomInt(rng, 0, 1)) {
       for (auto& m : p.mult) m.shift = RandomInt(rng, -22, -1);
     }
-    ASSERT_EQ(RunQGemmVnni(p), Reference(p)) << "iteration " << iter;
+    const std::vector<int8_t> want = Reference(p);
+    ASSERT_EQ(RunQGemmVnni(p), want) << "iteration " << iter;
+    // The 32-bit finish where the sums allow it (as the convolution's
+    // prepare decides: k * 255 * 128 + max |bias| < 2^30).
+    int64_t max_bias = 0;
+    for (int64_t b : p.bias) max_bias = std::max(max_bias, b < 0 ? -b : b);
+    if (p.k * 255 * 128 + max_bias < (int64_t{1} << 30)) {
+      ASSERT_EQ(RunQGemmVnni(p, /*small_sums=*/true), want)
+          << "iteration " << iter;
+    }
   }
 }
 
