@@ -132,16 +132,7 @@ TEST(ConvTest, Conv2DMatchesReference) {
 // its input through the indirection table (no im2col).
 TEST(ConvTest, Conv2DMatchesReferenceOnEveryFloatGemmPath) {
   using kernels::CpuIsa;
-  for (CpuIsa isa : {CpuIsa::kBaseline, CpuIsa::kAvx2}) {
-    if (static_cast<int>(kernels::DetectedCpuIsa()) < static_cast<int>(isa)) {
-      std::printf("skipping the %s path: this CPU has %s\n", kernels::CpuIsaName(isa),
-                  kernels::CpuIsaName(kernels::DetectedCpuIsa()));
-      continue;
-    }
-    struct Cap {
-      CpuIsa old;
-      ~Cap() { kernels::SetKernelIsaCapForTesting(old); }
-    } cap{kernels::SetKernelIsaCapForTesting(isa)};
+  testing::ForEachForcedIsa({CpuIsa::kBaseline, CpuIsa::kAvx2}, [&](CpuIsa isa) {
     const int64_t calls = kernels::GemmCallsForTesting(isa);
     const int64_t indirect = kernels::IndirectGemmCallsForTesting();
     std::mt19937 rng = testing::SeededRng(10 + static_cast<int>(isa));
@@ -151,7 +142,7 @@ TEST(ConvTest, Conv2DMatchesReferenceOnEveryFloatGemmPath) {
     }
     EXPECT_GT(kernels::GemmCallsForTesting(isa), calls) << kernels::CpuIsaName(isa);
     EXPECT_GT(kernels::IndirectGemmCallsForTesting(), indirect) << kernels::CpuIsaName(isa);
-  }
+  });
 }
 
 // Draws one DEPTHWISE_CONV_2D case and compares with RefConv. `wide` draws
@@ -228,16 +219,7 @@ TEST(ConvTest, DepthwiseConv2DMatchesReference) {
 // output pixels together must be taken.
 TEST(ConvTest, DepthwiseConv2DMatchesReferenceOnEveryFloatPath) {
   using kernels::CpuIsa;
-  for (CpuIsa isa : {CpuIsa::kBaseline, CpuIsa::kAvx2}) {
-    if (static_cast<int>(kernels::DetectedCpuIsa()) < static_cast<int>(isa)) {
-      std::printf("skipping the %s path: this CPU has %s\n", kernels::CpuIsaName(isa),
-                  kernels::CpuIsaName(kernels::DetectedCpuIsa()));
-      continue;
-    }
-    struct Cap {
-      CpuIsa old;
-      ~Cap() { kernels::SetKernelIsaCapForTesting(old); }
-    } cap{kernels::SetKernelIsaCapForTesting(isa)};
+  testing::ForEachForcedIsa({CpuIsa::kBaseline, CpuIsa::kAvx2}, [&](CpuIsa isa) {
     const int64_t groups = kernels::FloatDepthwisePixelGroupsForTesting(isa);
     std::mt19937 rng = testing::SeededRng(20 + static_cast<int>(isa));
     for (int iter = 0; iter < 60; ++iter) {
@@ -246,7 +228,7 @@ TEST(ConvTest, DepthwiseConv2DMatchesReferenceOnEveryFloatPath) {
     }
     EXPECT_GT(kernels::FloatDepthwisePixelGroupsForTesting(isa), groups)
         << kernels::CpuIsaName(isa);
-  }
+  });
 }
 
 TEST(ConvTest, TransposeConvMatchesReference) {

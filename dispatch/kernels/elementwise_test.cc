@@ -140,15 +140,8 @@ TEST(ElementwiseTest, FloatBinaryOpsMatchReferenceWithBroadcasting) {
   const float specials[] = {0.0f, -0.0f, std::numeric_limits<float>::infinity(),
                             -std::numeric_limits<float>::infinity(),
                             std::numeric_limits<float>::quiet_NaN(), 1e-40f};
-  for (kernels::CpuIsa isa :
-       {kernels::CpuIsa::kBaseline, kernels::CpuIsa::kAvx2}) {
-    if (static_cast<int>(kernels::DetectedCpuIsa()) < static_cast<int>(isa)) {
-      std::printf("skipping the %s path: this CPU has %s\n",
-                  kernels::CpuIsaName(isa),
-                  kernels::CpuIsaName(kernels::DetectedCpuIsa()));
-      continue;
-    }
-    const kernels::CpuIsa old_cap = kernels::SetKernelIsaCapForTesting(isa);
+  testing::ForEachForcedIsa({kernels::CpuIsa::kBaseline, kernels::CpuIsa::kAvx2},
+                            [&](kernels::CpuIsa isa) {
     const int64_t before = kernels::FloatBinaryCallsForTesting(isa);
     for (const FloatCase& c : cases) {
       for (int iter = 0; iter < 12; ++iter) {
@@ -200,8 +193,7 @@ TEST(ElementwiseTest, FloatBinaryOpsMatchReferenceWithBroadcasting) {
     }
     EXPECT_GT(kernels::FloatBinaryCallsForTesting(isa), before)
         << kernels::CpuIsaName(isa) << " path not taken";
-    kernels::SetKernelIsaCapForTesting(old_cap);
-  }
+  });
 }
 
 // Outputs large enough to be split over the pool (pieces of whole inner

@@ -113,16 +113,7 @@ TEST(GemmTest, MatchesNaiveProductForEveryTileRemainder) {
 // B at a time: N up to 200 covers runs of 4 panels and every remainder,
 // each float build forced in turn, 1 and 2 threads.
 TEST(GemmTest, OneRowMatchesNaiveProductOnEveryPath) {
-  for (CpuIsa isa : {CpuIsa::kBaseline, CpuIsa::kAvx2}) {
-    if (static_cast<int>(DetectedCpuIsa()) < static_cast<int>(isa)) {
-      std::printf("skipping the %s path: this CPU has %s\n", CpuIsaName(isa),
-                  CpuIsaName(DetectedCpuIsa()));
-      continue;
-    }
-    struct Cap {
-      CpuIsa old;
-      ~Cap() { SetKernelIsaCapForTesting(old); }
-    } cap{SetKernelIsaCapForTesting(isa)};
+  testing::ForEachForcedIsa({CpuIsa::kBaseline, CpuIsa::kAvx2}, [&](CpuIsa isa) {
     const int64_t calls = GemmCallsForTesting(isa);
     const int64_t row_panels = GemmRowPanelsCallsForTesting();
     std::mt19937 rng = testing::SeededRng(5 + static_cast<int>(isa));
@@ -138,7 +129,7 @@ TEST(GemmTest, OneRowMatchesNaiveProductOnEveryPath) {
     }
     EXPECT_GT(GemmCallsForTesting(isa), calls) << CpuIsaName(isa);
     EXPECT_GT(GemmRowPanelsCallsForTesting(), row_panels) << CpuIsaName(isa);
-  }
+  });
 }
 
 TEST(GemmTest, SplitOverThreadsMatchesNaiveProduct) {
@@ -180,16 +171,7 @@ TEST(GemmTest, ClampKeepsNaN) {
 // results are bit-identical. Each float build forced in turn, 1 and 2
 // threads.
 TEST(GemmTest, IndirectAMatchesExplicitA) {
-  for (CpuIsa isa : {CpuIsa::kBaseline, CpuIsa::kAvx2}) {
-    if (static_cast<int>(DetectedCpuIsa()) < static_cast<int>(isa)) {
-      std::printf("skipping the %s path: this CPU has %s\n", CpuIsaName(isa),
-                  CpuIsaName(DetectedCpuIsa()));
-      continue;
-    }
-    struct Cap {
-      CpuIsa old;
-      ~Cap() { SetKernelIsaCapForTesting(old); }
-    } cap{SetKernelIsaCapForTesting(isa)};
+  testing::ForEachForcedIsa({CpuIsa::kBaseline, CpuIsa::kAvx2}, [&](CpuIsa isa) {
     const int64_t calls = GemmCallsForTesting(isa);
     const int64_t indirect = IndirectGemmCallsForTesting();
     std::mt19937 rng = testing::SeededRng(3 + static_cast<int>(isa));
@@ -249,7 +231,7 @@ TEST(GemmTest, IndirectAMatchesExplicitA) {
     }
     EXPECT_GT(GemmCallsForTesting(isa), calls) << CpuIsaName(isa);
     EXPECT_GE(IndirectGemmCallsForTesting(), indirect + 200) << CpuIsaName(isa);
-  }
+  });
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 
@@ -53,6 +54,22 @@ Shape RandomShape(std::mt19937& rng, int rank, int max_dim) {
   Shape s;
   for (int i = 0; i < rank; ++i) s.push_back(RandomInt(rng, 1, max_dim));
   return s;
+}
+
+void ForEachForcedIsa(std::initializer_list<kernels::CpuIsa> isas,
+                      absl::FunctionRef<void(kernels::CpuIsa)> body) {
+  for (kernels::CpuIsa isa : isas) {
+    if (static_cast<int>(kernels::DetectedCpuIsa()) < static_cast<int>(isa)) {
+      std::printf("skipping the %s path: this CPU has %s\n",
+                  kernels::CpuIsaName(isa),
+                  kernels::CpuIsaName(kernels::DetectedCpuIsa()));
+      continue;
+    }
+    const kernels::CpuIsa old = kernels::SetKernelIsaCapForTesting(isa);
+    body(isa);
+    kernels::SetKernelIsaCapForTesting(old);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
 }
 
 absl::StatusOr<std::unique_ptr<Runtime>> LoadBuilt(ModelBuilder& builder,

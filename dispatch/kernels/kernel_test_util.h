@@ -6,13 +6,16 @@
 
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
 #include "core/model_builder.h"
+#include "dispatch/kernels/cpu_features.h"
 #include "dispatch/runtime.h"
 #include "dispatch/tensor.h"
 #include "gtest/gtest.h"
@@ -33,6 +36,13 @@ std::vector<int32_t> RandomInts(std::mt19937& rng, int64_t n, int32_t lo,
                                 int32_t hi);
 int RandomInt(std::mt19937& rng, int lo, int hi);  // inclusive
 Shape RandomShape(std::mt19937& rng, int rank, int max_dim = 5);
+
+// Runs body(isa) once per level of `isas` with KernelIsa() capped at it, so
+// each kernel path runs on a machine that has the highest; a level this
+// CPU lacks is skipped, saying so on stdout (the next machine that has it
+// runs it). Restores the cap; stops after a fatal failure.
+void ForEachForcedIsa(std::initializer_list<kernels::CpuIsa> isas,
+                      absl::FunctionRef<void(kernels::CpuIsa)> body);
 
 // Loads `builder`'s model into a Runtime with `threads` threads.
 absl::StatusOr<std::unique_ptr<Runtime>> LoadBuilt(ModelBuilder& builder,

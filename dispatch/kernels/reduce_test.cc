@@ -221,15 +221,8 @@ TEST(PoolingTest, AverageAndMaxMatchReference) {
 // forced and shown to run.
 TEST(PoolTest, VectorPathsMatchTheScalarLoopBitForBit) {
   std::mt19937 rng = testing::SeededRng(21);
-  for (kernels::CpuIsa isa :
-       {kernels::CpuIsa::kBaseline, kernels::CpuIsa::kAvx2}) {
-    if (static_cast<int>(kernels::DetectedCpuIsa()) < static_cast<int>(isa)) {
-      std::printf("skipping the %s path: this CPU has %s\n",
-                  kernels::CpuIsaName(isa),
-                  kernels::CpuIsaName(kernels::DetectedCpuIsa()));
-      continue;
-    }
-    const kernels::CpuIsa old_cap = kernels::SetKernelIsaCapForTesting(isa);
+  testing::ForEachForcedIsa({kernels::CpuIsa::kBaseline, kernels::CpuIsa::kAvx2},
+                            [&](kernels::CpuIsa isa) {
     const int64_t before = kernels::FloatPoolCallsForTesting(isa);
     for (int iter = 0; iter < 80; ++iter) {
       const bool is_max = iter % 2;
@@ -297,8 +290,7 @@ TEST(PoolTest, VectorPathsMatchTheScalarLoopBitForBit) {
     }
     EXPECT_GT(kernels::FloatPoolCallsForTesting(isa), before)
         << kernels::CpuIsaName(isa) << " path not taken";
-    kernels::SetKernelIsaCapForTesting(old_cap);
-  }
+  });
 }
 
 TEST(SoftmaxTest, SoftmaxLogSoftmaxAndL2NormMatchReference) {

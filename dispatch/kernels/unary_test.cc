@@ -86,15 +86,8 @@ TEST(UnaryTest, HardSwishVectorPathsMatchTheScalarFormula) {
   const float specials[] = {0.0f, -0.0f, -3.0f, 3.0f, -2.9999998f, 2.9999998f,
                             1e-40f, -1e-40f, 3e38f, -3e38f, INFINITY,
                             -INFINITY, NAN};
-  for (kernels::CpuIsa isa : {kernels::CpuIsa::kBaseline,
-                              kernels::CpuIsa::kAvx2}) {
-    if (static_cast<int>(kernels::DetectedCpuIsa()) < static_cast<int>(isa)) {
-      std::printf("skipping the %s path: this CPU has %s\n",
-                  kernels::CpuIsaName(isa),
-                  kernels::CpuIsaName(kernels::DetectedCpuIsa()));
-      continue;
-    }
-    const kernels::CpuIsa old_cap = kernels::SetKernelIsaCapForTesting(isa);
+  testing::ForEachForcedIsa({kernels::CpuIsa::kBaseline, kernels::CpuIsa::kAvx2},
+                            [&](kernels::CpuIsa isa) {
     const int64_t before = kernels::HardSwishCallsForTesting(isa);
     for (int iter = 0; iter < 60; ++iter) {
       const int n = iter < 20 ? iter + 1 : RandomInt(rng, 1, 3000);
@@ -120,8 +113,7 @@ TEST(UnaryTest, HardSwishVectorPathsMatchTheScalarFormula) {
     }
     EXPECT_GT(kernels::HardSwishCallsForTesting(isa), before)
         << kernels::CpuIsaName(isa) << " path not taken";
-    kernels::SetKernelIsaCapForTesting(old_cap);
-  }
+  });
 }
 
 TEST(UnaryTest, ParameterizedActivations) {

@@ -66,14 +66,8 @@ bool Close(float got, double want, int ulps) {
 
 TEST(VectorMathTest, SigmoidAndTanhWithinThreeUlpsOnEveryBuild) {
   std::mt19937 rng = testing::SeededRng(7);
-  for (CpuIsa isa : {CpuIsa::kBaseline, CpuIsa::kAvx2}) {
-    if (static_cast<int>(kernels::DetectedCpuIsa()) < static_cast<int>(isa)) {
-      std::printf("skipping the %s path: this CPU has %s\n",
-                  kernels::CpuIsaName(isa),
-                  kernels::CpuIsaName(kernels::DetectedCpuIsa()));
-      continue;
-    }
-    const CpuIsa old_cap = kernels::SetKernelIsaCapForTesting(isa);
+  testing::ForEachForcedIsa({CpuIsa::kBaseline, CpuIsa::kAvx2},
+                            [&](CpuIsa isa) {
     const int64_t before = kernels::VectorMathCallsForTesting(isa);
     for (int iter = 0; iter < 40; ++iter) {
       // Every tail of the 8-float blocks, then long runs.
@@ -99,8 +93,7 @@ TEST(VectorMathTest, SigmoidAndTanhWithinThreeUlpsOnEveryBuild) {
     }
     EXPECT_GT(kernels::VectorMathCallsForTesting(isa), before)
         << kernels::CpuIsaName(isa) << " path not taken";
-    kernels::SetKernelIsaCapForTesting(old_cap);
-  }
+  });
 }
 
 }  // namespace
