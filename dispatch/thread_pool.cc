@@ -44,7 +44,8 @@ thread_local int tls_thread_index = 0;
 }  // namespace
 
 ThreadPool::ThreadPool(int num_threads)
-    : num_threads_(std::max(1, num_threads)) {
+    : num_threads_(std::max(1, num_threads)),
+      ranges_(new Range[num_threads_]) {
   workers_.reserve(num_threads_ - 1);
   for (int i = 0; i < num_threads_ - 1; ++i) {
     workers_.emplace_back([this, i] { WorkerLoop(i + 1); });
@@ -60,18 +61,38 @@ ThreadPool::~ThreadPool() {
   for (std::thread& t : workers_) t.join();
 }
 
+int64_t ThreadPool::TakeChunk(Range& r, bool from_back) {
+  uint64_t ends = r.ends.load(std::memory_order_relaxed);
+  for (;;) {
+    const uint32_t front = static_cast<uint32_t>(ends);
+    const uint32_t back = static_cast<uint32_t>(ends >> 32);
+    if (front >= back) return -1;
+    const uint64_t next = from_back
+                              ? (uint64_t{back - 1} << 32) | front
+                              : (uint64_t{back} << 32) | (front + 1);
+    if (r.ends.compare_exchange_weak(ends, next, std::memory_order_acq_rel,
+                                     std::memory_order_relaxed)) {
+      return from_back ? back - 1 : front;
+    }
+  }
+}
+
 void ThreadPool::RunChunks(int thread_index) {
   bool was_inside = tls_in_parallel_for;
   tls_in_parallel_for = true;
-  for (;;) {
-    int64_t c = next_chunk_.fetch_add(1, std::memory_order_relaxed);
-    if (c >= num_chunks_) break;
-    int64_t begin = c * chunk_;
-    (*fn_)(thread_index, begin, std::min(n_, begin + chunk_));
-    if (done_chunks_.fetch_add(1, std::memory_order_acq_rel) + 1 ==
-        num_chunks_) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      done_cv_.notify_one();
+  // Own range first, then the others' from their backs, nearest first.
+  for (int i = 0; i < num_threads_; ++i) {
+    Range& r = ranges_[(thread_index + i) % num_threads_];
+    for (;;) {
+      const int64_t c = TakeChunk(r, /*from_back=*/i != 0);
+      if (c < 0) break;
+      const int64_t begin = c * chunk_;
+      (*fn_)(thread_index, begin, std::min(n_, begin + chunk_));
+      if (done_chunks_.fetch_add(1, std::memory_order_acq_rel) + 1 ==
+          num_chunks_) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        done_cv_.notify_one();
+      }
     }
   }
   tls_in_parallel_for = was_inside;
@@ -116,16 +137,19 @@ void ThreadPool::ParallelForWithThreadIndex(
     return;
   }
   std::lock_guard<std::mutex> call_lock(call_mutex_);
-  // A few chunks per thread evens out uneven chunk costs without making the
-  // shared counter hot.
-  int64_t target_chunks = int64_t{num_threads_} * 4;
+  // A few chunks per thread even out uneven chunk costs and a late start.
+  int64_t target_chunks = int64_t{num_threads_} * 8;
   int64_t chunk = std::max(min_chunk, (n + target_chunks - 1) / target_chunks);
   parked_.store(false, std::memory_order_relaxed);
   fn_ = &fn;
   n_ = n;
   chunk_ = chunk;
   num_chunks_ = (n + chunk - 1) / chunk;
-  next_chunk_.store(0, std::memory_order_relaxed);
+  for (int t = 0; t < num_threads_; ++t) {
+    const uint64_t front = num_chunks_ * t / num_threads_;
+    const uint64_t back = num_chunks_ * (t + 1) / num_threads_;
+    ranges_[t].ends.store(front | back << 32, std::memory_order_relaxed);
+  }
   done_chunks_.store(0, std::memory_order_relaxed);
   open_.store(true, std::memory_order_seq_cst);
   {

@@ -11,6 +11,14 @@
 // still sleeps. Park() sends polling workers to sleep at once, for when the
 // cores are about to be someone else's (a vendor library's own threads).
 //
+// Chunks are dealt out in contiguous ranges, one per thread (the caller's
+// first): a thread takes its own range's chunks front to back, then takes
+// the others' from their back. So a thread that starts late costs nothing
+// (the others finish its range), and when every thread is on time, thread
+// i computes the same slice of every loop over the same index space: the
+// rows one op wrote are in the cache of the core that reads them next,
+// instead of half of them crossing cores as with one shared counter.
+//
 // Thread-safety: ParallelFor may be called from any thread; concurrent calls
 // are serialized (one loop at a time). A ParallelFor issued from inside a
 // running loop body runs inline on the calling worker, so kernels may nest
@@ -21,6 +29,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -59,8 +68,17 @@ class ThreadPool {
   void Park() { parked_.store(true, std::memory_order_relaxed); }
 
  private:
+  // One thread's range of chunks [front, back), packed front | back << 32
+  // so both ends move with one compare-and-swap; a cache line each.
+  struct alignas(64) Range {
+    std::atomic<uint64_t> ends{0};
+  };
+
   void WorkerLoop(int thread_index);
   void RunChunks(int thread_index);
+  // Takes a chunk of range r: its front (own range) or its back (stealing);
+  // -1 when the range is empty.
+  int64_t TakeChunk(Range& r, bool from_back);
 
   const int num_threads_;
   std::vector<std::thread> workers_;
@@ -95,7 +113,7 @@ class ThreadPool {
   int64_t n_ = 0;
   int64_t chunk_ = 0;
   int64_t num_chunks_ = 0;
-  std::atomic<int64_t> next_chunk_{0};
+  std::unique_ptr<Range[]> ranges_;  // num_threads_ of them
 };
 
 }  // namespace graft

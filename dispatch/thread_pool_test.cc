@@ -23,6 +23,45 @@ TEST(ThreadPoolTest, CoversTheRangeExactlyOnce) {
   }
 }
 
+// A worker held inside its first chunk: the caller takes its own range and
+// then the rest of the worker's from the back, so the loop ends once the
+// held chunk does (the hold is released only when every other chunk is
+// done, so without stealing it would time out). Each thread starts at the
+// front of its own range.
+TEST(ThreadPoolTest, OtherThreadsTakeTheRangeOfAHeldThread) {
+  ThreadPool pool(2);
+  for (int round = 0; round < 20; ++round) {
+    constexpr int64_t kChunks = 16;  // chunks of 1: 8 per thread's range
+    std::vector<std::atomic<int>> hits(kChunks);
+    std::vector<int64_t> first(2, -1);
+    std::atomic<int> done{0};
+    std::atomic<bool> timed_out{false};
+    pool.ParallelForWithThreadIndex(kChunks, 1, [&](int t, int64_t b,
+                                                    int64_t e) {
+      if (first[t] < 0) {
+        first[t] = b;
+        if (t == 1) {  // hold the worker until the caller did the rest
+          const auto limit =
+              std::chrono::steady_clock::now() + std::chrono::seconds(10);
+          while (done.load() < kChunks - 1) {
+            if (std::chrono::steady_clock::now() > limit) {
+              timed_out = true;
+              break;
+            }
+            std::this_thread::yield();
+          }
+        }
+      }
+      for (int64_t i = b; i < e; ++i) hits[i]++;
+      done += static_cast<int>(e - b);
+    });
+    for (int64_t i = 0; i < kChunks; ++i) ASSERT_EQ(hits[i], 1) << i;
+    EXPECT_FALSE(timed_out) << "the caller did not take the held range";
+    EXPECT_EQ(first[0], 0);
+    if (first[1] >= 0) EXPECT_EQ(first[1], kChunks / 2);
+  }
+}
+
 TEST(ThreadPoolTest, ThreadIndicesAreInRange) {
   ThreadPool pool(3);
   std::atomic<bool> bad{false};
