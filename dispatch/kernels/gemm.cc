@@ -240,6 +240,10 @@ void PackRhs(const float* b, int64_t k, int64_t n, int64_t stride_k,
   }
 }
 
+// Row tiles per thread from which a split over threads goes by whole rows
+// instead of by tiles.
+constexpr int64_t kRowSplitTilesPerThread = 4;
+
 void Gemm(const GemmArgs& g, ThreadPool* pool) {
   if (g.m <= 0 || g.n <= 0) return;
   const TilesFn tiles_fn = PickTiles(g);
@@ -252,6 +256,19 @@ void Gemm(const GemmArgs& g, ThreadPool* pool) {
   const int64_t min_chunk = std::max<int64_t>(1, 65536 / per_tile);
   if (pool == nullptr || pool->num_threads() == 1 || tiles <= min_chunk) {
     tiles_fn(g, m_tiles, 0, tiles);
+    return;
+  }
+  if (m_tiles >= kRowSplitTilesPerThread * pool->num_threads()) {
+    // Enough rows: each thread takes blocks of whole rows (every panel of
+    // them, panel by panel), so it writes whole output rows, the ones the
+    // next op, split the same way, reads on the same core (a split by
+    // panels would leave half of every row in the other core's cache).
+    const int64_t min_rows = std::max<int64_t>(1, min_chunk / panels);
+    pool->ParallelFor(m_tiles, min_rows, [&](int64_t begin, int64_t end) {
+      for (int64_t p = 0; p < panels; ++p) {
+        tiles_fn(g, m_tiles, p * m_tiles + begin, p * m_tiles + end);
+      }
+    });
     return;
   }
   pool->ParallelFor(tiles, min_chunk, [&](int64_t begin, int64_t end) {
