@@ -91,7 +91,7 @@ absl::Status EvalHardSwish(EvalContext& ctx) {
     run(in + begin, out + begin, end - begin);
   };
   if (ctx.thread_pool() != nullptr) {
-    ctx.thread_pool()->ParallelFor(n, kUnaryChunk, body);
+    ctx.thread_pool()->ParallelFor(n, kElementwiseChunk, body);
   } else {
     body(0, n);
   }

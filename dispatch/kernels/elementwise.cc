@@ -15,7 +15,6 @@
 #include "absl/strings/str_cat.h"
 #include "dispatch/kernels/float_simd.h"
 #include "dispatch/kernels/kernel_util.h"
-#include "dispatch/thread_pool.h"
 
 namespace graft {
 namespace kernels {
@@ -174,10 +173,6 @@ GRAFT_SIMD_INLINE void BinaryRun(const T* a, int64_t sa, const T* b, int64_t sb,
   }
 }
 
-// Elements per piece when an op is split over the thread pool: smaller
-// pieces cost more to hand out than they save.
-constexpr int64_t kBinaryChunk = 16384;
-
 std::atomic<int64_t> g_float_binary_calls[2];
 
 void CountFloatBinaryCall(CpuIsa path) {
@@ -239,16 +234,7 @@ absl::Status EvalBinary(EvalContext& ctx) {
   if constexpr (std::is_same_v<T, float> && std::is_same_v<Out, float>) {
     CountFloatBinaryCall(CpuHasAvx2Fma() ? CpuIsa::kAvx2 : CpuIsa::kBaseline);
   }
-  // Runs split over the pool in pieces of at least kBinaryChunk elements.
-  const int64_t num_runs = BroadcastRuns(s->plan);
-  const int64_t inner = s->plan.out_dims[s->plan.rank - 1];
-  const int64_t min_runs =
-      std::max<int64_t>(1, kBinaryChunk / std::max<int64_t>(1, inner));
-  if (ctx.thread_pool() != nullptr && num_runs > min_runs) {
-    ctx.thread_pool()->ParallelFor(num_runs, min_runs, runs);
-  } else {
-    runs(0, num_runs);
-  }
+  ParallelForBroadcastRuns(ctx.thread_pool(), s->plan, runs);
   return absl::OkStatus();
 }
 

@@ -20,6 +20,7 @@
 #include "core/status.h"
 #include "dispatch/kernel.h"
 #include "dispatch/tensor.h"
+#include "dispatch/thread_pool.h"
 
 namespace graft::kernels {
 
@@ -271,6 +272,26 @@ inline int64_t BroadcastRuns(const BroadcastPlan& p) {
 template <typename Fn>
 void ForEachBroadcastRun(const BroadcastPlan& p, Fn&& fn) {
   ForEachBroadcastRunIn(p, 0, BroadcastRuns(p), std::forward<Fn>(fn));
+}
+
+// Elements per piece when an elementwise op is split over the thread pool:
+// smaller pieces cost more to hand out than they save.
+inline constexpr int64_t kElementwiseChunk = 16384;
+
+// Calls fn(run_begin, run_end) over ranges covering the plan's runs, split
+// over `pool` (may be null) in pieces of at least kElementwiseChunk output
+// elements; fn walks its runs with ForEachBroadcastRunIn.
+template <typename Fn>
+void ParallelForBroadcastRuns(ThreadPool* pool, const BroadcastPlan& p,
+                              Fn&& fn) {
+  const int64_t runs = BroadcastRuns(p);
+  const int64_t inner = std::max<int64_t>(1, p.out_dims[p.rank - 1]);
+  const int64_t min_runs = std::max<int64_t>(1, kElementwiseChunk / inner);
+  if (pool != nullptr && runs > min_runs) {
+    pool->ParallelFor(runs, min_runs, fn);
+  } else {
+    fn(int64_t{0}, runs);
+  }
 }
 
 // BATCH_MATMUL's geometry: lhs [..., M, K] ([..., K, M] with adj_x) times

@@ -162,8 +162,8 @@ absl::Status EvalQBinary8(EvalContext& ctx) {
   const int32_t* t1 = s.table1.data();
   const int32_t* t2 = s.table2.data();
   auto u8 = [](T v) { return static_cast<uint8_t>(v); };
-  ForEachBroadcastRun(s.plan, [&](int64_t o, const int64_t* off, int64_t n,
-                                  const int64_t* st) {
+  auto run = [&](int64_t o, const int64_t* off, int64_t n,
+                 const int64_t* st) {
     const T* pa = a + off[0];
     const T* pb = b + off[1];
     T* po = out + o;
@@ -186,7 +186,11 @@ absl::Status EvalQBinary8(EvalContext& ctx) {
         po[i] = Combine<T, kOp>(s, t1[u8(pa[i * st[0]])], t2[u8(pb[i * st[1]])]);
       }
     }
-  });
+  };
+  ParallelForBroadcastRuns(ctx.thread_pool(), s.plan,
+                           [&](int64_t begin, int64_t end) {
+                             ForEachBroadcastRunIn(s.plan, begin, end, run);
+                           });
   return absl::OkStatus();
 }
 

@@ -81,6 +81,45 @@ TEST(QuantizedElementwiseTest, Int16MatchesRealArithmeticWithin1Lsb) {
   }
 }
 
+// Outputs large enough to be split over the pool: the same bytes at 2 and
+// 3 threads as at 1, broadcast or not.
+TEST(QuantizedElementwiseTest, Int8SplitOverThreadsMatchesOneThread) {
+  std::mt19937 rng = testing::SeededRng(2);
+  for (int iter = 0; iter < 12; ++iter) {
+    const int c = RandomInt(rng, 33, 64);
+    const bool broadcast = iter % 2 == 1;
+    const std::vector<int32_t> sa = {8, 64, c};
+    const std::vector<int32_t> sb = broadcast ? std::vector<int32_t>{c} : sa;
+    const auto op = iter % 3 == 0 ? tfl::BuiltinOperator_MUL
+                                  : tfl::BuiltinOperator_ADD;
+    std::vector<int8_t> va(int64_t{8} * 64 * c), vb(broadcast ? c : va.size());
+    for (auto& v : va) v = static_cast<int8_t>(RandomInt(rng, -128, 127));
+    for (auto& v : vb) v = static_cast<int8_t>(RandomInt(rng, -128, 127));
+    std::vector<int8_t> want;
+    for (int threads : {1, 2, 3}) {
+      ModelBuilder mb;
+      auto& g = mb.Subgraph("main");
+      TensorId a = g.Input("a", tfl::TensorType_INT8, sa);
+      TensorId b = g.Input("b", tfl::TensorType_INT8, sb);
+      g.Quantize(a, 0.02f, 3).Quantize(b, 0.03f, -5);
+      TensorId y = g.Op(op).In(a, b).Out("y", tfl::TensorType_INT8, sa);
+      g.Quantize(y, op == tfl::BuiltinOperator_MUL ? 0.01f : 0.05f, 1)
+          .Output(y);
+      auto rt = testing::LoadBuilt(mb, threads);
+      ASSERT_TRUE(rt.ok()) << rt.status();
+      testing::SetInput(**rt, 0, va);
+      testing::SetInput(**rt, 1, vb);
+      ASSERT_TRUE((*rt)->Invoke().ok());
+      const std::vector<int8_t> got = testing::GetOutput<int8_t>(**rt, 0);
+      if (threads == 1) {
+        want = got;
+      } else {
+        ASSERT_EQ(got, want) << threads << " threads, iteration " << iter;
+      }
+    }
+  }
+}
+
 // TFLite's ADD gives its output the inputs' type whatever the model says:
 // a quantized output declared FLOAT32 (add_quantized_int8.bin) is INT8.
 TEST(QuantizedElementwiseTest, AddOutputDeclaredFloatTakesTheInputType) {

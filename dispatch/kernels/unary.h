@@ -16,10 +16,6 @@ struct UnaryState : KernelState {
   float alpha = 0;  // LEAKY_RELU's alpha
 };
 
-// Elements per parallel chunk: below this, threading costs more than it
-// saves for cheap element ops.
-inline constexpr int64_t kUnaryChunk = 16384;
-
 // out[i] = Op::Apply(in[i], state).
 template <typename T, typename Op>
 absl::Status EvalUnary(EvalContext& ctx) {
@@ -31,7 +27,7 @@ absl::Status EvalUnary(EvalContext& ctx) {
     for (int64_t i = begin; i < end; ++i) out[i] = Op::Apply(in[i], *s);
   };
   if (ctx.thread_pool() != nullptr) {
-    ctx.thread_pool()->ParallelFor(n, kUnaryChunk, body);
+    ctx.thread_pool()->ParallelFor(n, kElementwiseChunk, body);
   } else {
     body(0, n);
   }
