@@ -336,7 +336,16 @@ GRAFT_AVX512_INLINE int32_t HybridDotAvx512Inline(const int16_t* a,
         acc, _mm512_madd_epi16(_mm512_maskz_loadu_epi16(m, a + i),
                                _mm512_maskz_loadu_epi16(m, b + i)));
   }
-  return _mm512_reduce_add_epi32(acc);
+  // The lanes' sum wrapping as TFLite's int32 accumulator does: GCC's
+  // _mm512_reduce_add_epi32 adds them as signed ints (undefined on
+  // overflow), _mm*_add_epi32 as unsigned.
+  __m256i s8 = _mm256_add_epi32(_mm512_castsi512_si256(acc),
+                                _mm512_extracti64x4_epi64(acc, 1));
+  __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(s8),
+                             _mm256_extracti128_si256(s8, 1));
+  s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0x4E));
+  s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0xB1));
+  return _mm_cvtsi128_si32(s4);
 }
 GRAFT_AVX512_TARGET void HybridDotRowsAvx512(const int16_t* a,
                                             const int16_t* b, int64_t n,

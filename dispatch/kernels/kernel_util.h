@@ -234,6 +234,9 @@ absl::StatusOr<BroadcastPlan> MakeBroadcastPlan(
 template <typename Fn>
 void ForEachBroadcastRunIn(const BroadcastPlan& p, int64_t run_begin,
                            int64_t run_end, Fn&& fn) {
+  // An empty range (an output with a zero outer dim has no runs) must not
+  // divide by that dim below.
+  if (run_begin >= run_end) return;
   const int r = p.rank;
   const int64_t inner = p.out_dims[r - 1];
   int64_t idx[kMaxBroadcastDims] = {};
