@@ -429,8 +429,9 @@ GRAFT_AVX512_TARGET void VnniTile(const uint8_t* a, int64_t a_stride,
     for (int p = 0; p < P; ++p) acc[r][p] = _mm512_setzero_si512();
   }
   // Per tap (one for a plain GEMM), `groups` groups of four reduction
-  // steps read at a + tap_off[t]; the weights run on through the taps.
-  for (int t = 0; t < taps; ++t, b0 += groups * 64, b1 += groups * 64) {
+  // steps read at a + tap_off[t]; the weights run on through the taps (b1
+  // only with a second panel: it is null otherwise).
+  for (int t = 0; t < taps; ++t) {
   const uint8_t* at = a + tap_off[t];
   for (int64_t g = 0; g < groups; ++g) {
     const __m512i w0 = _mm512_loadu_si512(b0 + g * 64);
@@ -445,6 +446,8 @@ GRAFT_AVX512_TARGET void VnniTile(const uint8_t* a, int64_t a_stride,
       if constexpr (P == 2) acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], av, w1);
     }
   }
+  b0 += groups * 64;
+  if constexpr (P == 2) b1 += groups * 64;
   }
   const __mmask16 m0 = static_cast<__mmask16>((1u << cols0) - 1);
   const __mmask16 m1 = static_cast<__mmask16>((1u << cols1) - 1);

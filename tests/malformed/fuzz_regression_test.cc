@@ -140,6 +140,14 @@ TEST(FuzzRegressionTest, GatherOfEmptySlicesRunsWithoutUndefinedBehaviour) {
   EXPECT_TRUE(s.ok()) << s;
 }
 
+TEST(FuzzRegressionTest, HybridConvOfOnePanelRunsWithoutUndefinedBehaviour) {
+  // A hybrid CONV_2D with one 16-channel panel: the VNNI tile advanced its
+  // null second-panel pointer after every tap (UBSan: offset on null).
+  absl::Status s =
+      RunAsTheRuntimeTargetDoes("runtime/hybrid_conv_one_panel.tflite");
+  EXPECT_TRUE(s.ok()) << s;
+}
+
 TEST(FuzzRegressionTest, EveryFormatInputReplaysWithoutCrashing) {
   for (const auto& entry :
        fs::directory_iterator(absl::StrCat(GRAFT_FUZZ_REGRESSION_DIR, "/format"))) {
