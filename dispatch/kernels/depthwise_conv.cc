@@ -49,7 +49,7 @@ struct PixelTaps {
 template <int NV>
 GRAFT_SIMD_INLINE void ChannelBlock(const PixelTaps& taps, const float* bias,
                                     V8 lo, V8 hi, int c, float* out) {
-  V8 acc[NV];
+  alignas(32) V8 acc[NV];
 #pragma GCC unroll 4
   for (int v = 0; v < NV; ++v) {
     acc[v] = bias ? LoadV8(bias + c + 8 * v) : Splat(0.0f);
@@ -77,7 +77,7 @@ GRAFT_SIMD_INLINE void PixelsChannelBlock(const float* corner, int64_t step,
                                           const float* filter, int64_t oc_n,
                                           const float* bias, V8 lo, V8 hi,
                                           int c, float* out) {
-  V8 acc[kPixels][NV];
+  alignas(32) V8 acc[kPixels][NV];
 #pragma GCC unroll 2
   for (int v = 0; v < NV; ++v) {
     const V8 b = bias ? LoadV8(bias + c + 8 * v) : Splat(0.0f);
@@ -87,7 +87,7 @@ GRAFT_SIMD_INLINE void PixelsChannelBlock(const float* corner, int64_t step,
   for (int t = 0; t < taps_n; ++t) {
     const float* w = filter + t * oc_n + c;
     const float* in = corner + tap_off[t] + c;
-    V8 wv[NV];
+    alignas(32) V8 wv[NV];
 #pragma GCC unroll 2
     for (int v = 0; v < NV; ++v) wv[v] = LoadV8(w + 8 * v);
 #pragma GCC unroll 4

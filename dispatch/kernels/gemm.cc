@@ -22,7 +22,7 @@ template <int MR, int NV>
 GRAFT_SIMD_INLINE void Accumulate(V8 (&acc)[MR][NV], const float* const* a,
                                   const float* bp, int64_t len) {
   for (int64_t kk = 0; kk < len; ++kk) {
-    V8 b[NV];
+    alignas(32) V8 b[NV];
 #pragma GCC unroll 2
     for (int v = 0; v < NV; ++v) b[v] = LoadV8(bp + kk * kGemmNr + 8 * v);
 #pragma GCC unroll 6
@@ -41,7 +41,7 @@ GRAFT_SIMD_INLINE void Accumulate(V8 (&acc)[MR][NV], const float* const* a,
 template <int MR, int NV>
 GRAFT_SIMD_INLINE void Tile(const GemmArgs& g, int64_t row0, int64_t col0,
                             int cols, const float* bp, V8 lo, V8 hi) {
-  V8 init[NV] = {};
+  alignas(32) V8 init[NV] = {};
   if (g.bias != nullptr && cols == 8 * NV) {
 #pragma GCC unroll 2
     for (int v = 0; v < NV; ++v) init[v] = LoadV8(g.bias + col0 + 8 * v);
@@ -51,7 +51,10 @@ GRAFT_SIMD_INLINE void Tile(const GemmArgs& g, int64_t row0, int64_t col0,
 #pragma GCC unroll 2
     for (int v = 0; v < NV; ++v) init[v] = LoadV8(tmp + 8 * v);
   }
-  V8 acc[MR][NV];
+  // alignas(32): Clang moves V8 values with aligned vector loads, but its
+  // ASan stack slots honour only the typedef's 4 bytes (a fault on the
+  // CI's fuzz build).
+  alignas(32) V8 acc[MR][NV];
 #pragma GCC unroll 6
   for (int i = 0; i < MR; ++i) {
 #pragma GCC unroll 2
@@ -138,7 +141,7 @@ constexpr int kRowPanels = 4;
 
 GRAFT_SIMD_INLINE void RowPanels(const GemmArgs& g, int64_t panel0, V8 lo,
                                  V8 hi) {
-  V8 acc[kRowPanels][2];
+  alignas(32) V8 acc[kRowPanels][2];
   const float* bp[kRowPanels];
 #pragma GCC unroll 4
   for (int p = 0; p < kRowPanels; ++p) {
