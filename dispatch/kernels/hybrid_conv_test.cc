@@ -292,15 +292,7 @@ TEST(Conv2DHybridTest, MatchesTfliteArithmetic) {
   }
 }
 
-class IsaCap {
- public:
-  explicit IsaCap(kernels::CpuIsa cap)
-      : old_(kernels::SetKernelIsaCapForTesting(cap)) {}
-  ~IsaCap() { kernels::SetKernelIsaCapForTesting(old_); }
-
- private:
-  kernels::CpuIsa old_;
-};
+using testing::IsaCap;
 
 // Every ISA path the machine has, forced, against RefHybridConv over wider
 // shapes than above: channel counts around the 16-column panels and the

@@ -24,14 +24,7 @@ using testing::RandomInt;
 
 constexpr auto F32 = tfl::TensorType_FLOAT32;
 
-class IsaCap {
- public:
-  explicit IsaCap(CpuIsa cap) : old_(kernels::SetKernelIsaCapForTesting(cap)) {}
-  ~IsaCap() { kernels::SetKernelIsaCapForTesting(old_); }
-
- private:
-  CpuIsa old_;
-};
+using testing::IsaCap;
 
 struct FcCase {
   int m = 1, n = 1, k = 1, threads = 1;

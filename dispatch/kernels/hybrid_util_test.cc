@@ -23,14 +23,7 @@ namespace {
 using kernels::CpuIsa;
 using testing::RandomInt;
 
-class IsaCap {
- public:
-  explicit IsaCap(CpuIsa cap) : old_(kernels::SetKernelIsaCapForTesting(cap)) {}
-  ~IsaCap() { kernels::SetKernelIsaCapForTesting(old_); }
-
- private:
-  CpuIsa old_;
-};
+using testing::IsaCap;
 
 bool HasAvx512() {
   return kernels::DetectedCpuIsa() == CpuIsa::kAvx512Vnni;

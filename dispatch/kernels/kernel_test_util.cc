@@ -65,9 +65,10 @@ void ForEachForcedIsa(std::initializer_list<kernels::CpuIsa> isas,
                   kernels::CpuIsaName(kernels::DetectedCpuIsa()));
       continue;
     }
-    const kernels::CpuIsa old = kernels::SetKernelIsaCapForTesting(isa);
-    body(isa);
-    kernels::SetKernelIsaCapForTesting(old);
+    {
+      IsaCap cap(isa);
+      body(isa);
+    }
     if (::testing::Test::HasFatalFailure()) return;
   }
 }

@@ -37,6 +37,19 @@ std::vector<int32_t> RandomInts(std::mt19937& rng, int64_t n, int32_t lo,
 int RandomInt(std::mt19937& rng, int lo, int hi);  // inclusive
 Shape RandomShape(std::mt19937& rng, int rank, int max_dim = 5);
 
+// Caps KernelIsa() at `cap` for one scope, then restores the cap before.
+class IsaCap {
+ public:
+  explicit IsaCap(kernels::CpuIsa cap)
+      : old_(kernels::SetKernelIsaCapForTesting(cap)) {}
+  ~IsaCap() { kernels::SetKernelIsaCapForTesting(old_); }
+  IsaCap(const IsaCap&) = delete;
+  IsaCap& operator=(const IsaCap&) = delete;
+
+ private:
+  kernels::CpuIsa old_;
+};
+
 // Runs body(isa) once per level of `isas` with KernelIsa() capped at it, so
 // each kernel path runs on a machine that has the highest; a level this
 // CPU lacks is skipped, saying so on stdout (the next machine that has it

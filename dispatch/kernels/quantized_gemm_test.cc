@@ -25,15 +25,7 @@ namespace {
 using kernels::CpuIsa;
 using testing::RandomInt;
 
-// Caps KernelIsa() for one scope.
-class IsaCap {
- public:
-  explicit IsaCap(CpuIsa cap) : old_(kernels::SetKernelIsaCapForTesting(cap)) {}
-  ~IsaCap() { kernels::SetKernelIsaCapForTesting(old_); }
-
- private:
-  CpuIsa old_;
-};
+using testing::IsaCap;
 
 // Skips the calling test where the CPU lacks `isa`.
 #define SKIP_UNLESS_CPU_HAS(isa)                                             \
