@@ -25,8 +25,13 @@ CpuIsa Detect() {
   }
   return CpuIsa::kAvx2;
 }
+bool DetectVbmi() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512vbmi");
+}
 #else
 CpuIsa Detect() { return CpuIsa::kBaseline; }
+bool DetectVbmi() { return false; }
 #endif
 
 CpuIsa CapFromEnv() {
@@ -79,6 +84,11 @@ CpuIsa KernelIsa() {
   }
   const int detected = static_cast<int>(DetectedCpuIsa());
   return static_cast<CpuIsa>(cap < detected ? cap : detected);
+}
+
+bool KernelHasAvx512Vbmi() {
+  static const bool vbmi = DetectVbmi();
+  return vbmi && KernelIsaAtLeast(CpuIsa::kAvx512Vnni);
 }
 
 CpuIsa SetKernelIsaCapForTesting(CpuIsa cap) {

@@ -54,6 +54,13 @@ inline bool KernelIsaAtLeast(CpuIsa isa) {
   return static_cast<int>(KernelIsa()) >= static_cast<int>(isa);
 }
 
+// Whether the kernels may use AVX-512 VBMI (vpermi2b: a byte lookup in a
+// 128-byte table): KernelIsa() is kAvx512Vnni and the CPU has VBMI, which
+// most VNNI CPUs do (Ice Lake and later, Zen 4) but Cascade Lake does not.
+// Not a level of its own: a kernel that uses it keeps a kAvx512Vnni path
+// without it.
+bool KernelHasAvx512Vbmi();
+
 }  // namespace graft::kernels
 
 #endif  // GRAFT_DISPATCH_KERNELS_CPU_FEATURES_H_

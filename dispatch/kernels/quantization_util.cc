@@ -1,5 +1,6 @@
 #include "dispatch/kernels/quantization_util.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -63,24 +64,30 @@ absl::Status ActivationRangeQuantized(tfl::ActivationFunctionType act,
                                       int32_t* out_max) {
   int32_t qmin, qmax;
   TypeRange(type, &qmin, &qmax);
-  // As TFLite: the float quotient, rounded half away from zero.
+  // As TFLite: the float quotient, rounded half away from zero, clamped to
+  // the type. A quotient past int32 (a scale below about 1e-9), where
+  // TFLite's cast is undefined, clamps too instead of wrapping into an
+  // empty range.
   auto quantize = [&](float f) {
-    return zero_point + static_cast<int32_t>(std::round(f / scale));
+    const double q = std::clamp<double>(std::round(f / scale), -(1LL << 40),
+                                        1LL << 40);
+    return static_cast<int32_t>(std::clamp<int64_t>(
+        zero_point + static_cast<int64_t>(q), qmin, qmax));
   };
   switch (act) {
     case tfl::ActivationFunctionType_NONE:
       *out_min = qmin, *out_max = qmax;
       return absl::OkStatus();
     case tfl::ActivationFunctionType_RELU:
-      *out_min = std::max(qmin, quantize(0.0f)), *out_max = qmax;
+      *out_min = quantize(0.0f), *out_max = qmax;
       return absl::OkStatus();
     case tfl::ActivationFunctionType_RELU6:
-      *out_min = std::max(qmin, quantize(0.0f));
-      *out_max = std::min(qmax, quantize(6.0f));
+      *out_min = quantize(0.0f);
+      *out_max = quantize(6.0f);
       return absl::OkStatus();
     case tfl::ActivationFunctionType_RELU_N1_TO_1:
-      *out_min = std::max(qmin, quantize(-1.0f));
-      *out_max = std::min(qmax, quantize(1.0f));
+      *out_min = quantize(-1.0f);
+      *out_max = quantize(1.0f);
       return absl::OkStatus();
     default:
       return absl::InvalidArgumentError(absl::StrFormat(

@@ -176,6 +176,11 @@ bool HasPerChannelScales(const Tensor& t, int channels, int dim);
 // force is taken.
 int64_t QuantizedMaxPoolCallsForTesting(CpuIsa path);
 
+// The same for the 8-bit ADD, SUB, MUL and SQUARED_DIFFERENCE
+// (quantized_elementwise.cc), one count per evaluation: kAvx512Vnni for the
+// AVX-512 VBMI build (KernelHasAvx512Vbmi), kAvx2, kBaseline.
+int64_t QuantizedBinaryCallsForTesting(CpuIsa path);
+
 }  // namespace graft::kernels
 
 #endif  // GRAFT_DISPATCH_KERNELS_QUANTIZATION_UTIL_H_

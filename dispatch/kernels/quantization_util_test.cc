@@ -127,5 +127,24 @@ TEST(ActivationRangeQuantizedTest, ClampsToQuantizedReluBounds) {
                    .ok());
 }
 
+// A scale so small that 1 / scale passes int32: the bounds clamp to the
+// type (they wrapped into an empty range, which pinned every output to
+// one value).
+TEST(ActivationRangeQuantizedTest, TinyScalesClampInsteadOfWrapping) {
+  int32_t lo, hi;
+  ASSERT_TRUE(ActivationRangeQuantized(tfl::ActivationFunctionType_RELU_N1_TO_1,
+                                       tfl::TensorType_INT8, 3.5e-10f, 29, &lo,
+                                       &hi)
+                  .ok());
+  EXPECT_EQ(lo, -128);
+  EXPECT_EQ(hi, 127);
+  ASSERT_TRUE(ActivationRangeQuantized(tfl::ActivationFunctionType_RELU6,
+                                       tfl::TensorType_UINT8, 1e-12f, 7, &lo,
+                                       &hi)
+                  .ok());
+  EXPECT_EQ(lo, 7);
+  EXPECT_EQ(hi, 255);
+}
+
 }  // namespace
 }  // namespace graft::kernels

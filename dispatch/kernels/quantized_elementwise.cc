@@ -25,9 +25,20 @@
 // operands are contiguous, the AVX2 build gathers 16 contributions at a
 // time from the tables and rescales them with the 8-bit GEMM's vector
 // requantization (quantized_gemm.h), again the same integer operations.
+// With AVX-512 VBMI (KernelHasAvx512Vbmi) the tables are kept as four
+// planes of 256 bytes (byte j of every entry), and 64 contributions are
+// looked up at a time with two vpermi2b per plane (the index's top bit
+// picks the half), interleaved back into int32 lanes, combined, rescaled
+// (the GEMM's AVX-512 forms, the short ones where QGemmPrepareRequant
+// finds them exact and every combined value lies in (-2^30, 2^30)) and
+// packed with saturation; the last partial block is masked.
+#include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
+#include <type_traits>
 
 #include "dispatch/kernel.h"
 #include "dispatch/kernels/cpu_features.h"
@@ -53,7 +64,18 @@ struct QBinaryState : KernelState {
   // lanes for RequantizeAvx2.
   bool avx2 = false;
   QGemmRequant out_rq;
+  // 8-bit types with AVX-512 VBMI: byte j of table1[v] at planes1[j * 256 +
+  // v], the same for table2.
+  bool vbmi = false;
+  std::array<uint8_t, 4 * 256> planes1{}, planes2{};
 };
+
+std::atomic<int64_t> g_binary_calls[3];
+
+void CountBinaryCall(CpuIsa path) {
+  g_binary_calls[static_cast<int>(path)].fetch_add(1,
+                                                  std::memory_order_relaxed);
+}
 
 // What input 1 (x) or 2 contributes: x minus its zero point for MUL, else
 // that rescaled to the common fixed-point scale.
@@ -149,6 +171,105 @@ __attribute__((target("avx2"))) int64_t CombineRunAvx2(const QBinaryState& s,
   }
   return i;
 }
+
+#define GRAFT_VBMI_TARGET                                                  \
+  __attribute__((target("avx2,fma,avx512f,avx512bw,avx512vl,avx512dq,"    \
+                        "avx512vnni,avx512vbmi")))
+#define GRAFT_VBMI_INLINE GRAFT_VBMI_TARGET inline __attribute__((always_inline))
+
+// Byte j of the contributions of the 64 raw values x from plane j (256
+// bytes): entries 0-127 and 128-255 looked up by x's low 7 bits, x's top
+// bit (`high`) choosing between them.
+GRAFT_VBMI_INLINE __m512i PlaneLookup(const uint8_t* plane, __m512i x,
+                                      __mmask64 high) {
+  const __m512i lo = _mm512_permutex2var_epi8(_mm512_loadu_si512(plane), x,
+                                              _mm512_loadu_si512(plane + 64));
+  const __m512i hi = _mm512_permutex2var_epi8(
+      _mm512_loadu_si512(plane + 128), x, _mm512_loadu_si512(plane + 192));
+  return _mm512_mask_blend_epi8(high, lo, hi);
+}
+
+// The 64 contributions of x as four vectors of int32, in the order the
+// in-lane unpacks leave them: vector q holds, in each 128-bit lane L, the
+// contributions of x's bytes 16L + 4q .. 16L + 4q + 3. PackBytes undoes it.
+struct Contributions64 {
+  __m512i q0, q1, q2, q3;
+};
+
+GRAFT_VBMI_INLINE Contributions64 LookUp64(const uint8_t* planes, __m512i x) {
+  const __mmask64 high = _mm512_movepi8_mask(x);
+  const __m512i b0 = PlaneLookup(planes, x, high);
+  const __m512i b1 = PlaneLookup(planes + 256, x, high);
+  const __m512i b2 = PlaneLookup(planes + 512, x, high);
+  const __m512i b3 = PlaneLookup(planes + 768, x, high);
+  const __m512i lo01 = _mm512_unpacklo_epi8(b0, b1);  // bytes 0-7 of a lane
+  const __m512i hi01 = _mm512_unpackhi_epi8(b0, b1);  // bytes 8-15
+  const __m512i lo23 = _mm512_unpacklo_epi8(b2, b3);
+  const __m512i hi23 = _mm512_unpackhi_epi8(b2, b3);
+  return {_mm512_unpacklo_epi16(lo01, lo23), _mm512_unpackhi_epi16(lo01, lo23),
+          _mm512_unpacklo_epi16(hi01, hi23), _mm512_unpackhi_epi16(hi01, hi23)};
+}
+
+// CombineAvx2 on 16 lanes.
+template <QOp kOp>
+GRAFT_VBMI_INLINE __m512i Combine16(__m512i a, __m512i b) {
+  if constexpr (kOp == QOp::kMul) return _mm512_mullo_epi32(a, b);
+  if constexpr (kOp == QOp::kAdd) return _mm512_add_epi32(a, b);
+  const __m512i d = _mm512_sub_epi32(a, b);
+  if constexpr (kOp == QOp::kSquaredDifference) {
+    return _mm512_mullo_epi32(d, d);
+  }
+  return d;
+}
+
+// The output of 16 combined values, plus the output offset; clamped to the
+// activation range only in the general form (PackBytes clamps).
+GRAFT_VBMI_INLINE __m512i Rescale16(const Requant16& r, __m512i v) {
+  if (r.small_sums) return RequantDoubleSmallAvx512(r, v);
+  if (r.fast_double) return RequantDoubleFastAvx512(r, v);
+  return RequantDoubleAvx512(r, v);
+}
+
+// The 64 output values (Contributions64's order) as bytes in element
+// order: the in-lane packs invert the unpacks. Saturating to the type and
+// then clamping the bytes to the activation range gives the bytes that
+// clamping the int32 values would (saturation is monotone and keeps the
+// type's range, which holds the activation range).
+template <typename T>
+GRAFT_VBMI_INLINE __m512i PackBytes(const Requant16& r, __m512i v0, __m512i v1,
+                                    __m512i v2, __m512i v3) {
+  const __m512i w01 = _mm512_packs_epi32(v0, v1);  // bytes 0-7 of a lane
+  const __m512i w23 = _mm512_packs_epi32(v2, v3);  // bytes 8-15
+  if constexpr (std::is_same_v<T, int8_t>) {
+    const __m512i b = _mm512_packs_epi16(w01, w23);
+    return _mm512_min_epi8(_mm512_max_epi8(b, r.act_min8), r.act_max8);
+  } else {
+    const __m512i b = _mm512_packus_epi16(w01, w23);
+    return _mm512_min_epu8(_mm512_max_epu8(b, r.act_min8), r.act_max8);
+  }
+}
+
+// Both operands contiguous: all n outputs, 64 at a time, the last block
+// masked (its missing inputs read as 0, a valid index; not stored).
+template <typename T, QOp kOp>
+GRAFT_VBMI_TARGET void CombineRunVbmi(const QBinaryState& s, const T* pa,
+                                      const T* pb, T* po, int64_t n) {
+  const Requant16 r = LoadRequant16(s.out_rq, 0, nullptr);
+  for (int64_t i = 0; i < n; i += 64) {
+    const __mmask64 m = n - i >= 64 ? ~__mmask64{0}
+                                    : (__mmask64{1} << (n - i)) - 1;
+    const Contributions64 a =
+        LookUp64(s.planes1.data(), _mm512_maskz_loadu_epi8(m, pa + i));
+    const Contributions64 b =
+        LookUp64(s.planes2.data(), _mm512_maskz_loadu_epi8(m, pb + i));
+    const __m512i bytes = PackBytes<T>(
+        r, Rescale16(r, Combine16<kOp>(a.q0, b.q0)),
+        Rescale16(r, Combine16<kOp>(a.q1, b.q1)),
+        Rescale16(r, Combine16<kOp>(a.q2, b.q2)),
+        Rescale16(r, Combine16<kOp>(a.q3, b.q3)));
+    _mm512_mask_storeu_epi8(po + i, m, bytes);
+  }
+}
 #endif
 
 // 8-bit types: contributions from the tables; runs with a contiguous or a
@@ -170,6 +291,10 @@ absl::Status EvalQBinary8(EvalContext& ctx) {
     if (st[0] == 1 && st[1] == 1) {
       int64_t i = 0;
 #if GRAFT_QGEMM_AVX2
+      if (s.vbmi) {
+        CombineRunVbmi<T, kOp>(s, pa, pb, po, n);
+        return;
+      }
       if (s.avx2) i = CombineRunAvx2<T, kOp>(s, pa, pb, po, n);
 #endif
       for (; i < n; ++i) {
@@ -187,6 +312,9 @@ absl::Status EvalQBinary8(EvalContext& ctx) {
       }
     }
   };
+  CountBinaryCall(s.vbmi   ? CpuIsa::kAvx512Vnni
+                  : s.avx2 ? CpuIsa::kAvx2
+                           : CpuIsa::kBaseline);
   ParallelForBroadcastRuns(ctx.thread_pool(), s.plan,
                            [&](int64_t begin, int64_t end) {
                              ForEachBroadcastRunIn(s.plan, begin, end, run);
@@ -273,11 +401,40 @@ absl::Status PrepareQBinary(PrepareContext& ctx) {
   }
 #if GRAFT_QGEMM_AVX2
   s->avx2 = KernelIsaAtLeast(CpuIsa::kAvx2);
+  s->vbmi = KernelHasAvx512Vbmi();
 #endif
   if (s->avx2) {
     QGemmPrepareRequant(std::vector<QuantizedMultiplier>(kQGemmNr, s->out_mult),
                         std::vector<int64_t>(kQGemmNr, 0), false, s->out_offset,
                         s->act_min, s->act_max, &s->out_rq);
+    // The short rescale needs every combined value in (-2^30, 2^30): the
+    // largest |x + y|, |x - y|, |x * y| or (x - y)^2 over two tables is
+    // at a pair of their extremes.
+    const auto [min1, max1] =
+        std::minmax_element(s->table1.begin(), s->table1.end());
+    const auto [min2, max2] =
+        std::minmax_element(s->table2.begin(), s->table2.end());
+    int64_t bound = 0;
+    for (int64_t x : {int64_t{*min1}, int64_t{*max1}}) {
+      for (int64_t y : {int64_t{*min2}, int64_t{*max2}}) {
+        const int64_t d = x - y;
+        const int64_t v = kOp == QOp::kAdd   ? x + y
+                          : kOp == QOp::kSub ? d
+                          : kOp == QOp::kMul ? x * y
+                                             : d * d;
+        bound = std::max(bound, std::abs(v));
+      }
+    }
+    s->out_rq.small_sums =
+        s->out_rq.fast_double && bound < (int64_t{1} << 30);
+  }
+  for (int v = 0; v < 256; ++v) {
+    for (int j = 0; j < 4; ++j) {
+      s->planes1[j * 256 + v] =
+          static_cast<uint8_t>(static_cast<uint32_t>(s->table1[v]) >> (8 * j));
+      s->planes2[j * 256 + v] =
+          static_cast<uint8_t>(static_cast<uint32_t>(s->table2[v]) >> (8 * j));
+    }
   }
   ctx.SetEval(t == tfl::TensorType_INT8 ? EvalQBinary8<int8_t, kOp>
                                         : EvalQBinary8<uint8_t, kOp>);
@@ -360,6 +517,11 @@ absl::Status PrepareSquaredDifferenceQuantized(PrepareContext& ctx) {
 }
 
 }  // namespace
+
+int64_t QuantizedBinaryCallsForTesting(CpuIsa path) {
+  return g_binary_calls[static_cast<int>(path)].load(std::memory_order_relaxed);
+}
+
 }  // namespace kernels
 
 GRAFT_DEFINE_KERNEL(AddQuantized);

@@ -5,9 +5,12 @@
 // zero points and broadcast shapes, seeded).
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <type_traits>
 #include <vector>
 
 #include "dispatch/kernels/kernel_test_util.h"
+#include "dispatch/kernels/quantization_util.h"
 #include "gtest/gtest.h"
 
 namespace graft {
@@ -117,6 +120,130 @@ TEST(QuantizedElementwiseTest, Int8SplitOverThreadsMatchesOneThread) {
         ASSERT_EQ(got, want) << threads << " threads, iteration " << iter;
       }
     }
+  }
+}
+
+// One 8-bit binary op over `n` elements, run with KernelIsa() capped at
+// `isa` (the path is chosen at prepare); returns its output.
+template <typename T>
+std::vector<T> RunBinary8(kernels::CpuIsa isa, tfl::BuiltinOperator op,
+                          tfl::ActivationFunctionType act, int n,
+                          const float (&scale)[3], const int (&zero)[3],
+                          const std::vector<T>& va, const std::vector<T>& vb) {
+  testing::IsaCap cap(isa);
+  const tfl::TensorType type =
+      std::is_same_v<T, int8_t> ? tfl::TensorType_INT8 : tfl::TensorType_UINT8;
+  ModelBuilder mb;
+  auto& g = mb.Subgraph("main");
+  TensorId a = g.Input("a", type, {n}), b = g.Input("b", type, {n});
+  g.Quantize(a, scale[0], zero[0]).Quantize(b, scale[1], zero[1]);
+  OpBuilder ob = g.Op(op).In(a, b);
+  if (op == tfl::BuiltinOperator_ADD) {
+    tfl::AddOptionsT o;
+    o.fused_activation_function = act;
+    ob.Options(o);
+  } else if (op == tfl::BuiltinOperator_SUB) {
+    tfl::SubOptionsT o;
+    o.fused_activation_function = act;
+    ob.Options(o);
+  } else if (op == tfl::BuiltinOperator_MUL) {
+    tfl::MulOptionsT o;
+    o.fused_activation_function = act;
+    ob.Options(o);
+  }
+  TensorId y = ob.Out("y", type, {n});
+  g.Quantize(y, scale[2], zero[2]).Output(y);
+  auto rt = testing::LoadBuilt(mb);
+  EXPECT_TRUE(rt.ok()) << rt.status();
+  if (!rt.ok()) return {};
+  testing::SetInput(**rt, 0, va);
+  testing::SetInput(**rt, 1, vb);
+  EXPECT_TRUE((*rt)->Invoke().ok());
+  return testing::GetOutput<T>(**rt, 0);
+}
+
+// The 8-bit ADD, SUB, MUL and SQUARED_DIFFERENCE give the baseline's bytes
+// on every path (AVX2 gathers; AVX-512 VBMI lookups, 64 at a time) over
+// drawn lengths (every tail of a 64-byte block), scales spread wide enough
+// to take both the short and the general rescale, zero points anywhere in
+// the type and fused activations; a counter shows each path ran.
+template <typename T>
+void CheckEveryPath(std::mt19937& rng, int iter) {
+  using kernels::CpuIsa;
+  const bool i8 = std::is_same_v<T, int8_t>;
+  const tfl::BuiltinOperator ops[] = {
+      tfl::BuiltinOperator_ADD, tfl::BuiltinOperator_SUB,
+      tfl::BuiltinOperator_MUL, tfl::BuiltinOperator_SQUARED_DIFFERENCE};
+  const tfl::BuiltinOperator op = ops[RandomInt(rng, 0, i8 ? 3 : 2)];
+  const tfl::ActivationFunctionType acts[] = {
+      tfl::ActivationFunctionType_NONE, tfl::ActivationFunctionType_RELU,
+      tfl::ActivationFunctionType_RELU6,
+      tfl::ActivationFunctionType_RELU_N1_TO_1};
+  const tfl::ActivationFunctionType act =
+      op == tfl::BuiltinOperator_SQUARED_DIFFERENCE ? acts[0]
+                                                    : acts[RandomInt(rng, 0, 3)];
+  const int n = RandomInt(rng, 1, 300);
+  auto log_uniform = [&](double lo, double hi) {
+    return static_cast<float>(std::exp2(
+        std::uniform_real_distribution<double>(lo, hi)(rng)));
+  };
+  const float sa = log_uniform(-10, -2), sb = log_uniform(-10, -2);
+  const double big = std::max(sa, sb);
+  // The output scale against the op's own multiplier: from far below
+  // (a left shift, the general rescale) to far above.
+  const float so =
+      op == tfl::BuiltinOperator_MUL ? sa * sb * log_uniform(-8, 10)
+      : op == tfl::BuiltinOperator_SQUARED_DIFFERENCE
+          ? static_cast<float>(big * big) * log_uniform(-22, 4)
+          : static_cast<float>(big) * log_uniform(-24, 4);
+  const int zlo = i8 ? -128 : 0, zhi = i8 ? 127 : 255;
+  const float scale[3] = {sa, sb, so};
+  const int zero[3] = {RandomInt(rng, zlo, zhi), RandomInt(rng, zlo, zhi),
+                       RandomInt(rng, zlo, zhi)};
+  std::vector<T> va(n), vb(n);
+  for (auto& v : va) v = static_cast<T>(RandomInt(rng, zlo, zhi));
+  for (auto& v : vb) v = static_cast<T>(RandomInt(rng, zlo, zhi));
+  const std::vector<T> want = RunBinary8<T>(CpuIsa::kBaseline, op, act, n,
+                                            scale, zero, va, vb);
+  testing::ForEachForcedIsa(
+      {CpuIsa::kAvx2, CpuIsa::kAvx512Vnni}, [&](CpuIsa isa) {
+        const CpuIsa path = isa == CpuIsa::kAvx512Vnni &&
+                                    !kernels::KernelHasAvx512Vbmi()
+                                ? CpuIsa::kAvx2
+                                : isa;
+        const int64_t before = kernels::QuantizedBinaryCallsForTesting(path);
+        const std::vector<T> got =
+            RunBinary8<T>(isa, op, act, n, scale, zero, va, vb);
+        EXPECT_GT(kernels::QuantizedBinaryCallsForTesting(path), before)
+            << kernels::CpuIsaName(path) << " path not taken";
+        ASSERT_EQ(got.size(), want.size());
+        for (int i = 0; i < n; ++i) {
+          ASSERT_EQ(static_cast<int>(got[i]), static_cast<int>(want[i]))
+              << kernels::CpuIsaName(isa) << ", iteration " << iter << ", "
+              << tfl::EnumNameBuiltinOperator(op) << ", act "
+              << static_cast<int>(act) << ", n " << n << ", element " << i
+              << " of " << static_cast<int>(va[i]) << ", "
+              << static_cast<int>(vb[i]) << " (zero points " << zero[0]
+              << ", " << zero[1] << ", " << zero[2] << "; scales " << sa
+              << ", " << sb << ", " << so << ")";
+        }
+      });
+}
+
+TEST(QuantizedElementwiseTest, Int8EveryPathGivesTheBaselineBytes) {
+  if (!kernels::KernelHasAvx512Vbmi()) {
+    std::printf("no AVX-512 VBMI here: its path is not run\n");
+  }
+  std::mt19937 rng = testing::SeededRng(3);
+  for (int iter = 0; iter < 60 && !HasFatalFailure(); ++iter) {
+    CheckEveryPath<int8_t>(rng, iter);
+  }
+}
+
+TEST(QuantizedElementwiseTest, Uint8EveryPathGivesTheBaselineBytes) {
+  std::mt19937 rng = testing::SeededRng(4);
+  for (int iter = 0; iter < 40 && !HasFatalFailure(); ++iter) {
+    CheckEveryPath<uint8_t>(rng, iter);
   }
 }
 
