@@ -127,12 +127,12 @@ TEST(ConvTest, Conv2DMatchesReference) {
   }
 }
 
-// The float GEMM's builds (baseline, AVX2+FMA) forced in turn, on wider
+// The float GEMM's builds (baseline, AVX2+FMA, AVX-512 VL) forced in turn, on wider
 // shapes; every convolution that is not 1x1 / stride 1 / unpadded must read
 // its input through the indirection table (no im2col).
 TEST(ConvTest, Conv2DMatchesReferenceOnEveryFloatGemmPath) {
   using kernels::CpuIsa;
-  testing::ForEachForcedIsa({CpuIsa::kBaseline, CpuIsa::kAvx2}, [&](CpuIsa isa) {
+  testing::ForEachForcedIsa({CpuIsa::kBaseline, CpuIsa::kAvx2, CpuIsa::kAvx512Vnni}, [&](CpuIsa isa) {
     const int64_t calls = kernels::GemmCallsForTesting(isa);
     const int64_t indirect = kernels::IndirectGemmCallsForTesting();
     std::mt19937 rng = testing::SeededRng(10 + static_cast<int>(isa));
@@ -214,19 +214,26 @@ TEST(ConvTest, DepthwiseConv2DMatchesReference) {
   }
 }
 
-// The float depthwise builds (baseline, AVX2+FMA) forced in turn, on wider
-// inputs with channels mostly multiples of 8: the path computing several
-// output pixels together must be taken.
+// The float depthwise builds (baseline, AVX2+FMA, AVX-512 VL) forced in
+// turn, on wider inputs with channels mostly multiples of 8: the path
+// computing several output pixels together must be taken, also on rows
+// whose window the top or bottom edge cuts.
 TEST(ConvTest, DepthwiseConv2DMatchesReferenceOnEveryFloatPath) {
   using kernels::CpuIsa;
-  testing::ForEachForcedIsa({CpuIsa::kBaseline, CpuIsa::kAvx2}, [&](CpuIsa isa) {
+  testing::ForEachForcedIsa({CpuIsa::kBaseline, CpuIsa::kAvx2, CpuIsa::kAvx512Vnni}, [&](CpuIsa isa) {
     const int64_t groups = kernels::FloatDepthwisePixelGroupsForTesting(isa);
+    const int64_t cut = kernels::FloatDepthwiseCutRowGroupsForTesting();
+    const int64_t row_kernel = kernels::FloatDepthwiseRowKernelGroupsForTesting();
     std::mt19937 rng = testing::SeededRng(20 + static_cast<int>(isa));
     for (int iter = 0; iter < 60; ++iter) {
       CheckDepthwise(rng, iter, /*wide=*/true, absl::StrCat(kernels::CpuIsaName(isa), " "));
       if (HasFatalFailure()) return;
     }
     EXPECT_GT(kernels::FloatDepthwisePixelGroupsForTesting(isa), groups)
+        << kernels::CpuIsaName(isa);
+    EXPECT_GT(kernels::FloatDepthwiseCutRowGroupsForTesting(), cut)
+        << kernels::CpuIsaName(isa);
+    EXPECT_GT(kernels::FloatDepthwiseRowKernelGroupsForTesting(), row_kernel)
         << kernels::CpuIsaName(isa);
   });
 }

@@ -6,12 +6,18 @@
 // lists its taps inside the input once, then is computed in blocks of 32,
 // 16 and 8 channels held in registers over those taps (32: four
 // independent FMA chains, where two left the FMA latency exposed), so the
-// output is written once; the same source runs as an AVX2+FMA build where the
-// CPU has it (float_simd.h). Other channels go tap by tap over the output
+// output is written once. Other channels go tap by tap over the output
 // vector. Either way each output is bias + the taps in (ky, kx) order.
-// Where the channels are a multiple of 8, runs of 4 output pixels whose
-// windows lie inside the input go together, in blocks of 16 and 8 channels,
-// each filter vector loaded once for the 4.
+// Where the channels are a multiple of 8, the output pixels of a row whose
+// windows lie inside the input's width go 4 at a time, in blocks of 16 and
+// 8 channels, each filter vector loaded once for the 4; on a row whose
+// window the top or bottom edge cuts, over the filter rows inside the
+// input (the same for the whole row). The last group of a row moves back
+// to end at the last such pixel (a few pixels computed twice, the same
+// sums), so only the pixels at the left and right edges go one at a time.
+// The same source runs as an AVX2+FMA build where the CPU has it, and as
+// an AVX-512 VL build (32 vector registers) where it has that
+// (float_simd.h).
 #include <algorithm>
 #include <atomic>
 
@@ -107,6 +113,83 @@ GRAFT_SIMD_INLINE void PixelsChannelBlock(const float* corner, int64_t step,
   }
 }
 
+// PixelsChannelBlock for a filter KW wide at horizontal stride SW (and no
+// horizontal dilation): over `rows` filter rows from the one `row` points
+// at (its first column is the group's first window's; filter rows
+// row_stride floats apart), pixel p's tap kx reads column p * SW + kx of
+// the row, in_c floats apart. Each of those columns is loaded once and
+// serves every (pixel, kx) that reads it, each pixel's taps still in (ky,
+// kx) order: for 3 x 3 at stride 1, per filter row 6 input loads and 3
+// filter loads for 12 multiply-adds, where PixelsChannelBlock has 15.
+template <int KW, int SW, int NV>
+GRAFT_SIMD_INLINE void PixelsRowsBlock(const float* row, int64_t row_stride,
+                                       int rows, int64_t in_c,
+                                       const float* filter, int64_t oc_n,
+                                       const float* bias, V8 lo, V8 hi, int c,
+                                       float* out) {
+  constexpr int kCols = (kPixels - 1) * SW + KW;
+  alignas(32) V8 acc[kPixels][NV];
+#pragma GCC unroll 2
+  for (int v = 0; v < NV; ++v) {
+    const V8 b = bias ? LoadV8(bias + c + 8 * v) : Splat(0.0f);
+#pragma GCC unroll 4
+    for (int p = 0; p < kPixels; ++p) acc[p][v] = b;
+  }
+  row += c;
+  filter += c;
+  for (int r = 0; r < rows; ++r) {
+    alignas(32) V8 w[KW][NV];
+#pragma GCC unroll 8
+    for (int kx = 0; kx < KW; ++kx) {
+#pragma GCC unroll 2
+      for (int v = 0; v < NV; ++v) w[kx][v] = LoadV8(filter + 8 * v);
+      filter += oc_n;
+    }
+    // One pointer stepping over the columns: the offsets j * in_c would
+    // each hold a register.
+    const float* col = row;
+#pragma GCC unroll 16
+    for (int j = 0; j < kCols; ++j, col += in_c) {
+      alignas(32) V8 x[NV];
+#pragma GCC unroll 2
+      for (int v = 0; v < NV; ++v) x[v] = LoadV8(col + 8 * v);
+#pragma GCC unroll 4
+      for (int p = 0; p < kPixels; ++p) {
+        const int kx = j - p * SW;
+        if (kx < 0 || kx >= KW) continue;
+#pragma GCC unroll 2
+        for (int v = 0; v < NV; ++v) acc[p][v] += x[v] * w[kx][v];
+      }
+    }
+    row += row_stride;
+  }
+#pragma GCC unroll 4
+  for (int p = 0; p < kPixels; ++p) {
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; ++v) {
+      StoreV8(out + p * oc_n + c + 8 * v, Clamp(acc[p][v], lo, hi));
+    }
+  }
+}
+
+// All channels (a multiple of 8) of one group of kPixels pixels through
+// PixelsRowsBlock.
+template <int KW, int SW>
+GRAFT_SIMD_INLINE void PixelsRows(const float* row, int64_t row_stride,
+                                  int rows, int64_t in_c, const float* filter,
+                                  int64_t oc_n, const float* bias, V8 lo,
+                                  V8 hi, float* out) {
+  int c = 0;
+  for (; c + 16 <= oc_n; c += 16) {
+    PixelsRowsBlock<KW, SW, 2>(row, row_stride, rows, in_c, filter, oc_n, bias,
+                               lo, hi, c, out);
+  }
+  if (c < oc_n) {
+    PixelsRowsBlock<KW, SW, 1>(row, row_stride, rows, in_c, filter, oc_n, bias,
+                               lo, hi, c, out);
+  }
+}
+
 // Calls fn(input, filter) for each tap of output pixel (b, oy, ox) inside
 // the input, in (ky, kx) order: where the tap reads the input and the
 // filter (channel 0).
@@ -126,11 +209,17 @@ GRAFT_SIMD_INLINE void ForEachTap(const DepthwiseState& s,
   }
 }
 
-// Returns how many kPixels groups it computed together.
-GRAFT_SIMD_INLINE int64_t DepthwiseRowsBody(const DepthwiseState& s,
-                                            const DepthwiseArgs& a,
-                                            int64_t row_begin, int64_t row_end) {
-  int64_t groups = 0;
+// How many kPixels groups DepthwiseRowsBody computed together; of them,
+// how many on an output row whose window the top or bottom edge cuts, and
+// how many through PixelsRows.
+struct GroupCounts {
+  int64_t groups = 0, cut_groups = 0, row_groups = 0;
+};
+
+GRAFT_SIMD_INLINE void DepthwiseRowsBody(const DepthwiseState& s,
+                                         const DepthwiseArgs& a,
+                                         int64_t row_begin, int64_t row_end,
+                                         GroupCounts& n) {
   const int oc_n = s.out_c;
   const bool blocked =
       s.mult == 1 && s.k_h * s.k_w <= PixelTaps::kMax && oc_n >= 8;
@@ -159,33 +248,87 @@ GRAFT_SIMD_INLINE int64_t DepthwiseRowsBody(const DepthwiseState& s,
                 : 0;
     ox_hi = std::max(ox_lo, ox_hi);
   }
+  const bool grouped = blocked && oc_n % 8 == 0 && ox_hi - ox_lo >= kPixels;
+  const int64_t step = int64_t{s.stride_w} * s.in_c;
+  const int64_t row_stride = int64_t{s.dil_h} * s.in_w * s.in_c;
+  // Filters 3 or 5 wide at stride 1 or 2 without horizontal dilation: the
+  // groups reuse the input columns (PixelsRows; 0: not).
+  int row_kind = 0;
+  if (grouped && s.dil_w == 1 && (s.k_w == 3 || s.k_w == 5) &&
+      (s.stride_w == 1 || s.stride_w == 2)) {
+    row_kind = s.k_w * 10 + s.stride_w;
+  }
   for (int64_t row = row_begin; row < row_end; ++row) {
     const int b = static_cast<int>(row / s.out_h);
     const int oy = static_cast<int>(row % s.out_h);
     const int iy0 = oy * s.stride_h - s.pad_h;
     const bool rows_in = iy0 >= 0 && iy0 + (s.k_h - 1) * s.dil_h < s.in_h;
+    // The filter rows [ky_lo, ky_hi) inside the input: the same for every
+    // pixel of this output row, so the pixels whose window is inside the
+    // input's width go kPixels at a time over those rows' taps (the
+    // window's first tap_n of tap_off, from row iy0 + ky_lo * dil_h).
+    int ky_lo = 0, ky_hi = 0;
+    if (grouped) {
+      while (ky_lo < s.k_h && iy0 + ky_lo * s.dil_h < 0) ++ky_lo;
+      ky_hi = ky_lo;
+      while (ky_hi < s.k_h && iy0 + ky_hi * s.dil_h < s.in_h) ++ky_hi;
+    }
+    const int row_taps = (ky_hi - ky_lo) * s.k_w;
     for (int ox = 0; ox < s.out_w; ++ox) {
       float* out =
           a.output + ((int64_t{b} * s.out_h + oy) * s.out_w + ox) * oc_n;
-      if (blocked && oc_n % 8 == 0 && rows_in && ox >= ox_lo &&
-          ox + kPixels <= ox_hi) {
-        // kPixels interior pixels at once.
+      if (grouped && ox >= ox_lo && ox < ox_hi) {
+        // kPixels interior pixels at once; the last group of the row moves
+        // back to end at ox_hi, computing some pixels a second time (the
+        // same sums).
+        const int g0 = std::min(ox, ox_hi - kPixels);
+        out -= int64_t{ox - g0} * oc_n;
         const float* corner =
-            a.input + ((int64_t{b} * s.in_h + iy0) * s.in_w +
-                       (ox * s.stride_w - s.pad_w)) *
-                          s.in_c;
-        const int64_t step = int64_t{s.stride_w} * s.in_c;
+            row_taps == 0
+                ? a.input
+                : a.input + ((int64_t{b} * s.in_h + iy0 + ky_lo * s.dil_h) *
+                                 s.in_w +
+                             (g0 * s.stride_w - s.pad_w)) *
+                                s.in_c;
+        const float* filter = a.filter + int64_t{ky_lo} * s.k_w * oc_n;
+        if (row_kind != 0) {
+          const int rows = ky_hi - ky_lo;
+          switch (row_kind) {
+            case 31:
+              PixelsRows<3, 1>(corner, row_stride, rows, s.in_c, filter, oc_n,
+                               a.bias, lo, hi, out);
+              break;
+            case 32:
+              PixelsRows<3, 2>(corner, row_stride, rows, s.in_c, filter, oc_n,
+                               a.bias, lo, hi, out);
+              break;
+            case 51:
+              PixelsRows<5, 1>(corner, row_stride, rows, s.in_c, filter, oc_n,
+                               a.bias, lo, hi, out);
+              break;
+            default:
+              PixelsRows<5, 2>(corner, row_stride, rows, s.in_c, filter, oc_n,
+                               a.bias, lo, hi, out);
+              break;
+          }
+          ox = g0 + kPixels - 1;
+          ++n.groups;
+          ++n.row_groups;
+          if (row_taps < taps_n) ++n.cut_groups;
+          continue;
+        }
         int c = 0;
         for (; c + 16 <= oc_n; c += 16) {
-          PixelsChannelBlock<2>(corner, step, tap_off, taps_n, a.filter, oc_n,
+          PixelsChannelBlock<2>(corner, step, tap_off, row_taps, filter, oc_n,
                                 a.bias, lo, hi, c, out);
         }
         if (c < oc_n) {
-          PixelsChannelBlock<1>(corner, step, tap_off, taps_n, a.filter, oc_n,
+          PixelsChannelBlock<1>(corner, step, tap_off, row_taps, filter, oc_n,
                                 a.bias, lo, hi, c, out);
         }
-        ox += kPixels - 1;
-        ++groups;
+        ox = g0 + kPixels - 1;
+        ++n.groups;
+        if (row_taps < taps_n) ++n.cut_groups;
         continue;
       }
       int c0 = 0;  // channels below c0 are done
@@ -239,18 +382,29 @@ GRAFT_SIMD_INLINE int64_t DepthwiseRowsBody(const DepthwiseState& s,
       }
     }
   }
-  return groups;
 }
 
 using DepthwiseRowsFn = void (*)(const DepthwiseState&, const DepthwiseArgs&,
                                  int64_t, int64_t);
 
-std::atomic<int64_t> pixel_groups[2];  // kBaseline, kAvx2
+std::atomic<int64_t> pixel_groups[3];  // per CpuIsa
+std::atomic<int64_t> cut_row_groups, row_kernel_groups;
+
+void CountGroups(int isa, const GroupCounts& n) {
+  if (n.groups > 0) pixel_groups[isa].fetch_add(n.groups, std::memory_order_relaxed);
+  if (n.cut_groups > 0) {
+    cut_row_groups.fetch_add(n.cut_groups, std::memory_order_relaxed);
+  }
+  if (n.row_groups > 0) {
+    row_kernel_groups.fetch_add(n.row_groups, std::memory_order_relaxed);
+  }
+}
 
 void DepthwiseRowsBaseline(const DepthwiseState& s, const DepthwiseArgs& a,
                            int64_t row_begin, int64_t row_end) {
-  const int64_t n = DepthwiseRowsBody(s, a, row_begin, row_end);
-  if (n > 0) pixel_groups[0].fetch_add(n, std::memory_order_relaxed);
+  GroupCounts n;
+  DepthwiseRowsBody(s, a, row_begin, row_end, n);
+  CountGroups(0, n);
 }
 
 #if GRAFT_HAVE_AVX2_FMA_BUILD
@@ -258,13 +412,24 @@ GRAFT_AVX2_FMA_TARGET void DepthwiseRowsAvx2Fma(const DepthwiseState& s,
                                                 const DepthwiseArgs& a,
                                                 int64_t row_begin,
                                                 int64_t row_end) {
-  const int64_t n = DepthwiseRowsBody(s, a, row_begin, row_end);
-  if (n > 0) pixel_groups[1].fetch_add(n, std::memory_order_relaxed);
+  GroupCounts n;
+  DepthwiseRowsBody(s, a, row_begin, row_end, n);
+  CountGroups(1, n);
+}
+
+GRAFT_AVX512VL_TARGET void DepthwiseRowsAvx512Vl(const DepthwiseState& s,
+                                                 const DepthwiseArgs& a,
+                                                 int64_t row_begin,
+                                                 int64_t row_end) {
+  GroupCounts n;
+  DepthwiseRowsBody(s, a, row_begin, row_end, n);
+  CountGroups(2, n);
 }
 #endif
 
 DepthwiseRowsFn PickDepthwiseRows() {
 #if GRAFT_HAVE_AVX2_FMA_BUILD
+  if (CpuHasAvx512Vl()) return DepthwiseRowsAvx512Vl;
   if (CpuHasAvx2Fma()) return DepthwiseRowsAvx2Fma;
 #endif
   return DepthwiseRowsBaseline;
@@ -334,7 +499,15 @@ absl::Status PrepareDepthwiseConv2D(PrepareContext& ctx) {
 }  // namespace
 
 int64_t FloatDepthwisePixelGroupsForTesting(CpuIsa path) {
-  return pixel_groups[path == CpuIsa::kBaseline ? 0 : 1].load();
+  return pixel_groups[static_cast<int>(path)].load();
+}
+
+int64_t FloatDepthwiseCutRowGroupsForTesting() {
+  return cut_row_groups.load();
+}
+
+int64_t FloatDepthwiseRowKernelGroupsForTesting() {
+  return row_kernel_groups.load();
 }
 
 }  // namespace kernels

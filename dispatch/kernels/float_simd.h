@@ -1,14 +1,17 @@
 // Float32 vectors for the float kernels (gemm.cc, depthwise_conv.cc), and
-// the switch that runs one kernel source as an AVX2+FMA build where the CPU
-// has both. Internal to kernels/.
+// the switches that run one kernel source as an AVX2+FMA build where the CPU
+// has both, and as an AVX2+FMA+AVX-512 VL build where it has that too.
+// Internal to kernels/.
 //
 // A kernel writes its body once, with V8 and the always-inline helpers
-// below, as an always-inline function, and instantiates it twice: plain
-// (the baseline x86-64 or other target) and inside a function marked
-// GRAFT_AVX2_FMA_TARGET, where GCC and Clang compile the same vector code to
-// 256-bit registers and contract `acc += a * b` into fused multiply-adds.
-// It picks one of the two with CpuHasAvx2Fma() at each call (cpu_features.h:
-// a test's cap applies at once).
+// below, as an always-inline function, and instantiates it two or three
+// times: plain (the baseline x86-64 or other target), inside a function
+// marked GRAFT_AVX2_FMA_TARGET, where GCC and Clang compile the same vector
+// code to 256-bit registers and contract `acc += a * b` into fused
+// multiply-adds, and (the GEMM and depthwise tiles) inside one marked
+// GRAFT_AVX512VL_TARGET: the same 256-bit code with 32 vector registers.
+// It picks one with CpuHasAvx512Vl() / CpuHasAvx2Fma() at each call
+// (cpu_features.h: a test's cap applies at once).
 #ifndef GRAFT_DISPATCH_KERNELS_FLOAT_SIMD_H_
 #define GRAFT_DISPATCH_KERNELS_FLOAT_SIMD_H_
 
@@ -28,6 +31,21 @@ namespace graft::kernels {
     !defined(GRAFT_NO_MULTIVERSIONING)
 #define GRAFT_HAVE_AVX2_FMA_BUILD 1
 #define GRAFT_AVX2_FMA_TARGET __attribute__((target("avx2,fma")))
+// The same AVX2+FMA code with AVX-512 F and VL on: still 256-bit vectors
+// (Zen 4 runs 512-bit FMAs at half rate), but 32 vector registers instead
+// of 16, so a micro-kernel keeps more accumulators and operands in
+// registers. flatten: the lambdas and helpers a body calls compile for it.
+// GCC is also told to keep its own vectorized loops at 256 bits (Clang
+// refuses that option in the attribute).
+#if defined(__clang__)
+#define GRAFT_AVX512VL_TARGET \
+  __attribute__((target("avx2,fma,avx512f,avx512vl"), flatten))
+#else
+#define GRAFT_AVX512VL_TARGET                                         \
+  __attribute__((                                                     \
+      target("avx2,fma,avx512f,avx512vl,prefer-vector-width=256"), \
+      flatten))
+#endif
 #else
 #define GRAFT_HAVE_AVX2_FMA_BUILD 0
 #define GRAFT_AVX2_FMA_TARGET
@@ -43,14 +61,31 @@ inline bool CpuHasAvx2Fma() {
 #endif
 }
 
+// Whether GRAFT_AVX512VL_TARGET code may run: KernelIsa() is kAvx512Vnni
+// (which has AVX-512 F and VL besides AVX2 and FMA).
+inline bool CpuHasAvx512Vl() {
+#if GRAFT_HAVE_AVX2_FMA_BUILD
+  return KernelIsaAtLeast(CpuIsa::kAvx512Vnni);
+#else
+  return false;
+#endif
+}
+
 // How many float AVERAGE_POOL_2D / MAX_POOL_2D evaluations ran each build
 // (kBaseline, or kAvx2 for the AVX2+FMA one; pooling.cc): tests check with
 // it that the path they force is taken.
 int64_t FloatPoolCallsForTesting(CpuIsa path);
 
 // How many groups of output pixels the float DEPTHWISE_CONV_2D computed
-// together (depthwise_conv.cc), per build as above.
+// together (depthwise_conv.cc), per build as above (kAvx512Vnni: the
+// AVX-512 VL build).
 int64_t FloatDepthwisePixelGroupsForTesting(CpuIsa path);
+// How many of those groups lay on an output row whose window the top or
+// bottom edge cuts (any build).
+int64_t FloatDepthwiseCutRowGroupsForTesting();
+// How many of them went through the kernel that reuses input columns over
+// the taps of a filter row (filters 3 or 5 wide, stride 1 or 2; any build).
+int64_t FloatDepthwiseRowKernelGroupsForTesting();
 
 // The same for the float binary elementwise ops (ADD, SUB, MUL, DIV, ...;
 // elementwise.cc) and the float reductions (MEAN, SUM, REDUCE_MAX, ...;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <limits>
 
 #include "dispatch/kernels/float_simd.h"
 #include "dispatch/thread_pool.h"
@@ -12,7 +13,7 @@ namespace {
 
 static_assert(kGemmNr == 16, "the micro-kernel holds two V8 per row");
 
-std::atomic<int64_t> gemm_calls[2];
+std::atomic<int64_t> gemm_calls[3];  // per CpuIsa
 std::atomic<int64_t> indirect_calls;
 std::atomic<int64_t> row_panels_calls;
 
@@ -37,19 +38,21 @@ GRAFT_SIMD_INLINE void Accumulate(V8 (&acc)[MR][NV], const float* const* a,
 // One MR x (8 NV) tile of C over the whole K, in registers: NV * MR
 // accumulators (12 for MR = 6, NV = 2) plus NV B vectors and one broadcast
 // fit the 16 AVX registers. NV = 1 serves a last panel of at most 8
-// columns. Each C element is bias + sum over k in order.
-template <int MR, int NV>
-GRAFT_SIMD_INLINE void Tile(const GemmArgs& g, int64_t row0, int64_t col0,
-                            int cols, const float* bp, V8 lo, V8 hi) {
+// columns. Each C element is bias + sum over k in order. The tile always
+// writes 8 NV whole columns at `c` (row stride ldc) starting from the 8 NV
+// values at `bias` (or zeros): a last panel narrower than that goes through
+// a buffer (TileRows), so this epilogue has no branch and no call, and the
+// accumulators stay in registers. kClamp: clamp to [lo, hi]; without it
+// (no fused activation: lo, hi = -inf, +inf, where the clamp is the
+// identity, NaN included) the stores follow the sums directly.
+template <int MR, int NV, bool kClamp>
+GRAFT_SIMD_INLINE void Tile(const GemmArgs& g, int64_t row0,
+                            const float* bias, const float* bp, V8 lo, V8 hi,
+                            float* c, int64_t ldc) {
   alignas(32) V8 init[NV] = {};
-  if (g.bias != nullptr && cols == 8 * NV) {
+  if (bias != nullptr) {
 #pragma GCC unroll 2
-    for (int v = 0; v < NV; ++v) init[v] = LoadV8(g.bias + col0 + 8 * v);
-  } else if (g.bias != nullptr) {
-    float tmp[kGemmNr] = {};
-    for (int j = 0; j < cols; ++j) tmp[j] = g.bias[col0 + j];
-#pragma GCC unroll 2
-    for (int v = 0; v < NV; ++v) init[v] = LoadV8(tmp + 8 * v);
+    for (int v = 0; v < NV; ++v) init[v] = LoadV8(bias + 8 * v);
   }
   // alignas(32): Clang moves V8 values with aligned vector loads, but its
   // ASan stack slots honour only the typedef's 4 bytes (a fault on the
@@ -89,47 +92,65 @@ GRAFT_SIMD_INLINE void Tile(const GemmArgs& g, int64_t row0, int64_t col0,
       bp += ia.tap_len * kGemmNr;
     }
   }
-  if (cols == 8 * NV) {
 #pragma GCC unroll 6
-    for (int i = 0; i < MR; ++i) {
-      float* c = g.c + (row0 + i) * g.ldc + col0;
-#pragma GCC unroll 2
-      for (int v = 0; v < NV; ++v) StoreV8(c + 8 * v, Clamp(acc[i][v], lo, hi));
-    }
-    return;
-  }
   for (int i = 0; i < MR; ++i) {
-    float tmp[8 * NV];
 #pragma GCC unroll 2
-    for (int v = 0; v < NV; ++v) StoreV8(tmp + 8 * v, Clamp(acc[i][v], lo, hi));
-    float* c = g.c + (row0 + i) * g.ldc + col0;
-    for (int j = 0; j < cols; ++j) c[j] = tmp[j];
+    for (int v = 0; v < NV; ++v) {
+      StoreV8(c + i * ldc + 8 * v, kClamp ? Clamp(acc[i][v], lo, hi) : acc[i][v]);
+    }
   }
 }
 
-template <int NV>
-GRAFT_SIMD_INLINE void TileRows(const GemmArgs& g, int64_t row0, int64_t col0,
-                                int cols, const float* bp, V8 lo, V8 hi) {
+template <int NV, bool kClamp>
+GRAFT_SIMD_INLINE void TileRowsTo(const GemmArgs& g, int64_t row0, int rows,
+                                  const float* bias, const float* bp, V8 lo,
+                                  V8 hi, float* c, int64_t ldc) {
   static_assert(kGemmMr == 6, "the row-count switch below lists 1 to 6");
-  switch (std::min<int64_t>(kGemmMr, g.m - row0)) {
+  switch (rows) {
     case 1:
-      Tile<1, NV>(g, row0, col0, cols, bp, lo, hi);
+      Tile<1, NV, kClamp>(g, row0, bias, bp, lo, hi, c, ldc);
       break;
     case 2:
-      Tile<2, NV>(g, row0, col0, cols, bp, lo, hi);
+      Tile<2, NV, kClamp>(g, row0, bias, bp, lo, hi, c, ldc);
       break;
     case 3:
-      Tile<3, NV>(g, row0, col0, cols, bp, lo, hi);
+      Tile<3, NV, kClamp>(g, row0, bias, bp, lo, hi, c, ldc);
       break;
     case 4:
-      Tile<4, NV>(g, row0, col0, cols, bp, lo, hi);
+      Tile<4, NV, kClamp>(g, row0, bias, bp, lo, hi, c, ldc);
       break;
     case 5:
-      Tile<5, NV>(g, row0, col0, cols, bp, lo, hi);
+      Tile<5, NV, kClamp>(g, row0, bias, bp, lo, hi, c, ldc);
       break;
     default:
-      Tile<6, NV>(g, row0, col0, cols, bp, lo, hi);
+      Tile<6, NV, kClamp>(g, row0, bias, bp, lo, hi, c, ldc);
       break;
+  }
+}
+
+// The tile of rows [row0, row0 + 6) (fewer at the end of M) and columns
+// [col0, col0 + cols): whole 8 NV columns straight into C; fewer through a
+// buffer of 8 NV columns (bias padded with zeros), then copied.
+template <int NV, bool kClamp>
+GRAFT_SIMD_INLINE void TileRows(const GemmArgs& g, int64_t row0, int64_t col0,
+                                int cols, const float* bp, V8 lo, V8 hi) {
+  const int rows = static_cast<int>(std::min<int64_t>(kGemmMr, g.m - row0));
+  const float* bias = g.bias != nullptr ? g.bias + col0 : nullptr;
+  if (cols == 8 * NV) {
+    TileRowsTo<NV, kClamp>(g, row0, rows, bias, bp, lo, hi,
+                           g.c + row0 * g.ldc + col0, g.ldc);
+    return;
+  }
+  alignas(32) float bias_buf[8 * NV] = {};
+  if (bias != nullptr) {
+    for (int j = 0; j < cols; ++j) bias_buf[j] = bias[j];
+    bias = bias_buf;
+  }
+  alignas(32) float buf[kGemmMr * 8 * NV];
+  TileRowsTo<NV, kClamp>(g, row0, rows, bias, bp, lo, hi, buf, 8 * NV);
+  for (int i = 0; i < rows; ++i) {
+    std::memcpy(g.c + (row0 + i) * g.ldc + col0, buf + i * 8 * NV,
+                sizeof(float) * cols);
   }
 }
 
@@ -172,8 +193,9 @@ GRAFT_SIMD_INLINE void RowPanels(const GemmArgs& g, int64_t panel0, V8 lo,
 // several whole panels at a time, RowPanels). A last block of fewer
 // than kGemmMr rows computes only its rows; a last panel of at most 8
 // columns only its first 8.
-GRAFT_SIMD_INLINE void TilesBody(const GemmArgs& g, int64_t m_tiles,
-                                 int64_t t_begin, int64_t t_end) {
+template <bool kClamp>
+GRAFT_SIMD_INLINE void TilesBodyAs(const GemmArgs& g, int64_t m_tiles,
+                                   int64_t t_begin, int64_t t_end) {
   const V8 lo = Splat(g.lo), hi = Splat(g.hi);
   int64_t t = t_begin;
   if (g.m == 1 && g.indirect == nullptr) {
@@ -191,12 +213,24 @@ GRAFT_SIMD_INLINE void TilesBody(const GemmArgs& g, int64_t m_tiles,
     const int cols = static_cast<int>(std::min<int64_t>(kGemmNr, g.n - col0));
     const float* bp = g.packed_b + panel * kGemmNr * g.k;
     if (cols > 8) {
-      TileRows<2>(g, row0, col0, cols, bp, lo, hi);
+      TileRows<2, kClamp>(g, row0, col0, cols, bp, lo, hi);
     } else {
-      TileRows<1>(g, row0, col0, cols, bp, lo, hi);
+      TileRows<1, kClamp>(g, row0, col0, cols, bp, lo, hi);
     }
     row0 += kGemmMr;
     if (row0 >= g.m) row0 = 0, ++panel;
+  }
+}
+
+// Without a fused activation ([lo, hi] is everything) the tiles skip the
+// clamp.
+GRAFT_SIMD_INLINE void TilesBody(const GemmArgs& g, int64_t m_tiles,
+                                 int64_t t_begin, int64_t t_end) {
+  if (g.lo == -std::numeric_limits<float>::infinity() &&
+      g.hi == std::numeric_limits<float>::infinity()) {
+    TilesBodyAs<false>(g, m_tiles, t_begin, t_end);
+  } else {
+    TilesBodyAs<true>(g, m_tiles, t_begin, t_end);
   }
 }
 
@@ -212,11 +246,20 @@ GRAFT_AVX2_FMA_TARGET void TilesAvx2Fma(const GemmArgs& g, int64_t m_tiles,
                                         int64_t t_begin, int64_t t_end) {
   TilesBody(g, m_tiles, t_begin, t_end);
 }
+
+GRAFT_AVX512VL_TARGET void TilesAvx512Vl(const GemmArgs& g, int64_t m_tiles,
+                                         int64_t t_begin, int64_t t_end) {
+  TilesBody(g, m_tiles, t_begin, t_end);
+}
 #endif
 
 TilesFn PickTiles(const GemmArgs& g) {
   if (g.indirect != nullptr) indirect_calls.fetch_add(1, std::memory_order_relaxed);
 #if GRAFT_HAVE_AVX2_FMA_BUILD
+  if (CpuHasAvx512Vl()) {
+    gemm_calls[2].fetch_add(1, std::memory_order_relaxed);
+    return TilesAvx512Vl;
+  }
   if (CpuHasAvx2Fma()) {
     gemm_calls[1].fetch_add(1, std::memory_order_relaxed);
     return TilesAvx2Fma;
@@ -280,7 +323,7 @@ void Gemm(const GemmArgs& g, ThreadPool* pool) {
 }
 
 int64_t GemmCallsForTesting(CpuIsa path) {
-  return gemm_calls[path == CpuIsa::kBaseline ? 0 : 1].load();
+  return gemm_calls[static_cast<int>(path)].load();
 }
 
 int64_t IndirectGemmCallsForTesting() { return indirect_calls.load(); }

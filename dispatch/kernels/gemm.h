@@ -5,8 +5,12 @@
 // of kGemmNr: panel p holds, for each k, the kGemmNr values B[k, p*kGemmNr +
 // j], zero-padded past N. The micro-kernel computes a kGemmMr x kGemmNr tile
 // of C in registers over the whole K with GCC/Clang vector extensions, so it
-// is vectorized without intrinsics (and compiled for AVX2 as well as the
-// baseline where the compiler supports function multi-versioning).
+// is vectorized without intrinsics (and compiled for AVX2+FMA, and for
+// AVX2+FMA with AVX-512 VL's 32 vector registers, as well as the baseline
+// where the compiler supports function multi-versioning). The tile's
+// epilogue stores straight from the accumulators (a last panel narrower
+// than the tile goes through a buffer) and skips the clamp where there is
+// no fused activation.
 // Internal to kernels/.
 #ifndef GRAFT_DISPATCH_KERNELS_GEMM_H_
 #define GRAFT_DISPATCH_KERNELS_GEMM_H_
@@ -72,8 +76,8 @@ struct GemmArgs {
 // Runs the GEMM, split over `pool` (may be null) when the work is large.
 void Gemm(const GemmArgs& args, ThreadPool* pool);
 
-// How many Gemm calls ran each build (kBaseline, or kAvx2 for the AVX2+FMA
-// one), and how many of them read A indirectly: tests check with them that
+// How many Gemm calls ran each build (kBaseline, kAvx2 for the AVX2+FMA one,
+// kAvx512Vnni for the AVX-512 VL one), and how many of them read A indirectly: tests check with them that
 // the path they force is taken.
 int64_t GemmCallsForTesting(CpuIsa path);
 int64_t IndirectGemmCallsForTesting();

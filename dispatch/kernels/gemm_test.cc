@@ -113,7 +113,7 @@ TEST(GemmTest, MatchesNaiveProductForEveryTileRemainder) {
 // B at a time: N up to 200 covers runs of 4 panels and every remainder,
 // each float build forced in turn, 1 and 2 threads.
 TEST(GemmTest, OneRowMatchesNaiveProductOnEveryPath) {
-  testing::ForEachForcedIsa({CpuIsa::kBaseline, CpuIsa::kAvx2}, [&](CpuIsa isa) {
+  testing::ForEachForcedIsa({CpuIsa::kBaseline, CpuIsa::kAvx2, CpuIsa::kAvx512Vnni}, [&](CpuIsa isa) {
     const int64_t calls = GemmCallsForTesting(isa);
     const int64_t row_panels = GemmRowPanelsCallsForTesting();
     std::mt19937 rng = testing::SeededRng(5 + static_cast<int>(isa));
@@ -171,7 +171,7 @@ TEST(GemmTest, ClampKeepsNaN) {
 // results are bit-identical. Each float build forced in turn, 1 and 2
 // threads.
 TEST(GemmTest, IndirectAMatchesExplicitA) {
-  testing::ForEachForcedIsa({CpuIsa::kBaseline, CpuIsa::kAvx2}, [&](CpuIsa isa) {
+  testing::ForEachForcedIsa({CpuIsa::kBaseline, CpuIsa::kAvx2, CpuIsa::kAvx512Vnni}, [&](CpuIsa isa) {
     const int64_t calls = GemmCallsForTesting(isa);
     const int64_t indirect = IndirectGemmCallsForTesting();
     std::mt19937 rng = testing::SeededRng(3 + static_cast<int>(isa));
