@@ -1,7 +1,8 @@
-// SigmoidVector and TanhVector (vector_math.cc), each build forced and
-// shown to run, against double precision: within a few units in the last
-// place over drawn values of every magnitude, every tail length, and the
-// special values.
+// SigmoidVector, TanhVector, ExpVector and GeluErfVector (vector_math.cc),
+// each build forced and shown to run, against double precision: within a
+// few units in the last place (GELU: a few float epsilons of |x|) over
+// drawn values of every magnitude, every tail length, and the special
+// values.
 #include "dispatch/kernels/vector_math.h"
 
 #include <cmath>
@@ -89,6 +90,59 @@ TEST(VectorMathTest, SigmoidAndTanhWithinThreeUlpsOnEveryBuild) {
         if (x[i] == 0) {  // tanh keeps the sign of zero
           EXPECT_EQ(std::signbit(t[i]), std::signbit(x[i]));
         }
+      }
+    }
+    EXPECT_GT(kernels::VectorMathCallsForTesting(isa), before)
+        << kernels::CpuIsaName(isa) << " path not taken";
+  });
+}
+
+// exp within 1 ulp down to subnormal results (e^-103.9) and up to
+// overflow; GELU within 4 float epsilons of |x| (its exact form cancels in
+// 1 + erf for negative x, in TFLite's float reference as here, so the
+// error is measured against the input's size), NaN and infinities as the
+// double formula gives them.
+TEST(VectorMathTest, ExpAndGeluOnEveryBuild) {
+  std::mt19937 rng = testing::SeededRng(8);
+  const double eps = std::numeric_limits<float>::epsilon();
+  testing::ForEachForcedIsa({CpuIsa::kBaseline, CpuIsa::kAvx2},
+                            [&](CpuIsa isa) {
+    const int64_t before = kernels::VectorMathCallsForTesting(isa);
+    std::uniform_real_distribution<float> deep(-110.0f, -80.0f);
+    for (int iter = 0; iter < 40; ++iter) {
+      const int n = iter < 17 ? iter : RandomInt(rng, 1, 60000);
+      std::vector<float> x = DrawInputs(rng, n);
+      // Exponents near the subnormal range and the overflow limit.
+      for (float& v : x) {
+        if (RandomInt(rng, 0, 9) == 0) {
+          v = RandomInt(rng, 0, 1) ? deep(rng) : 88.0f + v / 25;
+        }
+      }
+      std::vector<float> e(n), g(n), in_place = x;
+      kernels::ExpVector(x.data(), e.data(), n);
+      kernels::GeluErfVector(x.data(), g.data(), n);
+      kernels::ExpVector(in_place.data(), in_place.data(), n);
+      for (int i = 0; i < n; ++i) {
+        const double xd = x[i];
+        const float want_e = static_cast<float>(std::exp(xd));
+        ASSERT_TRUE(std::isnan(want_e)
+                        ? std::isnan(e[i])
+                        : std::llabs(Ordinal(e[i]) - Ordinal(want_e)) <= 1)
+            << kernels::CpuIsaName(isa) << " exp(" << x[i] << ") = " << e[i]
+            << ", want " << want_e;
+        ASSERT_EQ(std::memcmp(&e[i], &in_place[i], sizeof(float)), 0)
+            << "in place differs at " << x[i];
+        const double want_g = 0.5 * xd * (1 + std::erf(xd / std::sqrt(2.0)));
+        if (std::isnan(want_g) || std::isinf(want_g)) {
+          ASSERT_EQ(std::isnan(g[i]), std::isnan(want_g)) << x[i];
+          if (std::isinf(want_g)) {
+            ASSERT_EQ(g[i], want_g) << x[i];
+          }
+          continue;
+        }
+        ASSERT_LE(std::fabs(g[i] - want_g), 4 * eps * std::fabs(xd) + 1e-45)
+            << kernels::CpuIsaName(isa) << " gelu(" << x[i] << ") = " << g[i]
+            << ", want " << want_g;
       }
     }
     EXPECT_GT(kernels::VectorMathCallsForTesting(isa), before)
