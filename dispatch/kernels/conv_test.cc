@@ -168,6 +168,14 @@ void CheckDepthwise(std::mt19937& rng, int iter, bool wide, const std::string& w
   p.padding = RandomInt(rng, 0, 1) ? tfl::Padding_SAME : tfl::Padding_VALID;
   p.act = RandomInt(rng, 0, 1) ? tfl::ActivationFunctionType_RELU6
                                : tfl::ActivationFunctionType_NONE;
+  if (wide && iter % 6 == 0) {
+    // Every sixth wide case: a 3x3 SAME filter over at least 8 columns and
+    // whole blocks of 8 channels, so each forced build runs the groups of
+    // pixels at the left and right edges.
+    p.kh = p.kw = 3, p.dh = p.dw = 1, p.padding = tfl::Padding_SAME;
+    p.w = std::max(p.w, 8);
+    p.cin = p.cout = p.groups = std::max(8, p.cin / 8 * 8);
+  }
   const int oh = OutSize(p.padding, p.h, p.kh, p.sh, p.dh);
   const int ow = OutSize(p.padding, p.w, p.kw, p.sw, p.dw);
   if (oh <= 0 || ow <= 0) return;
@@ -224,6 +232,7 @@ TEST(ConvTest, DepthwiseConv2DMatchesReferenceOnEveryFloatPath) {
     const int64_t groups = kernels::FloatDepthwisePixelGroupsForTesting(isa);
     const int64_t cut = kernels::FloatDepthwiseCutRowGroupsForTesting();
     const int64_t row_kernel = kernels::FloatDepthwiseRowKernelGroupsForTesting();
+    const int64_t edge = kernels::FloatDepthwiseEdgeGroupsForTesting();
     std::mt19937 rng = testing::SeededRng(20 + static_cast<int>(isa));
     for (int iter = 0; iter < 60; ++iter) {
       CheckDepthwise(rng, iter, /*wide=*/true, absl::StrCat(kernels::CpuIsaName(isa), " "));
@@ -234,6 +243,8 @@ TEST(ConvTest, DepthwiseConv2DMatchesReferenceOnEveryFloatPath) {
     EXPECT_GT(kernels::FloatDepthwiseCutRowGroupsForTesting(), cut)
         << kernels::CpuIsaName(isa);
     EXPECT_GT(kernels::FloatDepthwiseRowKernelGroupsForTesting(), row_kernel)
+        << kernels::CpuIsaName(isa);
+    EXPECT_GT(kernels::FloatDepthwiseEdgeGroupsForTesting(), edge)
         << kernels::CpuIsaName(isa);
   });
 }

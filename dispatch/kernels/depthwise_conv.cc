@@ -1,20 +1,24 @@
 // DEPTHWISE_CONV_2D (float32): NHWC input, filter [1, KH, KW, Cin * mult],
 // optional bias, SAME/VALID padding, strides, dilations, fused activation.
 //
-// Direct loop, rows of output pixels split over threads. With a depth
-// multiplier of 1 (the usual case) and filters up to 7x7, each output pixel
-// lists its taps inside the input once, then is computed in blocks of 32,
-// 16 and 8 channels held in registers over those taps (32: four
-// independent FMA chains, where two left the FMA latency exposed), so the
-// output is written once. Other channels go tap by tap over the output
-// vector. Either way each output is bias + the taps in (ky, kx) order.
-// Where the channels are a multiple of 8, the output pixels of a row whose
-// windows lie inside the input's width go 4 at a time, in blocks of 16 and
-// 8 channels, each filter vector loaded once for the 4; on a row whose
-// window the top or bottom edge cuts, over the filter rows inside the
-// input (the same for the whole row). The last group of a row moves back
-// to end at the last such pixel (a few pixels computed twice, the same
-// sums), so only the pixels at the left and right edges go one at a time.
+// Direct loop, rows of output pixels split over threads. Each output is
+// bias + the taps inside the input in (ky, kx) order, on every path.
+// - Multiplier 1, channels a multiple of 8, filters 3 or 5 wide at stride
+//   1 or 2 without horizontal dilation (almost every model's depthwise):
+//   every output row goes 4 pixels at a time (PixelsRows), in blocks of 16
+//   and 8 channels, over the filter rows inside the input (the same for the
+//   whole output row); each input column of a filter row is loaded once for
+//   all the (pixel, kx) that read it, each filter vector once for the 4
+//   pixels. Groups at the left and right edges leave out the window columns
+//   outside the input; the last group of a row moves back to end at the
+//   row's end (a few pixels computed twice, the same sums).
+// - Otherwise, multiplier 1 and filters up to 7x7: the pixels whose windows
+//   lie inside the input's width go 4 at a time over a list of tap offsets
+//   (PixelsChannelBlock, the last group moved back as above); the others
+//   list their taps and go one at a time in blocks of 32, 16 and 8 channels
+//   held in registers (ChannelBlock; 32: four independent FMA chains).
+// - Other channels (all of them for a multiplier above 1) go tap by tap
+//   over the output vector.
 // The same source runs as an AVX2+FMA build where the CPU has it, and as
 // an AVX-512 VL build (32 vector registers) where it has that
 // (float_simd.h).
@@ -121,12 +125,12 @@ GRAFT_SIMD_INLINE void PixelsChannelBlock(const float* corner, int64_t step,
 // serves every (pixel, kx) that reads it, each pixel's taps still in (ky,
 // kx) order: for 3 x 3 at stride 1, per filter row 6 input loads and 3
 // filter loads for 12 multiply-adds, where PixelsChannelBlock has 15.
-template <int KW, int SW, int NV>
+template <int KW, int SW, int NV, bool kEdge>
 GRAFT_SIMD_INLINE void PixelsRowsBlock(const float* row, int64_t row_stride,
-                                       int rows, int64_t in_c,
-                                       const float* filter, int64_t oc_n,
-                                       const float* bias, V8 lo, V8 hi, int c,
-                                       float* out) {
+                                       int rows, int64_t in_c, int j_lo,
+                                       int j_hi, const float* filter,
+                                       int64_t oc_n, const float* bias, V8 lo,
+                                       V8 hi, int c, float* out) {
   constexpr int kCols = (kPixels - 1) * SW + KW;
   alignas(32) V8 acc[kPixels][NV];
 #pragma GCC unroll 2
@@ -149,10 +153,12 @@ GRAFT_SIMD_INLINE void PixelsRowsBlock(const float* row, int64_t row_stride,
     // each hold a register.
     const float* col = row;
 #pragma GCC unroll 16
-    for (int j = 0; j < kCols; ++j, col += in_c) {
+    for (int j = 0; j < kCols; ++j) {
+      if (kEdge && (j < j_lo || j >= j_hi)) continue;
       alignas(32) V8 x[NV];
 #pragma GCC unroll 2
       for (int v = 0; v < NV; ++v) x[v] = LoadV8(col + 8 * v);
+      col += in_c;
 #pragma GCC unroll 4
       for (int p = 0; p < kPixels; ++p) {
         const int kx = j - p * SW;
@@ -173,20 +179,37 @@ GRAFT_SIMD_INLINE void PixelsRowsBlock(const float* row, int64_t row_stride,
 }
 
 // All channels (a multiple of 8) of one group of kPixels pixels through
-// PixelsRowsBlock.
+// PixelsRowsBlock. Of the group's window columns, [j_lo, j_hi) are inside
+// the input (`row` points at column j_lo): the others are taps outside the
+// input, left out of the sums as everywhere else.
 template <int KW, int SW>
 GRAFT_SIMD_INLINE void PixelsRows(const float* row, int64_t row_stride,
-                                  int rows, int64_t in_c, const float* filter,
-                                  int64_t oc_n, const float* bias, V8 lo,
-                                  V8 hi, float* out) {
+                                  int rows, int64_t in_c, int j_lo, int j_hi,
+                                  const float* filter, int64_t oc_n,
+                                  const float* bias, V8 lo, V8 hi,
+                                  float* out) {
+  constexpr int kCols = (kPixels - 1) * SW + KW;
   int c = 0;
+  if (j_lo == 0 && j_hi == kCols) {
+    for (; c + 16 <= oc_n; c += 16) {
+      PixelsRowsBlock<KW, SW, 2, false>(row, row_stride, rows, in_c, j_lo,
+                                        j_hi, filter, oc_n, bias, lo, hi, c,
+                                        out);
+    }
+    if (c < oc_n) {
+      PixelsRowsBlock<KW, SW, 1, false>(row, row_stride, rows, in_c, j_lo,
+                                        j_hi, filter, oc_n, bias, lo, hi, c,
+                                        out);
+    }
+    return;
+  }
   for (; c + 16 <= oc_n; c += 16) {
-    PixelsRowsBlock<KW, SW, 2>(row, row_stride, rows, in_c, filter, oc_n, bias,
-                               lo, hi, c, out);
+    PixelsRowsBlock<KW, SW, 2, true>(row, row_stride, rows, in_c, j_lo, j_hi,
+                                     filter, oc_n, bias, lo, hi, c, out);
   }
   if (c < oc_n) {
-    PixelsRowsBlock<KW, SW, 1>(row, row_stride, rows, in_c, filter, oc_n, bias,
-                               lo, hi, c, out);
+    PixelsRowsBlock<KW, SW, 1, true>(row, row_stride, rows, in_c, j_lo, j_hi,
+                                     filter, oc_n, bias, lo, hi, c, out);
   }
 }
 
@@ -210,10 +233,11 @@ GRAFT_SIMD_INLINE void ForEachTap(const DepthwiseState& s,
 }
 
 // How many kPixels groups DepthwiseRowsBody computed together; of them,
-// how many on an output row whose window the top or bottom edge cuts, and
-// how many through PixelsRows.
+// how many on an output row whose window the top or bottom edge cuts, how
+// many through PixelsRows, and how many of those with window columns
+// outside the input.
 struct GroupCounts {
-  int64_t groups = 0, cut_groups = 0, row_groups = 0;
+  int64_t groups = 0, cut_groups = 0, row_groups = 0, edge_groups = 0;
 };
 
 GRAFT_SIMD_INLINE void DepthwiseRowsBody(const DepthwiseState& s,
@@ -253,9 +277,11 @@ GRAFT_SIMD_INLINE void DepthwiseRowsBody(const DepthwiseState& s,
   const int64_t row_stride = int64_t{s.dil_h} * s.in_w * s.in_c;
   // Filters 3 or 5 wide at stride 1 or 2 without horizontal dilation: the
   // groups reuse the input columns (PixelsRows; 0: not).
+  // Every pixel of a row goes in groups there, those at the left and right
+  // edges too (leaving out the columns outside the input).
   int row_kind = 0;
-  if (grouped && s.dil_w == 1 && (s.k_w == 3 || s.k_w == 5) &&
-      (s.stride_w == 1 || s.stride_w == 2)) {
+  if (blocked && oc_n % 8 == 0 && s.out_w >= kPixels && s.dil_w == 1 &&
+      (s.k_w == 3 || s.k_w == 5) && (s.stride_w == 1 || s.stride_w == 2)) {
     row_kind = s.k_w * 10 + s.stride_w;
   }
   for (int64_t row = row_begin; row < row_end; ++row) {
@@ -268,12 +294,57 @@ GRAFT_SIMD_INLINE void DepthwiseRowsBody(const DepthwiseState& s,
     // input's width go kPixels at a time over those rows' taps (the
     // window's first tap_n of tap_off, from row iy0 + ky_lo * dil_h).
     int ky_lo = 0, ky_hi = 0;
-    if (grouped) {
+    if (grouped || row_kind != 0) {
       while (ky_lo < s.k_h && iy0 + ky_lo * s.dil_h < 0) ++ky_lo;
       ky_hi = ky_lo;
       while (ky_hi < s.k_h && iy0 + ky_hi * s.dil_h < s.in_h) ++ky_hi;
     }
     const int row_taps = (ky_hi - ky_lo) * s.k_w;
+    if (row_kind != 0) {
+      const int kcols = (kPixels - 1) * s.stride_w + s.k_w;
+      const int rows = ky_hi - ky_lo;
+      const float* filter = a.filter + int64_t{ky_lo} * s.k_w * oc_n;
+      for (int g0 = 0;; g0 += kPixels) {
+        // The last group moves back to end at the row's end.
+        g0 = std::min(g0, s.out_w - kPixels);
+        float* out =
+            a.output + ((int64_t{b} * s.out_h + oy) * s.out_w + g0) * oc_n;
+        const int wx = g0 * s.stride_w - s.pad_w;  // window's first column
+        const int j_lo = std::min(kcols, std::max(0, -wx));
+        const int j_hi = std::max(j_lo, std::min(kcols, s.in_w - wx));
+        const float* corner =
+            rows == 0 || j_lo == j_hi
+                ? a.input
+                : a.input + ((int64_t{b} * s.in_h + iy0 + ky_lo * s.dil_h) *
+                                 s.in_w +
+                             (wx + j_lo)) *
+                                s.in_c;
+        switch (row_kind) {
+          case 31:
+            PixelsRows<3, 1>(corner, row_stride, rows, s.in_c, j_lo, j_hi,
+                             filter, oc_n, a.bias, lo, hi, out);
+            break;
+          case 32:
+            PixelsRows<3, 2>(corner, row_stride, rows, s.in_c, j_lo, j_hi,
+                             filter, oc_n, a.bias, lo, hi, out);
+            break;
+          case 51:
+            PixelsRows<5, 1>(corner, row_stride, rows, s.in_c, j_lo, j_hi,
+                             filter, oc_n, a.bias, lo, hi, out);
+            break;
+          default:
+            PixelsRows<5, 2>(corner, row_stride, rows, s.in_c, j_lo, j_hi,
+                             filter, oc_n, a.bias, lo, hi, out);
+            break;
+        }
+        ++n.groups;
+        ++n.row_groups;
+        if (row_taps < taps_n) ++n.cut_groups;
+        if (j_lo > 0 || j_hi < kcols) ++n.edge_groups;
+        if (g0 + kPixels >= s.out_w) break;
+      }
+      continue;
+    }
     for (int ox = 0; ox < s.out_w; ++ox) {
       float* out =
           a.output + ((int64_t{b} * s.out_h + oy) * s.out_w + ox) * oc_n;
@@ -291,32 +362,6 @@ GRAFT_SIMD_INLINE void DepthwiseRowsBody(const DepthwiseState& s,
                              (g0 * s.stride_w - s.pad_w)) *
                                 s.in_c;
         const float* filter = a.filter + int64_t{ky_lo} * s.k_w * oc_n;
-        if (row_kind != 0) {
-          const int rows = ky_hi - ky_lo;
-          switch (row_kind) {
-            case 31:
-              PixelsRows<3, 1>(corner, row_stride, rows, s.in_c, filter, oc_n,
-                               a.bias, lo, hi, out);
-              break;
-            case 32:
-              PixelsRows<3, 2>(corner, row_stride, rows, s.in_c, filter, oc_n,
-                               a.bias, lo, hi, out);
-              break;
-            case 51:
-              PixelsRows<5, 1>(corner, row_stride, rows, s.in_c, filter, oc_n,
-                               a.bias, lo, hi, out);
-              break;
-            default:
-              PixelsRows<5, 2>(corner, row_stride, rows, s.in_c, filter, oc_n,
-                               a.bias, lo, hi, out);
-              break;
-          }
-          ox = g0 + kPixels - 1;
-          ++n.groups;
-          ++n.row_groups;
-          if (row_taps < taps_n) ++n.cut_groups;
-          continue;
-        }
         int c = 0;
         for (; c + 16 <= oc_n; c += 16) {
           PixelsChannelBlock<2>(corner, step, tap_off, row_taps, filter, oc_n,
@@ -388,7 +433,7 @@ using DepthwiseRowsFn = void (*)(const DepthwiseState&, const DepthwiseArgs&,
                                  int64_t, int64_t);
 
 std::atomic<int64_t> pixel_groups[3];  // per CpuIsa
-std::atomic<int64_t> cut_row_groups, row_kernel_groups;
+std::atomic<int64_t> cut_row_groups, row_kernel_groups, edge_groups;
 
 void CountGroups(int isa, const GroupCounts& n) {
   if (n.groups > 0) pixel_groups[isa].fetch_add(n.groups, std::memory_order_relaxed);
@@ -397,6 +442,9 @@ void CountGroups(int isa, const GroupCounts& n) {
   }
   if (n.row_groups > 0) {
     row_kernel_groups.fetch_add(n.row_groups, std::memory_order_relaxed);
+  }
+  if (n.edge_groups > 0) {
+    edge_groups.fetch_add(n.edge_groups, std::memory_order_relaxed);
   }
 }
 
@@ -509,6 +557,8 @@ int64_t FloatDepthwiseCutRowGroupsForTesting() {
 int64_t FloatDepthwiseRowKernelGroupsForTesting() {
   return row_kernel_groups.load();
 }
+
+int64_t FloatDepthwiseEdgeGroupsForTesting() { return edge_groups.load(); }
 
 }  // namespace kernels
 

@@ -86,6 +86,9 @@ int64_t FloatDepthwiseCutRowGroupsForTesting();
 // How many of them went through the kernel that reuses input columns over
 // the taps of a filter row (filters 3 or 5 wide, stride 1 or 2; any build).
 int64_t FloatDepthwiseRowKernelGroupsForTesting();
+// How many of those had window columns outside the input (pixels at the
+// left or right edge; any build).
+int64_t FloatDepthwiseEdgeGroupsForTesting();
 
 // The same for the float binary elementwise ops (ADD, SUB, MUL, DIV, ...;
 // elementwise.cc) and the float reductions (MEAN, SUM, REDUCE_MAX, ...;
