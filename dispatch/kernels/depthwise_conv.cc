@@ -11,7 +11,9 @@
 //   all the (pixel, kx) that read it, each filter vector once for the 4
 //   pixels. Groups at the left and right edges leave out the window columns
 //   outside the input; the last group of a row moves back to end at the
-//   row's end (a few pixels computed twice, the same sums).
+//   row's end (a few pixels computed twice, the same sums). Without a
+//   fused activation the sums are stored unclamped (the clamp to
+//   [-inf, inf] is the identity, NaN included).
 // - Otherwise, multiplier 1 and filters up to 7x7: the pixels whose windows
 //   lie inside the input's width go 4 at a time over a list of tap offsets
 //   (PixelsChannelBlock, the last group moved back as above); the others
@@ -24,6 +26,7 @@
 // (float_simd.h).
 #include <algorithm>
 #include <atomic>
+#include <limits>
 
 #include "dispatch/kernels/float_simd.h"
 #include "dispatch/kernels/kernel_util.h"
@@ -168,6 +171,17 @@ GRAFT_SIMD_INLINE void PixelsRowsBlock(const float* row, int64_t row_stride,
       }
     }
     row += row_stride;
+  }
+  // Without a fused activation ([lo, hi] is everything, where the clamp is
+  // the identity, NaN included) the sums are stored as they are.
+  if (lo[0] == -std::numeric_limits<float>::infinity() &&
+      hi[0] == std::numeric_limits<float>::infinity()) {
+#pragma GCC unroll 4
+    for (int p = 0; p < kPixels; ++p) {
+#pragma GCC unroll 2
+      for (int v = 0; v < NV; ++v) StoreV8(out + p * oc_n + c + 8 * v, acc[p][v]);
+    }
+    return;
   }
 #pragma GCC unroll 4
   for (int p = 0; p < kPixels; ++p) {
