@@ -34,6 +34,13 @@ enum class ReduceKind { kSum, kMean, kProd, kMax, kMin, kAny, kAll };
 struct ReduceState : KernelState {
   BroadcastPlan plan;  // operand 0: input, operand 1: output
   int64_t count = 1;   // input elements per output element
+  // Where the reduced dims are one block between kept ones, [outer][count]
+  // [inner] with inner >= 8 (a global pooling over H and W of NHWC): the
+  // input walked as `outer` slabs of `count` rows of `inner` elements, each
+  // row combined into the same `inner` outputs: the plan's order, without
+  // its per-run bookkeeping.
+  bool block = false;
+  int64_t outer = 1, inner = 1;
 };
 
 template <typename T, ReduceKind kKind>
@@ -63,8 +70,23 @@ inline T Combine(T acc, T v) {
 // reduced innermost dim one element after the other (never reassociated,
 // so no build sums in another order), a kept one as a vector accumulate.
 template <typename T, ReduceKind kKind>
-GRAFT_SIMD_INLINE void ReduceRuns(const BroadcastPlan& plan, const T* in,
+GRAFT_SIMD_INLINE void ReduceRuns(const ReduceState& s, const T* in,
                                   T* out) {
+  if (s.block) {
+    for (int64_t o = 0; o < s.outer; ++o) {
+      T* dst = out + o * s.inner;
+      const T* src = in + o * s.count * s.inner;
+      for (int64_t r = 0; r < s.count; ++r, src += s.inner) {
+        // The input is never the output: no alias check.
+#pragma GCC ivdep
+        for (int64_t i = 0; i < s.inner; ++i) {
+          dst[i] = Combine<T, kKind>(dst[i], src[i]);
+        }
+      }
+    }
+    return;
+  }
+  const BroadcastPlan& plan = s.plan;
   ForEachBroadcastRun(plan, [&](int64_t, const int64_t* off, int64_t n,
                                 const int64_t* st) {
     const T* src = in + off[0];
@@ -93,8 +115,8 @@ void CountFloatReduceCall(CpuIsa path) {
 // same results); `flatten` brings the walk and its callback into this build.
 template <ReduceKind kKind>
 GRAFT_AVX2_FMA_TARGET __attribute__((flatten)) void ReduceRunsAvx2(
-    const BroadcastPlan& plan, const float* in, float* out) {
-  ReduceRuns<float, kKind>(plan, in, out);
+    const ReduceState& s, const float* in, float* out) {
+  ReduceRuns<float, kKind>(s, in, out);
 }
 #endif
 
@@ -109,15 +131,15 @@ absl::Status EvalReduce(EvalContext& ctx) {
 #if GRAFT_HAVE_AVX2_FMA_BUILD
     if (CpuHasAvx2Fma()) {
       CountFloatReduceCall(CpuIsa::kAvx2);
-      ReduceRunsAvx2<kKind>(s.plan, in, out);
+      ReduceRunsAvx2<kKind>(s, in, out);
     } else
 #endif
     {
       CountFloatReduceCall(CpuIsa::kBaseline);
-      ReduceRuns<T, kKind>(s.plan, in, out);
+      ReduceRuns<T, kKind>(s, in, out);
     }
   } else {
-    ReduceRuns<T, kKind>(s.plan, in, out);
+    ReduceRuns<T, kKind>(s, in, out);
   }
   if constexpr (kKind == ReduceKind::kMean) {
     if (s.count > 0) {
@@ -163,6 +185,24 @@ absl::Status PrepareReduction(PrepareContext& ctx, const Tensor& in,
     }
   }
   s->count = count;
+  // The block form: the dims longer than 1 are kept, then reduced, then
+  // kept, in that order.
+  int stage = 0;  // 0: outer kept dims, 1: reduced, 2: inner kept
+  bool block = true;
+  s->outer = s->inner = 1;
+  for (int d = 0; d < rank; ++d) {
+    if (in.dim(d) == 1) continue;
+    if (reduced[d]) {
+      if (stage == 2) block = false;
+      stage = 1;
+    } else if (stage == 0) {
+      s->outer *= in.dim(d);
+    } else {
+      stage = 2;
+      s->inner *= in.dim(d);
+    }
+  }
+  s->block = block && s->inner >= 8 && count > 1;
   const Shape* operands[] = {&in.shape, &kept_shape};
   GRAFT_ASSIGN_OR_RETURN(s->plan, MakeBroadcastPlan(in.shape, operands));
   ctx.SetReductionLength(count);
