@@ -3,6 +3,7 @@
 // (vendor execution, fallback to CPU, kRequireAccelerator).
 #include "dispatch/runtime.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
@@ -82,6 +83,43 @@ TEST(RuntimeTest, ArenaReusesBuffersOfDeadTensors) {
   const SubgraphReport& s = report.subgraphs[0];
   EXPECT_EQ(s.unshared_bytes, 9u * 1024);
   EXPECT_LE(s.arena_bytes, 3u * 1024);
+}
+
+// A RESHAPE's output shares its input's buffer (no copy), whatever else
+// reads that input later; one that is the model's output gets its own.
+TEST(RuntimeTest, ReshapesShareTheirInputsBuffer) {
+  ModelBuilder mb;
+  auto& g = mb.Subgraph("main");
+  TensorId x = g.Input("x", F32, {256});
+  TensorId shape = g.Constant<int32_t>("shape", {2}, {16, 16});
+  TensorId a = g.Op(tfl::BuiltinOperator_RELU).In(x).Out("a", F32, {256});
+  TensorId b =
+      g.Op(tfl::BuiltinOperator_RESHAPE).In(a, shape).Out("b", F32, {16, 16});
+  TensorId c = g.Op(tfl::BuiltinOperator_RELU).In(b).Out("c", F32, {16, 16});
+  TensorId d =
+      g.Op(tfl::BuiltinOperator_RESHAPE).In(a, shape).Out("d", F32, {16, 16});
+  TensorId e =
+      g.Op(tfl::BuiltinOperator_ADD).In(c, d).Out("e", F32, {16, 16});
+  TensorId f =
+      g.Op(tfl::BuiltinOperator_RESHAPE).In(a, shape).Out("f", F32, {16, 16});
+  g.Output(e).Output(f);
+  auto rt = LoadBuilt(mb);
+  ASSERT_TRUE(rt.ok()) << rt.status();
+  std::vector<float> in(256);
+  for (int i = 0; i < 256; ++i) in[i] = static_cast<float>(i % 7) - 3;
+  SetInput(**rt, 0, in);
+  for (int run = 0; run < 2; ++run) {
+    ASSERT_TRUE((*rt)->Invoke().ok());
+    const std::vector<float> got = GetOutput<float>(**rt, 0);
+    const std::vector<float> reshaped = GetOutput<float>(**rt, 1);
+    for (int i = 0; i < 256; ++i) {
+      const float relu = std::max(in[i], 0.0f);
+      ASSERT_EQ(got[i], 2 * relu) << i;
+      ASSERT_EQ(reshaped[i], relu) << i;
+    }
+  }
+  // x, a (with b and d), c, e and the output f: five buffers, not seven.
+  EXPECT_EQ((*rt)->Report().subgraphs[0].unshared_bytes, 5u * 1024);
 }
 
 TEST(RuntimeTest, BoundBuffersAreUsedInPlace) {

@@ -1337,16 +1337,47 @@ absl::Status SubgraphExecutor::PlanMemory() {
     for (TensorId t : p.op->inputs) touch(t, i + 1);
     for (TensorId t : p.op->outputs) touch(t, i + 1);
   }
+  auto planned_here = [&](TensorId t) {
+    const Tensor& tensor = tensors_[t];
+    return tensor.raw_data == nullptr && !tensor.constant &&
+           first[t] != kNone && !dynamic_[t] && !(external_io_ && io[t]);
+  };
+  // A RESHAPE, SQUEEZE or EXPAND_DIMS on the CPU kernels has the same bytes
+  // in and out: its output shares its input's buffer (their EvalCopy then
+  // copies nothing) when both are planned here, neither is a subgraph input
+  // or output, and the sizes match. root[t]: the tensor whose request holds
+  // t's bytes, its lifetime widened to the group's. Ops run in order, so an
+  // input's root is final when its reshape is reached.
+  std::vector<TensorId> root(n);
+  for (size_t t = 0; t < n; ++t) root[t] = static_cast<TensorId>(t);
+  for (int32_t i = 0; i < num_steps; ++i) {
+    const PreparedOp& p = ops_[i];
+    if (p.kind != PreparedOp::Kind::kKernel || p.dynamic ||
+        (p.builtin != tfl::BuiltinOperator_RESHAPE &&
+         p.builtin != tfl::BuiltinOperator_SQUEEZE &&
+         p.builtin != tfl::BuiltinOperator_EXPAND_DIMS) ||
+        p.op->inputs.empty() || p.op->outputs.size() != 1) {
+      continue;
+    }
+    const TensorId in = p.op->inputs[0], out = p.op->outputs[0];
+    if (in < 0 || out < 0 || io[in] || io[out] || !planned_here(in) ||
+        !planned_here(out) || tensors_[in].bytes != tensors_[out].bytes ||
+        tensors_[in].type == tfl::TensorType_STRING) {
+      continue;
+    }
+    const TensorId r = root[in];
+    root[out] = r;
+    first[r] = std::min(first[r], first[out]);
+    last[r] = std::max(last[r], last[out]);
+  }
   std::vector<BufferRequest> requests;
   std::vector<TensorId> request_tensor;  // -1 - op index for scratch
   for (size_t t = 0; t < n; ++t) {
-    const Tensor& tensor = tensors_[t];
-    if (tensor.raw_data != nullptr || tensor.constant || first[t] == kNone ||
-        dynamic_[t]) {
+    if (root[t] != static_cast<TensorId>(t) ||
+        !planned_here(static_cast<TensorId>(t))) {
       continue;
     }
-    if (external_io_ && io[t]) continue;
-    requests.push_back({tensor.bytes, first[t], last[t]});
+    requests.push_back({tensors_[t].bytes, first[t], last[t]});
     request_tensor.push_back(static_cast<TensorId>(t));
   }
   for (int32_t i = 0; i < num_steps; ++i) {
@@ -1375,6 +1406,11 @@ absl::Status SubgraphExecutor::PlanMemory() {
     } else {
       ops_[-1 - t].scratch = ptr;
     }
+  }
+  for (size_t t = 0; t < n; ++t) {
+    if (root[t] == static_cast<TensorId>(t)) continue;
+    tensors_[t].raw_data = tensors_[root[t]].raw_data;
+    planned_[t] = tensors_[t].raw_data;
   }
   // Outputs a caller may bind directly: written by an op here, listed once
   // and of a fixed shape; others are copied after each run.

@@ -6,7 +6,9 @@
 // given shapes by a caller), every op is prepared in execution order (its
 // outputs' shapes follow from its inputs'), ops whose inputs are all
 // constant are computed once right there ("folded"), then one arena is
-// planned for every remaining activation and scratch buffer. Run() then
+// planned for every remaining activation and scratch buffer (a RESHAPE,
+// SQUEEZE or EXPAND_DIMS output inside the subgraph shares its input's
+// buffer, so those ops copy nothing). Run() then
 // evaluates the ops in order with no allocation, except for "dynamic" ops:
 // a kernel that needs input values computed at invoke to shape its outputs
 // (PrepareContext::DeferToRun), and every op fed by one, is prepared again
