@@ -171,8 +171,11 @@ void CheckDepthwise(std::mt19937& rng, int iter, bool wide, const std::string& w
   if (wide && iter % 6 == 0) {
     // Every sixth wide case: a 3x3 SAME filter over at least 8 columns and
     // whole blocks of 8 channels, so each forced build runs the groups of
-    // pixels at the left and right edges.
-    p.kh = p.kw = 3, p.dh = p.dw = 1, p.padding = tfl::Padding_SAME;
+    // pixels at the left and right edges; every other one of them dilated
+    // vertically only (the column-reusing kernel takes any vertical
+    // dilation).
+    p.kh = p.kw = 3, p.dw = 1, p.padding = tfl::Padding_SAME;
+    p.dh = iter % 12 == 0 ? 2 : 1;
     p.w = std::max(p.w, 8);
     p.cin = p.cout = p.groups = std::max(8, p.cin / 8 * 8);
   }
@@ -210,7 +213,7 @@ void CheckDepthwise(std::mt19937& rng, int iter, bool wide, const std::string& w
                       p.kh * p.kw,
                       absl::StrCat(what, "iteration ", iter, ": ", p.n, "x", p.h, "x", p.w,
                                    "x", p.cin, " mult ", p.mult, " k ", p.kh, "x", p.kw,
-                                   " s ", p.sh, "x", p.sw, " d ", p.dh),
+                                   " s ", p.sh, "x", p.sw, " d ", p.dh, "x", p.dw),
                       /*term_scale=*/1.0);  // inputs, weights in [-1, 1]
 }
 
