@@ -11,13 +11,26 @@
 //   MultiplyByQuantizedMultiplier.
 //
 // On AVX-512 VNNI machines (cpu_features.h) a one-group INT8 CONV_2D takes
-// QGemmVnni instead: the im2col rows hold input + 128 as unsigned bytes and
-// the filter is packed at prepare for vpdpbusd (quantized_gemm.h says how
-// the shift is compensated); an INT8 DEPTHWISE_CONV_2D with constant
-// weights takes DepthwiseRowsInt8Vnni (vpdpwssd on two taps at a time,
-// the filter packed at prepare).
+// the vpdpbusd GEMM instead, on input + 128 as unsigned bytes with the
+// filter packed at prepare (quantized_gemm.h says how the shift is
+// compensated). A 1x1 stride-1 unpadded convolution reads its input rows
+// as they are (QGemmVnni); every other shape builds no im2col matrix
+// (EvalQConvVnniTaps): each evaluation flips the input once into a copy
+// padded with the zero point + 128 (whose products the column term
+// cancels, as the reference skips them), and the GEMM reads each output
+// pixel's row through taps at fixed offsets from the pixel's corner in
+// that copy (QGemmVnniTaps): with dilation 1 in width a whole filter row,
+// k_w * in_c contiguous bytes, is one tap, else one filter position; each
+// tap is padded to a multiple of 4 bytes against zero weights. An INT8
+// DEPTHWISE_CONV_2D with constant weights takes DepthwiseRowsInt8Vnni
+// (vpdpwssd on two taps at a time, the filter packed at prepare in blocks
+// of 32 channels, or 16 for the last where at most 16 remain): every
+// output pixel reads its taps through a table of pointers built for 16
+// pixels at a time, those outside the input pointing at a pixel of zero
+// points, so border pixels cost what interior ones do.
 //
-// INT8 CONV_2D with constant weights is lowered to an integer GEMM: chunks
+// Elsewhere, INT8 CONV_2D with constant weights is lowered to an integer
+// GEMM: chunks
 // of output pixels are expanded (im2col) into an int16 buffer holding
 // input + input_offset (0 where the window leaves the input, which the
 // reference skips), multiplied by the filter packed at prepare time into
@@ -59,6 +72,8 @@ constexpr int kQNr = kQGemmNr;
 constexpr int64_t kQChunkRows = 64;
 // The most taps (7 x 7) the int8 depthwise fast path lists per pixel.
 constexpr int kDwMaxTaps = 49;
+// The least multiply-adds per thread's range of the VNNI depthwise rows.
+constexpr int64_t kDwMinWork = 65536;
 
 // An AVX2 clone beside the baseline, picked at load time (as gemm.cc).
 #if defined(__x86_64__) && defined(__ELF__) && defined(__GNUC__) && \
@@ -91,15 +106,27 @@ struct QConvState : KernelState {
   // Or, on AVX-512 VNNI (one group): the filter packed for QGemmVnni, a
   // holding input + 128 as unsigned bytes (EvalQConvVnni).
   QGemmVnniWeights vnni;
+  // The VNNI path without im2col (EvalQConvVnniTaps): the input flipped
+  // (+ 128) into a copy padded by pad_h rows above and pad_w pixels left
+  // (tap_h x tap_w pixels per image in all; the border holds the zero
+  // point + 128), and per output pixel the taps of vnni_taps: with
+  // dilation 1 in width, one per filter row (k_w * in_c contiguous bytes),
+  // else one per filter tap (in_c bytes), each padded to a multiple of 4.
+  bool vnni_taps = false;
+  int tap_h = 0, tap_w = 0;
+  int64_t tap_bytes = 0;           // bytes of the padded copy
+  std::vector<int64_t> tap_delta;  // per tap, from the pixel's corner
+  QGemmTaps taps;                  // points into tap_delta
   // INT8 DEPTHWISE_CONV_2D channel-innermost path.
   bool dw_fast = false;
   // Its AVX-512 VNNI form (DepthwiseRowsInt8Vnni), chosen at prepare: the
-  // filter packed by PackDwVnni, per channel input_offset times the sum of
-  // the channel's taps, and a pixel of input zero points for the taps that
-  // fall outside the input.
+  // filter packed by PackDwVnni, rq in the kernel's lane order with
+  // input_offset times the sum of each channel's taps added to the bias,
+  // and a pixel of input zero points for the taps that fall outside the
+  // input.
   bool dw_vnni = false;
   std::vector<int32_t> dw_packed;
-  std::vector<int32_t> dw_offset;
+  QGemmRequant dw_rq;
   std::vector<int8_t> dw_pad;
   // Vector requantization of the GEMM and depthwise paths.
   QGemmRequant rq;
@@ -330,6 +357,94 @@ absl::Status EvalQConvVnni(EvalContext& ctx) {
   return absl::OkStatus();
 }
 
+// Flips padded rows [y0, y1) of the copy EvalQConvVnniTaps reads
+// (QConvState::vnni_taps): input + 128 as unsigned bytes, the zero point +
+// 128 in the border (whose product the column term cancels, as the
+// reference skips it); the bytes past the last row, read only by taps'
+// padding against zero weights, are zeroed with the last row.
+GRAFT_QCONV_VNNI_TARGET void FlipPaddedRows(const QConvState& s,
+                                            const int8_t* in, int64_t y0,
+                                            int64_t y1, uint8_t* dst) {
+  const uint8_t pad = static_cast<uint8_t>(128 - s.input_offset);
+  const int64_t row_bytes = int64_t{s.tap_w} * s.in_c;
+  const int64_t left = int64_t{s.pad_w} * s.in_c;
+  const int64_t inner = int64_t{s.in_w} * s.in_c;
+  for (int64_t y = y0; y < y1; ++y) {
+    uint8_t* d = dst + y * row_bytes;
+    const int64_t b = y / s.tap_h;
+    const int64_t iy = y % s.tap_h - s.pad_h;
+    if (iy < 0 || iy >= s.in_h) {
+      std::memset(d, pad, static_cast<size_t>(row_bytes));
+    } else {
+      std::memset(d, pad, static_cast<size_t>(left));
+      FlipBytes(in + (b * s.in_h + iy) * inner, inner, d + left);
+      std::memset(d + left + inner, pad,
+                  static_cast<size_t>(row_bytes - left - inner));
+    }
+  }
+  const int64_t rows = int64_t{s.batch} * s.tap_h;
+  if (y1 == rows) {
+    std::memset(dst + rows * row_bytes, 0,
+                static_cast<size_t>(s.tap_bytes - rows * row_bytes));
+  }
+}
+
+std::atomic<int64_t> g_conv_taps_calls{0};
+
+absl::Status EvalQConvVnniTaps(EvalContext& ctx) {
+  const auto& s = *ctx.state<QConvState>();
+  const int8_t* in = ctx.input(0)->data<int8_t>();
+  int8_t* out = ctx.output(0)->data<int8_t>();
+  uint8_t* padded = ctx.scratch_as<uint8_t>();
+  g_conv_taps_calls.fetch_add(1, std::memory_order_relaxed);
+  const int64_t rows = int64_t{s.batch} * s.out_h * s.out_w;
+  if (rows == 0) return absl::OkStatus();
+  const int64_t row_bytes = int64_t{s.tap_w} * s.in_c;
+  const int64_t padded_rows = int64_t{s.batch} * s.tap_h;
+  auto flip = [&](int64_t y0, int64_t y1) {
+    FlipPaddedRows(s, in, y0, y1, padded);
+  };
+  // Split only copies worth a thread's wake-up (16 KiB a part at least).
+  // No input channels: no copy (the sums are the biases alone).
+  if (row_bytes > 0) {
+    const int64_t min_rows = std::max<int64_t>(1, 16384 / row_bytes);
+    if (ctx.thread_pool() != nullptr && padded_rows > min_rows) {
+      ctx.thread_pool()->ParallelFor(padded_rows, min_rows, flip);
+    } else {
+      flip(0, padded_rows);
+    }
+  }
+  const int64_t chunks = (rows + s.chunk_rows - 1) / s.chunk_rows;
+  auto body = [&](int64_t begin, int64_t end) {
+    const uint8_t* corner[kQChunkRows];
+    for (int64_t c = begin; c < end; ++c) {
+      const int64_t r0 = c * s.chunk_rows;
+      const int64_t r1 = std::min(rows, r0 + s.chunk_rows);
+      int64_t b = r0 / (int64_t{s.out_h} * s.out_w);
+      int oy = static_cast<int>(r0 / s.out_w % s.out_h);
+      int ox = static_cast<int>(r0 % s.out_w);
+      for (int64_t r = r0; r < r1; ++r) {
+        corner[r - r0] =
+            padded + ((b * s.tap_h + int64_t{oy} * s.stride_h) * s.tap_w +
+                      int64_t{ox} * s.stride_w) *
+                         s.in_c;
+        if (++ox == s.out_w) {
+          ox = 0;
+          if (++oy == s.out_h) oy = 0, ++b;
+        }
+      }
+      QGemmVnniTaps(corner, r1 - r0, s.taps, s.vnni, 0, s.panels, s.rq, 0,
+                    out + r0 * s.out_c, s.out_c);
+    }
+  };
+  if (ctx.thread_pool() != nullptr) {
+    ctx.thread_pool()->ParallelFor(chunks, 1, body);
+  } else {
+    body(0, chunks);
+  }
+  return absl::OkStatus();
+}
+
 // Depth multiplier 1, filters up to kDwMaxTaps taps. Per output pixel the
 // taps inside the input are listed once; each block of 16 channels sums
 // over them in two int32 vectors held in registers (explicit vectors: this
@@ -476,54 +591,103 @@ __attribute__((target("avx2"))) void DepthwiseRowsInt8Avx2(
   DepthwiseRowsInt8Body(s, in, w, out, r0, r1, DwBlockAvx2{s.rq});
 }
 
-// The AVX-512 VNNI depthwise kernel. Two taps at a time: their 32
-// channels' inputs, sign-extended to int16 and interleaved (unpacklo/hi:
-// per 128-bit lane, channels 8L..8L+3 and 8L+4..8L+7), meet the filter
-// packed the same way at prepare in one vpdpwssd per 16 channels, which
-// adds both products to each int32 lane. The sums are of w * x, not
-// w * (x + input_offset): the offset's share, input_offset times the sum
-// of the channel's taps, is added with the bias (dw_offset), and a tap
-// outside the input reads dw_pad, the zero point, whose w * zp cancels its
-// share as the reference's skipped tap contributes nothing. The same
-// integers in another order, so bit-exact. Every channel count runs in
-// this one loop: the last block's loads and stores are masked.
+// The AVX-512 VNNI depthwise kernel. Channels go in blocks of 32 (the last
+// one 16 wide where at most 16 channels remain, so that no vector is half
+// empty), two taps at a time: the two taps' input bytes are interleaved
+// (unpacklo/hi_epi8) and sign-extended to int16 pairs, which meet the
+// filter packed the same way at prepare in one vpdpwssd per 16 channels,
+// adding both products to each int32 lane. In a 32-wide block the lanes
+// hold channels 0-7 and 16-23 (`lo`) and 8-15 and 24-31 (`hi`), per
+// 128-bit lane of the interleave; the requantization constants (dw_rq)
+// are stored in that lane order, so the bytes come back in channel order
+// by two 64-bit unpacks. A 16-wide block is in channel order.
+//
+// The sums are of w * x, not w * (x + input_offset): the offset's share,
+// input_offset times the sum of the channel's taps, is folded into dw_rq's
+// bias, and a tap outside the input reads dw_pad, the zero point, whose
+// w * zp cancels its share as the reference's skipped tap contributes
+// nothing. The same integers in another order, so bit-exact.
+//
+// Every pixel reads its taps through a table of pointers built, with
+// vector compares, for a chunk of up to kDwVnniChunk pixels at a time (a
+// tap outside the input points at dw_pad), so border pixels cost what
+// interior ones do (with per-pixel address arithmetic they cost as much
+// as all interior pixels together on MobileNetV2's small late layers).
+// Per chunk the channel blocks run outermost, each block's requantization
+// constants loaded once for all of the chunk's pixels, four pixels at a
+// time. A chunk is part of one row, or whole rows where those are at most
+// 8 pixels wide.
+//
+// The requantization is quantized_gemm.h's; where rq.small_sums holds
+// (the 32-bit finish) and the activation's floor is at least the output
+// offset (ReLU, ReLU6), without the rounding correction for negative sums,
+// which only lowers results the clamp lifts to act_min anyway: that took
+// int8 MobileNetV2's depthwise ops another 10-12%.
 constexpr int kDwVnniBlock = 32;
+constexpr int kDwVnniChunk = 16;
 
 inline int DwVnniPairs(const QConvState& s) { return (s.k_h * s.k_w + 1) / 2; }
 
-// dw_packed: per block of 32 channels, per pair of taps (2p, 2p + 1 in
-// row-major order; a missing last tap 0), the lo then the hi vector of 16
-// int32 lanes, each the two taps' int16 weights of one channel.
+// The width of the block of channels [c0, ...).
+inline int DwVnniWidth(int out_c, int c0) {
+  return out_c - c0 <= 16 ? 16 : kDwVnniBlock;
+}
+
+// The channel (from the block's first) of lane `lane` of a block of
+// `width` channels; lanes 16-31 of a 32-wide block are its `hi` vector.
+inline int DwVnniLaneChannel(int width, int lane) {
+  if (width == 16) return lane;
+  const int i = lane % 16;
+  return (i < 8 ? i : i + 8) + 8 * (lane / 16);
+}
+
+// dw_packed: per block of channels [c0, c0 + width), at c0 * pairs, per
+// pair of taps (2p, 2p + 1 in row-major order; a missing last tap 0),
+// `width` int32 lanes in DwVnniLaneChannel's order, each the two taps'
+// int16 weights of one channel. dw_rq: s->rq with its per-channel arrays
+// in the same lane order (channel c0 + DwVnniLaneChannel(width, i) at
+// c0 + i) and the input offset's share added to the bias.
 void PackDwVnni(const int8_t* w, QConvState* s) {
   const int taps = s->k_h * s->k_w, pairs = DwVnniPairs(*s);
-  const int blocks = (s->out_c + kDwVnniBlock - 1) / kDwVnniBlock;
-  s->dw_packed.assign(static_cast<size_t>(blocks) * pairs * kDwVnniBlock, 0);
+  int lanes = 0;  // the blocks' widths summed
+  for (int c0 = 0; c0 < s->out_c; c0 += kDwVnniBlock) {
+    lanes += DwVnniWidth(s->out_c, c0);
+  }
+  s->dw_packed.assign(static_cast<size_t>(lanes) * pairs, 0);
   auto weight = [&](int t, int c) -> int32_t {
     return t < taps && c < s->out_c ? w[int64_t{t} * s->out_c + c] : 0;
   };
-  for (int blk = 0; blk < blocks; ++blk) {
-    for (int p = 0; p < pairs; ++p) {
-      int32_t* dst =
-          s->dw_packed.data() + (int64_t{blk} * pairs + p) * kDwVnniBlock;
-      for (int half = 0; half < 2; ++half) {
-        for (int i = 0; i < 16; ++i) {
-          const int c = blk * kDwVnniBlock + 8 * (i / 4) + 4 * half + i % 4;
-          const uint32_t lo = static_cast<uint16_t>(weight(2 * p, c));
-          const uint32_t hi = static_cast<uint16_t>(weight(2 * p + 1, c));
-          dst[half * 16 + i] = static_cast<int32_t>(lo | hi << 16);
-        }
+  const QGemmRequant& rq = s->rq;
+  QGemmRequant& d = s->dw_rq;
+  d = rq;
+  const size_t n = static_cast<size_t>(lanes) + kQGemmNr;
+  d.bias.assign(n, 0), d.mult.assign(n, 0), d.lshift.assign(n, 0);
+  d.rshift.assign(n, 0), d.mask.assign(n, 0);
+  for (int c0 = 0; c0 < s->out_c; c0 += kDwVnniBlock) {
+    const int width = DwVnniWidth(s->out_c, c0);
+    int32_t* dst = s->dw_packed.data() + int64_t{c0} * pairs;
+    for (int p = 0; p < pairs; ++p, dst += width) {
+      for (int i = 0; i < width; ++i) {
+        const int c = c0 + DwVnniLaneChannel(width, i);
+        const uint32_t lo = static_cast<uint16_t>(weight(2 * p, c));
+        const uint32_t hi = static_cast<uint16_t>(weight(2 * p + 1, c));
+        dst[i] = static_cast<int32_t>(lo | hi << 16);
       }
     }
+    for (int i = 0; i < width; ++i) {
+      const int c = c0 + DwVnniLaneChannel(width, i);
+      if (c >= s->out_c) continue;
+      int32_t sum = 0;
+      for (int t = 0; t < taps; ++t) sum += w[int64_t{t} * s->out_c + c];
+      // Wrapping, as the kernel's int32 lanes add them.
+      d.bias[c0 + i] =
+          static_cast<int32_t>(static_cast<uint32_t>(rq.bias[c]) +
+                               static_cast<uint32_t>(s->input_offset * sum));
+      d.mult[c0 + i] = rq.mult[c], d.lshift[c0 + i] = rq.lshift[c];
+      d.rshift[c0 + i] = rq.rshift[c], d.mask[c0 + i] = rq.mask[c];
+    }
   }
-  // Padded as rq's vectors, so a block's second 16 lanes read in bounds.
-  s->dw_offset.assign(static_cast<size_t>(blocks) * kDwVnniBlock + kQGemmNr,
-                      0);
-  for (int c = 0; c < s->out_c; ++c) {
-    int32_t sum = 0;
-    for (int t = 0; t < taps; ++t) sum += w[int64_t{t} * s->out_c + c];
-    s->dw_offset[c] = s->input_offset * sum;
-  }
-  s->dw_pad.assign(static_cast<size_t>(blocks) * kDwVnniBlock,
+  s->dw_pad.assign(static_cast<size_t>(lanes),
                    static_cast<int8_t>(-s->input_offset));
 }
 
@@ -536,178 +700,339 @@ GRAFT_AVX512_INLINE __m512i Dpwssd(__m512i acc, __m512i x, __m512i w) {
   return acc;
 }
 
-// The sums lo and hi of channels [c0, c0 + n) (n <= 32; lane order as
-// DepthwiseRowsInt8Vnni's comment says) requantized with r_lo / r_hi
-// (channels c0 and c0 + 16; r_hi is used only where n > 16) and stored at
-// op + c0.
-GRAFT_AVX512_INLINE void DwVnniStore(__m512i lo, __m512i hi, int c0, int n,
-                                     const Requant16& r_lo,
-                                     const Requant16& r_hi, int8_t* op) {
-  // The lanes of lo and hi back in channel order: channels 0-15, 16-31.
-  const __m512i order0 = _mm512_setr_epi32(0, 1, 2, 3, 16, 17, 18, 19, 4, 5,
-                                           6, 7, 20, 21, 22, 23);
-  uint8_t* dst = reinterpret_cast<uint8_t*>(op + c0);
-  // Not RequantDoubleSmallAvx512 (rq.small_sums): a third form here made
-  // MobileNetV2's depthwise convs 13-25% slower (per-op medians) though
-  // it is 3 operations shorter.
-  const bool fast = r_lo.fast_double;
-  auto store = [fast](const Requant16& r, __m512i acc, int cols,
-                      uint8_t* op) GRAFT_AVX512_TARGET {
-    if (fast) {
-      StoreClampedS8Avx512(r, RequantDoubleFastAvx512(r, acc), cols, op);
-    } else {
-      StoreBytesAvx512(RequantDoubleAvx512(r, acc), cols, op);
+// Taps a and b of 16 channels, masked by m: int16 pairs (a, b) per int32
+// lane, in channel order.
+template <bool kFull>
+GRAFT_AVX512_INLINE __m512i DwVnniTaps16(const int8_t* a, const int8_t* b,
+                                         __mmask16 m) {
+  const __m128i xa = kFull
+                         ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(a))
+                         : _mm_maskz_loadu_epi8(m, a);
+  const __m128i xb = kFull
+                         ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(b))
+                         : _mm_maskz_loadu_epi8(m, b);
+  return _mm512_cvtepi8_epi16(
+      _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_unpacklo_epi8(xa, xb)),
+                              _mm_unpackhi_epi8(xa, xb), 1));
+}
+
+// The same for 32 channels: lo and hi in DwVnniLaneChannel's order.
+template <bool kFull>
+GRAFT_AVX512_INLINE void DwVnniTaps32(const int8_t* a, const int8_t* b,
+                                      __mmask32 m, __m512i* lo, __m512i* hi) {
+  const __m256i xa =
+      kFull ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a))
+            : _mm256_maskz_loadu_epi8(m, a);
+  const __m256i xb =
+      kFull ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b))
+            : _mm256_maskz_loadu_epi8(m, b);
+  *lo = _mm512_cvtepi8_epi16(_mm256_unpacklo_epi8(xa, xb));
+  *hi = _mm512_cvtepi8_epi16(_mm256_unpackhi_epi8(xa, xb));
+}
+
+// 16 sums requantized to bytes; in the fast form not yet clamped (the
+// caller clamps the bytes: DwVnniClamp).
+template <bool kFloorClamped>
+GRAFT_AVX512_INLINE __m128i DwVnniBytes(const Requant16& r, __m512i acc) {
+  if (kFloorClamped) {
+    // RequantDoubleSmallAvx512 without its [x < 0] correction: that lowers
+    // only results <= output_offset, which the clamp lifts to act_min
+    // >= output_offset either way (DwVnniChunk's caller checks both).
+    const __m512i x = _mm512_add_epi32(acc, r.offset);
+    const __m512i pe = _mm512_mul_epi32(x, r.mult);
+    const __m512i po = _mm512_mul_epi32(_mm512_srli_epi64(x, 32), r.mult_odd);
+    const __m512i qe = _mm512_srli_epi64(_mm512_add_epi64(pe, r.rnd_even), 31);
+    const __m512i qo = _mm512_slli_epi64(_mm512_add_epi64(po, r.rnd_odd), 1);
+    return _mm512_cvtsepi32_epi8(
+        _mm512_srav_epi32(_mm512_mask_blend_epi32(0xAAAA, qe, qo), r.rshift));
+  }
+  if (r.small_sums) {
+    return _mm512_cvtsepi32_epi8(RequantDoubleSmallAvx512(r, acc));
+  }
+  if (r.fast_double) {
+    return _mm512_cvtsepi32_epi8(RequantDoubleFastAvx512(r, acc));
+  }
+  return _mm512_cvtepi32_epi8(RequantDoubleAvx512(r, acc));
+}
+
+// As StoreClampedS8Avx512 says, narrowing with signed saturation and then
+// clamping the bytes gives the bytes of the clamped int32 values.
+GRAFT_AVX512_INLINE __m256i DwVnniClamp(const Requant16& r, __m256i v) {
+  if (!r.fast_double) return v;  // RequantDoubleAvx512 clamped
+  v = _mm256_max_epi8(v, _mm512_castsi512_si256(r.act_min8));
+  return _mm256_min_epi8(v, _mm512_castsi512_si256(r.act_max8));
+}
+
+// Stores a 16-wide block's n (<= 16) channels at op.
+template <bool kFull, bool kFloorClamped>
+GRAFT_AVX512_INLINE void DwVnniStore16(const Requant16& r, __m512i acc, int n,
+                                       int8_t* op) {
+  const __m128i v = _mm256_castsi256_si128(DwVnniClamp(
+      r, _mm256_castsi128_si256(DwVnniBytes<kFloorClamped>(r, acc))));
+  if (kFull) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(op), v);
+  } else {
+    _mm_mask_storeu_epi8(op, static_cast<__mmask16>((1u << n) - 1), v);
+  }
+}
+
+// Stores a 32-wide block's n (<= 32) channels at op, lo and hi requantized
+// with r_lo and r_hi.
+template <bool kFull, bool kFloorClamped>
+GRAFT_AVX512_INLINE void DwVnniStore32(const Requant16& r_lo,
+                                       const Requant16& r_hi, __m512i lo,
+                                       __m512i hi, __mmask32 m, int8_t* op) {
+  const __m128i b_lo = DwVnniBytes<kFloorClamped>(r_lo, lo);  // 0-7, 16-23
+  const __m128i b_hi = DwVnniBytes<kFloorClamped>(r_hi, hi);  // 8-15, 24-31
+  const __m256i v = DwVnniClamp(
+      r_lo, _mm256_inserti128_si256(
+                _mm256_castsi128_si256(_mm_unpacklo_epi64(b_lo, b_hi)),
+                _mm_unpackhi_epi64(b_lo, b_hi), 1));
+  if (kFull) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(op), v);
+  } else {
+    _mm256_mask_storeu_epi8(op, m, v);
+  }
+}
+
+// Channels [c0, c0 + n) of the np pixels of a chunk (tap t of pixel i at
+// tab[t * kDwVnniChunk + i], its output at op + i * out_c), a 32-wide
+// block: four pixels at a time (eight independent chains of vpdpwssd,
+// each filter vector loaded once for all four; 3-4% faster than two on
+// MobileNetV2), then two, then one.
+template <bool kFull, bool kFloorClamped>
+GRAFT_AVX512_INLINE void DwVnniBlock32(const int8_t* const* tab, int np,
+                                       int pairs, const int32_t* wp, int c0,
+                                       __mmask32 m, const Requant16& r_lo,
+                                       const Requant16& r_hi, int8_t* op,
+                                       int out_c) {
+  constexpr int kT = kDwVnniChunk;
+  int i = 0;
+  for (; i + 4 <= np; i += 4) {
+    const int8_t* const* t = tab + i;
+    __m512i lo0 = _mm512_setzero_si512(), hi0 = _mm512_setzero_si512();
+    __m512i lo1 = _mm512_setzero_si512(), hi1 = _mm512_setzero_si512();
+    __m512i lo2 = _mm512_setzero_si512(), hi2 = _mm512_setzero_si512();
+    __m512i lo3 = _mm512_setzero_si512(), hi3 = _mm512_setzero_si512();
+    const int32_t* w = wp;
+    for (int p = 0; p < pairs; ++p, w += kDwVnniBlock, t += 2 * kT) {
+      const __m512i w_lo = _mm512_loadu_si512(w);
+      const __m512i w_hi = _mm512_loadu_si512(w + 16);
+      __m512i l, h;
+      DwVnniTaps32<kFull>(t[0] + c0, t[kT] + c0, m, &l, &h);
+      lo0 = Dpwssd(lo0, l, w_lo);
+      hi0 = Dpwssd(hi0, h, w_hi);
+      DwVnniTaps32<kFull>(t[1] + c0, t[kT + 1] + c0, m, &l, &h);
+      lo1 = Dpwssd(lo1, l, w_lo);
+      hi1 = Dpwssd(hi1, h, w_hi);
+      DwVnniTaps32<kFull>(t[2] + c0, t[kT + 2] + c0, m, &l, &h);
+      lo2 = Dpwssd(lo2, l, w_lo);
+      hi2 = Dpwssd(hi2, h, w_hi);
+      DwVnniTaps32<kFull>(t[3] + c0, t[kT + 3] + c0, m, &l, &h);
+      lo3 = Dpwssd(lo3, l, w_lo);
+      hi3 = Dpwssd(hi3, h, w_hi);
     }
-  };
-  store(r_lo, _mm512_permutex2var_epi32(lo, order0, hi), std::min(n, 16), dst);
-  if (n > 16) {
-    const __m512i order1 = _mm512_setr_epi32(8, 9, 10, 11, 24, 25, 26, 27, 12,
-                                             13, 14, 15, 28, 29, 30, 31);
-    store(r_hi, _mm512_permutex2var_epi32(lo, order1, hi), n - 16, dst + 16);
+    int8_t* o = op + int64_t{i} * out_c + c0;
+    DwVnniStore32<kFull, kFloorClamped>(r_lo, r_hi, lo0, hi0, m, o);
+    DwVnniStore32<kFull, kFloorClamped>(r_lo, r_hi, lo1, hi1, m, o + out_c);
+    DwVnniStore32<kFull, kFloorClamped>(r_lo, r_hi, lo2, hi2, m,
+                                        o + 2 * int64_t{out_c});
+    DwVnniStore32<kFull, kFloorClamped>(r_lo, r_hi, lo3, hi3, m,
+                                        o + 3 * int64_t{out_c});
+  }
+  for (; i + 2 <= np; i += 2) {
+    const int8_t* const* t = tab + i;
+    __m512i lo0 = _mm512_setzero_si512(), hi0 = _mm512_setzero_si512();
+    __m512i lo1 = _mm512_setzero_si512(), hi1 = _mm512_setzero_si512();
+    const int32_t* w = wp;
+    for (int p = 0; p < pairs; ++p, w += kDwVnniBlock, t += 2 * kT) {
+      const __m512i w_lo = _mm512_loadu_si512(w);
+      const __m512i w_hi = _mm512_loadu_si512(w + 16);
+      __m512i l0, h0, l1, h1;
+      DwVnniTaps32<kFull>(t[0] + c0, t[kT] + c0, m, &l0, &h0);
+      DwVnniTaps32<kFull>(t[1] + c0, t[kT + 1] + c0, m, &l1, &h1);
+      lo0 = Dpwssd(lo0, l0, w_lo);
+      hi0 = Dpwssd(hi0, h0, w_hi);
+      lo1 = Dpwssd(lo1, l1, w_lo);
+      hi1 = Dpwssd(hi1, h1, w_hi);
+    }
+    int8_t* o = op + int64_t{i} * out_c + c0;
+    DwVnniStore32<kFull, kFloorClamped>(r_lo, r_hi, lo0, hi0, m, o);
+    DwVnniStore32<kFull, kFloorClamped>(r_lo, r_hi, lo1, hi1, m, o + out_c);
+  }
+  if (i < np) {
+    const int8_t* const* t = tab + i;
+    __m512i lo0 = _mm512_setzero_si512(), hi0 = _mm512_setzero_si512();
+    const int32_t* w = wp;
+    for (int p = 0; p < pairs; ++p, w += kDwVnniBlock, t += 2 * kT) {
+      __m512i l0, h0;
+      DwVnniTaps32<kFull>(t[0] + c0, t[kT] + c0, m, &l0, &h0);
+      lo0 = Dpwssd(lo0, l0, _mm512_loadu_si512(w));
+      hi0 = Dpwssd(hi0, h0, _mm512_loadu_si512(w + 16));
+    }
+    DwVnniStore32<kFull, kFloorClamped>(r_lo, r_hi, lo0, hi0, m,
+                                        op + int64_t{i} * out_c + c0);
   }
 }
 
-// One pixel's channels [c0, c0 + n) (`m` their mask), tap t read at
-// addr(t) + c0, summed and stored as DwVnniStore says.
-template <typename Addr>
-GRAFT_AVX512_INLINE void DwVnniPixel(int pairs, const int32_t* wp,
-                                     const Addr& addr, int c0, int n,
-                                     __mmask32 m, const Requant16& r_lo,
-                                     const Requant16& r_hi, int8_t* op) {
-  __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
-  for (int p = 0; p < pairs; ++p, wp += kDwVnniBlock) {
-    const __m512i xa =
-        _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(m, addr(2 * p) + c0));
-    const __m512i xb =
-        _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(m, addr(2 * p + 1) + c0));
-    lo = Dpwssd(lo, _mm512_unpacklo_epi16(xa, xb), _mm512_loadu_si512(wp));
-    hi = Dpwssd(hi, _mm512_unpackhi_epi16(xa, xb), _mm512_loadu_si512(wp + 16));
+// The same for a 16-wide block (n <= 16 channels): four pixels at a time.
+template <bool kFull, bool kFloorClamped>
+GRAFT_AVX512_INLINE void DwVnniBlock16(const int8_t* const* tab, int np,
+                                       int pairs, const int32_t* wp, int c0,
+                                       int n, const Requant16& r, int8_t* op,
+                                       int out_c) {
+  constexpr int kT = kDwVnniChunk;
+  const __mmask16 m = static_cast<__mmask16>((1u << n) - 1);
+  int i = 0;
+  for (; i + 4 <= np; i += 4) {
+    const int8_t* const* t = tab + i;
+    __m512i a0 = _mm512_setzero_si512(), a1 = _mm512_setzero_si512();
+    __m512i a2 = _mm512_setzero_si512(), a3 = _mm512_setzero_si512();
+    const int32_t* w = wp;
+    for (int p = 0; p < pairs; ++p, w += 16, t += 2 * kT) {
+      const __m512i wv = _mm512_loadu_si512(w);
+      a0 = Dpwssd(a0, DwVnniTaps16<kFull>(t[0] + c0, t[kT] + c0, m), wv);
+      a1 = Dpwssd(a1, DwVnniTaps16<kFull>(t[1] + c0, t[kT + 1] + c0, m), wv);
+      a2 = Dpwssd(a2, DwVnniTaps16<kFull>(t[2] + c0, t[kT + 2] + c0, m), wv);
+      a3 = Dpwssd(a3, DwVnniTaps16<kFull>(t[3] + c0, t[kT + 3] + c0, m), wv);
+    }
+    int8_t* o = op + int64_t{i} * out_c + c0;
+    DwVnniStore16<kFull, kFloorClamped>(r, a0, n, o);
+    DwVnniStore16<kFull, kFloorClamped>(r, a1, n, o + out_c);
+    DwVnniStore16<kFull, kFloorClamped>(r, a2, n, o + 2 * int64_t{out_c});
+    DwVnniStore16<kFull, kFloorClamped>(r, a3, n, o + 3 * int64_t{out_c});
   }
-  DwVnniStore(lo, hi, c0, n, r_lo, r_hi, op);
+  for (; i < np; ++i) {
+    const int8_t* const* t = tab + i;
+    __m512i a0 = _mm512_setzero_si512();
+    const int32_t* w = wp;
+    for (int p = 0; p < pairs; ++p, w += 16, t += 2 * kT) {
+      a0 = Dpwssd(a0, DwVnniTaps16<kFull>(t[0] + c0, t[kT] + c0, m),
+                  _mm512_loadu_si512(w));
+    }
+    DwVnniStore16<kFull, kFloorClamped>(r, a0, n, op + int64_t{i} * out_c + c0);
+  }
 }
 
-// Two neighbouring interior pixels at once (their windows `step` bytes
-// apart, outputs at op and op + out_c): four independent chains of
-// vpdpwssd instead of two, each filter vector loaded once for both.
-GRAFT_AVX512_INLINE void DwVnniPixelPair(int pairs, const int32_t* wp,
-                                         const int8_t* corner, int64_t step,
-                                         const int64_t* tap_off, int c0, int n,
-                                         __mmask32 m, const Requant16& r_lo,
-                                         const Requant16& r_hi, int8_t* op,
-                                         int out_c) {
-  __m512i lo0 = _mm512_setzero_si512(), hi0 = _mm512_setzero_si512();
-  __m512i lo1 = _mm512_setzero_si512(), hi1 = _mm512_setzero_si512();
-  const int8_t* x0 = corner + c0;
-  const int8_t* x1 = corner + step + c0;
-  for (int p = 0; p < pairs; ++p, wp += kDwVnniBlock) {
-    const int64_t ta = tap_off[2 * p], tb = tap_off[2 * p + 1];
-    const __m512i w_lo = _mm512_loadu_si512(wp);
-    const __m512i w_hi = _mm512_loadu_si512(wp + 16);
-    const __m512i a0 = _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(m, x0 + ta));
-    const __m512i b0 = _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(m, x0 + tb));
-    const __m512i a1 = _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(m, x1 + ta));
-    const __m512i b1 = _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(m, x1 + tb));
-    lo0 = Dpwssd(lo0, _mm512_unpacklo_epi16(a0, b0), w_lo);
-    hi0 = Dpwssd(hi0, _mm512_unpackhi_epi16(a0, b0), w_hi);
-    lo1 = Dpwssd(lo1, _mm512_unpacklo_epi16(a1, b1), w_lo);
-    hi1 = Dpwssd(hi1, _mm512_unpackhi_epi16(a1, b1), w_hi);
+// A chunk's channel blocks: np pixels, tap table `tab`, outputs at op.
+template <bool kFloorClamped>
+GRAFT_AVX512_INLINE void DwVnniChunk(const QConvState& s,
+                                     const int8_t* const* tab, int np,
+                                     int pairs, int8_t* op) {
+  for (int c0 = 0; c0 < s.out_c; c0 += kDwVnniBlock) {
+    const int n = std::min(kDwVnniBlock, s.out_c - c0);
+    const int32_t* wp = s.dw_packed.data() + int64_t{c0} * pairs;
+    const Requant16 r_lo = LoadRequant16(s.dw_rq, c0, nullptr);
+    if (n == kDwVnniBlock) {
+      const Requant16 r_hi = LoadRequant16(s.dw_rq, c0 + 16, nullptr);
+      DwVnniBlock32<true, kFloorClamped>(tab, np, pairs, wp, c0, ~__mmask32{0},
+                                         r_lo, r_hi, op, s.out_c);
+    } else if (n > 16) {
+      const Requant16 r_hi = LoadRequant16(s.dw_rq, c0 + 16, nullptr);
+      const __mmask32 m = static_cast<__mmask32>((uint64_t{1} << n) - 1);
+      DwVnniBlock32<false, kFloorClamped>(tab, np, pairs, wp, c0, m, r_lo, r_hi,
+                                          op, s.out_c);
+    } else if (n == 16) {
+      DwVnniBlock16<true, kFloorClamped>(tab, np, pairs, wp, c0, n, r_lo, op,
+                                         s.out_c);
+    } else {
+      DwVnniBlock16<false, kFloorClamped>(tab, np, pairs, wp, c0, n, r_lo, op,
+                                          s.out_c);
+    }
   }
-  DwVnniStore(lo0, hi0, c0, n, r_lo, r_hi, op);
-  DwVnniStore(lo1, hi1, c0, n, r_lo, r_hi, op + out_c);
 }
 
-// Rows [r0, r1): per row, the pixels whose whole window lies inside the
-// input (most of them) channel block by block, the block's requantization
-// constants loaded once and each tap at a fixed offset from the window's
-// corner; the others pixel by pixel, taps outside the input read dw_pad.
+// Rows [r0, r1), a chunk of pixels at a time: the chunk's tap table, then
+// its channel blocks (the kernel's comment above).
 GRAFT_AVX512_TARGET void DepthwiseRowsInt8Vnni(const QConvState& s,
                                                const int8_t* in, int8_t* out,
                                                int64_t r0, int64_t r1) {
+  constexpr int kT = kDwVnniChunk;
   const int taps = s.k_h * s.k_w, pairs = DwVnniPairs(s);
-  const int64_t pixel_step = int64_t{s.stride_w} * s.in_c;
-  int64_t tap_off[kDwMaxTaps + 1];
-  for (int ky = 0, t = 0; ky < s.k_h; ++ky) {
-    for (int kx = 0; kx < s.k_w; ++kx, ++t) {
-      tap_off[t] = (int64_t{ky} * s.dil_h * s.in_w + int64_t{kx} * s.dil_w) *
-                   s.in_c;
-    }
-  }
-  tap_off[taps] = 0;  // the odd last tap's partner (weight 0)
-  // Output columns whose window is inside the input's width: [ox_lo, ox_hi).
-  const int span_w = (s.k_w - 1) * s.dil_w;
-  const int ox_lo = std::min(s.out_w, (s.pad_w + s.stride_w - 1) / s.stride_w);
-  const int ox_hi = std::max(
-      ox_lo, std::min(s.out_w, s.in_w - span_w + s.pad_w > 0
-                                   ? (s.in_w - 1 - span_w + s.pad_w) /
-                                             s.stride_w +
-                                         1
-                                   : 0));
-  const int8_t* x[kDwMaxTaps + 1];
-  x[taps] = s.dw_pad.data();
-  auto edge_pixel = [&](int b, int oy, int ox) GRAFT_AVX512_TARGET {
-    for (int ky = 0, t = 0; ky < s.k_h; ++ky) {
-      const int iy = oy * s.stride_h - s.pad_h + s.dil_h * ky;
-      const bool row_in = iy >= 0 && iy < s.in_h;
-      for (int kx = 0; kx < s.k_w; ++kx, ++t) {
-        const int ix = ox * s.stride_w - s.pad_w + s.dil_w * kx;
-        x[t] = row_in && ix >= 0 && ix < s.in_w
-                   ? in + ((int64_t{b} * s.in_h + iy) * s.in_w + ix) * s.in_c
-                   : s.dw_pad.data();
+  const int8_t* const pad = s.dw_pad.data();
+  static_assert(kT == 16, "the table is built 16 pixels at a time");
+  const int64_t step = int64_t{s.stride_w} * s.in_c;
+  // Tap t of the chunk's pixel i at tab[t * kT + i]; an odd last tap's
+  // partner (weight 0) reads pad.
+  alignas(64) const int8_t* tab[kT * (kDwMaxTaps + 1)];
+  const __m512i iota =
+      _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const __m512i in_w = _mm512_set1_epi32(s.in_w);
+  const __m512i pad_v =
+      _mm512_set1_epi64(static_cast<int64_t>(reinterpret_cast<uintptr_t>(pad)));
+  // Pixel i's byte offset from pixel 0, for i in [0, 8) and [8, 16).
+  const __m512i off_lo = _mm512_mullo_epi64(
+      _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7), _mm512_set1_epi64(step));
+  const __m512i off_hi = _mm512_add_epi64(off_lo, _mm512_set1_epi64(8 * step));
+  const __m512i ix_step =
+      _mm512_mullo_epi32(iota, _mm512_set1_epi32(s.stride_w));
+  // A chunk is up to kT pixels of one row or, where rows are at most
+  // kT / 2 wide, as many whole rows (of any batch) as fit, so that the
+  // small late layers fill it too.
+  const int rows_per_chunk = s.out_w <= kT / 2 ? kT / s.out_w : 1;
+  int b = static_cast<int>(r0 / s.out_h), oy = static_cast<int>(r0 % s.out_h);
+  for (int64_t r = r0; r < r1;) {
+    const int rows =
+        static_cast<int>(std::min<int64_t>(rows_per_chunk, r1 - r));
+    for (int ox0 = 0; ox0 < s.out_w; ox0 += kT) {
+      const int np = rows > 1 ? rows * s.out_w : std::min(kT, s.out_w - ox0);
+      // Per row of the chunk (lanes i0 on; the next row's overwrite those
+      // past its end) and per tap, the 16 lanes' columns, in vectors: the
+      // pointers of those inside the input, pad for the others.
+      for (int k = 0, i0 = 0, rb = b, ry = oy; k < rows; ++k, i0 += s.out_w,
+               ry = ry + 1 < s.out_h ? ry + 1 : 0, rb += ry == 0 ? 1 : 0) {
+        const __mmask16 seg = static_cast<__mmask16>(~((1u << i0) - 1));
+        for (int ky = 0, t = 0; ky < s.k_h; ++ky) {
+          const int iy = ry * s.stride_h - s.pad_h + s.dil_h * ky;
+          const bool row_in = iy >= 0 && iy < s.in_h;
+          // As integers: the pointers formed are stored, but only those
+          // inside the input are dereferenced.
+          const uintptr_t row = reinterpret_cast<uintptr_t>(in) +
+                                (int64_t{rb} * s.in_h + iy) * s.in_w * s.in_c;
+          for (int kx = 0; kx < s.k_w; ++kx, ++t) {
+            // Lane j's column: ixb + j * stride_w.
+            const int ixb = (ox0 - i0) * s.stride_w - s.pad_w + s.dil_w * kx;
+            const __m512i ix =
+                _mm512_add_epi32(_mm512_set1_epi32(ixb), ix_step);
+            __mmask16 inside =
+                seg & _mm512_cmpge_epi32_mask(ix, _mm512_setzero_si512()) &
+                _mm512_cmplt_epi32_mask(ix, in_w);
+            if (!row_in) inside = 0;
+            const __m512i p0 = _mm512_set1_epi64(static_cast<int64_t>(
+                row + static_cast<uintptr_t>(int64_t{ixb} * s.in_c)));
+            const int8_t** dst = tab + t * kT;
+            const __m512i v_lo = _mm512_mask_add_epi64(
+                pad_v, static_cast<__mmask8>(inside), p0, off_lo);
+            const __m512i v_hi = _mm512_mask_add_epi64(
+                pad_v, static_cast<__mmask8>(inside >> 8), p0, off_hi);
+            if (i0 == 0) {
+              _mm512_storeu_si512(dst, v_lo);
+              _mm512_storeu_si512(dst + 8, v_hi);
+            } else {
+              _mm512_mask_storeu_epi64(dst, static_cast<__mmask8>(seg), v_lo);
+              _mm512_mask_storeu_epi64(dst + 8, static_cast<__mmask8>(seg >> 8),
+                                       v_hi);
+            }
+          }
+        }
+      }
+      if (taps < 2 * pairs) {
+        for (int i = 0; i < kT; ++i) tab[taps * kT + i] = pad;
+      }
+      int8_t* op = out + (r * s.out_w + ox0) * s.out_c;
+      // Where sums plus biases fit 32 bits and the clamp's floor is at
+      // least the output offset, the requantization skips its rounding
+      // correction for negative sums (DwVnniBytes).
+      if (s.dw_rq.small_sums && s.dw_rq.act_min >= s.dw_rq.output_offset) {
+        DwVnniChunk<true>(s, tab, np, pairs, op);
+      } else {
+        DwVnniChunk<false>(s, tab, np, pairs, op);
       }
     }
-    int8_t* op = out + ((int64_t{b} * s.out_h + oy) * s.out_w + ox) * s.out_c;
-    auto addr = [&](int t) { return x[t]; };
-    const int32_t* wp = s.dw_packed.data();
-    for (int c0 = 0; c0 < s.out_c;
-         c0 += kDwVnniBlock, wp += int64_t{pairs} * kDwVnniBlock) {
-      const int n = std::min(kDwVnniBlock, s.out_c - c0);
-      const __mmask32 m = static_cast<__mmask32>((uint64_t{1} << n) - 1);
-      const Requant16 r_lo = LoadRequant16(s.rq, c0, s.dw_offset.data() + c0);
-      const Requant16 r_hi =
-          n > 16 ? LoadRequant16(s.rq, c0 + 16, s.dw_offset.data() + c0 + 16)
-                 : r_lo;
-      DwVnniPixel(pairs, wp, addr, c0, n, m, r_lo, r_hi, op);
+    r += rows;
+    for (int k = 0; k < rows; ++k) {
+      if (++oy == s.out_h) oy = 0, ++b;
     }
-  };
-  for (int64_t r = r0; r < r1; ++r) {
-    const int b = static_cast<int>(r / s.out_h);
-    const int oy = static_cast<int>(r % s.out_h);
-    const int iy0 = oy * s.stride_h - s.pad_h;
-    const bool rows_in = iy0 >= 0 && iy0 + (s.k_h - 1) * s.dil_h < s.in_h;
-    if (!rows_in || ox_lo >= ox_hi) {
-      for (int ox = 0; ox < s.out_w; ++ox) edge_pixel(b, oy, ox);
-      continue;
-    }
-    for (int ox = 0; ox < ox_lo; ++ox) edge_pixel(b, oy, ox);
-    const int8_t* row_in =
-        in + ((int64_t{b} * s.in_h + iy0) * s.in_w +
-              (int64_t{ox_lo} * s.stride_w - s.pad_w)) *
-                 s.in_c;
-    int8_t* row_out =
-        out + ((int64_t{b} * s.out_h + oy) * s.out_w + ox_lo) * s.out_c;
-    const int32_t* wp = s.dw_packed.data();
-    for (int c0 = 0; c0 < s.out_c;
-         c0 += kDwVnniBlock, wp += int64_t{pairs} * kDwVnniBlock) {
-      const int n = std::min(kDwVnniBlock, s.out_c - c0);
-      const __mmask32 m = static_cast<__mmask32>((uint64_t{1} << n) - 1);
-      const Requant16 r_lo = LoadRequant16(s.rq, c0, s.dw_offset.data() + c0);
-      const Requant16 r_hi =
-          n > 16 ? LoadRequant16(s.rq, c0 + 16, s.dw_offset.data() + c0 + 16)
-                 : r_lo;
-      const int8_t* corner = row_in;
-      int8_t* op = row_out;
-      int ox = ox_lo;
-      for (; ox + 2 <= ox_hi;
-           ox += 2, corner += 2 * pixel_step, op += 2 * s.out_c) {
-        DwVnniPixelPair(pairs, wp, corner, pixel_step, tap_off, c0, n, m, r_lo,
-                        r_hi, op, s.out_c);
-      }
-      if (ox < ox_hi) {
-        auto addr = [&](int t) { return corner + tap_off[t]; };
-        DwVnniPixel(pairs, wp, addr, c0, n, m, r_lo, r_hi, op);
-      }
-    }
-    for (int ox = ox_hi; ox < s.out_w; ++ox) edge_pixel(b, oy, ox);
   }
 }
 #endif
@@ -870,8 +1195,17 @@ absl::Status EvalQConv(EvalContext& ctx) {
         DepthwiseRows<T, Acc>(s, in, w, out, r0, r1);
       }
     };
+    // The VNNI depthwise rows are fast enough that a thread's share of a
+    // small layer costs less than handing it over: at least kDwMinWork
+    // multiply-adds per range.
+    int64_t min_rows = 1;
+    if (kKind == ConvKind::kDepthwise && s.dw_vnni) {
+      const int64_t per_row = std::max<int64_t>(
+          1, int64_t{s.out_w} * s.k_h * s.k_w * s.out_c);
+      min_rows = std::max<int64_t>(1, kDwMinWork / per_row);
+    }
     if (ctx.thread_pool() != nullptr) {
-      ctx.thread_pool()->ParallelFor(rows, 1, body);
+      ctx.thread_pool()->ParallelFor(rows, min_rows, body);
     } else {
       body(0, rows);
     }
@@ -937,6 +1271,50 @@ void SetEvalFor(PrepareContext& ctx, bool is16) {
                    : EvalQConv<int8_t, int32_t, kKind>);
 }
 
+// The padded copy's geometry, the taps and the filter packed for them
+// (QConvState::vnni_taps).
+void PrepareVnniTaps(const int8_t* w, QConvState* s) {
+  s->vnni_taps = true;
+  // The last input row and column any window reads, in input coordinates.
+  const int last_y =
+      (s->out_h - 1) * s->stride_h - s->pad_h + (s->k_h - 1) * s->dil_h;
+  const int last_x =
+      (s->out_w - 1) * s->stride_w - s->pad_w + (s->k_w - 1) * s->dil_w;
+  s->tap_h = s->pad_h + std::max(s->in_h, last_y + 1);
+  s->tap_w = s->pad_w + std::max(s->in_w, last_x + 1);
+  const bool row_taps = s->dil_w == 1;
+  const int count = row_taps ? s->k_h : s->k_h * s->k_w;
+  const int64_t tap_len = int64_t{row_taps ? s->k_w : 1} * s->in_c;
+  const int64_t tap_kp = QGemmVnniPaddedK(tap_len);
+  s->tap_delta.resize(count);
+  for (int ky = 0, t = 0; ky < s->k_h; ++ky) {
+    for (int kx = 0; kx < (row_taps ? 1 : s->k_w); ++kx, ++t) {
+      s->tap_delta[t] =
+          (int64_t{ky} * s->dil_h * s->tap_w + int64_t{kx} * s->dil_w) *
+          s->in_c;
+    }
+  }
+  // A tap's padding reads at most 3 bytes past its pixels, inside the
+  // next row or the zeroed tail.
+  s->tap_bytes =
+      int64_t{s->batch} * s->tap_h * s->tap_w * s->in_c + tap_kp - tap_len;
+  s->taps.count = count;
+  s->taps.kp = tap_kp;
+  s->taps.delta = s->tap_delta.data();
+  // The filter ([out_c][k_h][k_w][in_c]) as [out_c][count][tap_kp], zero in
+  // each tap's padding.
+  const int64_t k = count * tap_kp;
+  std::vector<int8_t> wt(static_cast<size_t>(s->out_c * k), 0);
+  for (int64_t oc = 0; oc < s->out_c; ++oc) {
+    for (int t = 0; t < count; ++t) {
+      std::memcpy(wt.data() + oc * k + t * tap_kp, w + oc * s->k + t * tap_len,
+                  static_cast<size_t>(tap_len));
+    }
+  }
+  s->panels = static_cast<int>(QGemmPanels(s->out_c));
+  QGemmVnniPackRows(wt.data(), s->out_c, k, k, s->input_offset - 128, &s->vnni);
+}
+
 absl::Status PrepareConv2DQuantized(PrepareContext& ctx) {
   GRAFT_RETURN_IF_ERROR(CheckArity(ctx, 2, 3, 1));
   GRAFT_ASSIGN_OR_RETURN(const Tensor* in, RequiredInput(ctx, 0));
@@ -970,7 +1348,22 @@ absl::Status PrepareConv2DQuantized(PrepareContext& ctx) {
   const bool vnni = !is16 && w->constant && groups == 1 &&
                     KernelIsaAtLeast(CpuIsa::kAvx512Vnni) &&
                     s->input_offset >= -127 && s->input_offset <= 128;
-  if (vnni) {
+  // A 1x1 stride-1 unpadded convolution reads its input rows as they are;
+  // other shapes read taps of a padded copy (EvalQConvVnniTaps).
+  const bool pointwise = s->k_h == 1 && s->k_w == 1 && s->stride_h == 1 &&
+                         s->stride_w == 1 && s->pad_h == 0 && s->pad_w == 0;
+  if (vnni && !pointwise) {
+    PrepareVnniTaps(w->data<int8_t>(), s);
+    PrepareRequantizeV8(s);
+    s->threads = ctx.thread_pool() ? ctx.thread_pool()->num_threads() : 1;
+    const int64_t rows = int64_t{s->batch} * s->out_h * s->out_w;
+    const int64_t per_thread = (rows + s->threads - 1) / s->threads;
+    constexpr int mr = kQGemmVnniMr;
+    s->chunk_rows = std::max<int64_t>(
+        mr, std::min(kQChunkRows, (per_thread + mr - 1) / mr * mr));
+    ctx.RequestScratch(static_cast<size_t>(s->tap_bytes));
+    ctx.SetEval(EvalQConvVnniTaps);
+  } else if (vnni) {
     s->panels = static_cast<int>(QGemmPanels(s->out_c));
     QGemmVnniPackRows(w->data<int8_t>(), s->out_c, s->k, s->k,
                       s->input_offset - 128, &s->vnni);
@@ -1100,6 +1493,10 @@ absl::Status PrepareTransposeConvQuantized(PrepareContext& ctx) {
 }
 
 }  // namespace
+
+int64_t QConvVnniTapsCallsForTesting() {
+  return g_conv_taps_calls.load(std::memory_order_relaxed);
+}
 
 int64_t QDepthwiseCallsForTesting(CpuIsa path) {
   return g_dw_calls[static_cast<int>(path)].load(std::memory_order_relaxed);

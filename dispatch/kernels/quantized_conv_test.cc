@@ -1,11 +1,19 @@
 // Quantized CONV_2D (INT8 per-channel and 16x8) and FULLY_CONNECTED
 // against a tiny real-arithmetic reference: the integer kernels must land
-// within 1 LSB of round(real result / output scale) + zero point.
+// within 1 LSB of round(real result / output scale) + zero point. Then the
+// INT8 CONV_2D's AVX-512 VNNI path without im2col (taps of a padded copy)
+// against the baseline path over drawn shapes: bit-exact.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <string>
 #include <vector>
 
+#include "dispatch/kernels/cpu_features.h"
 #include "dispatch/kernels/kernel_test_util.h"
+#include "dispatch/kernels/quantization_util.h"
+#include "dispatch/kernels/quantized_gemm.h"
 #include "gtest/gtest.h"
 
 namespace graft {
@@ -103,5 +111,388 @@ TEST(QuantizedConvTest, Int8PerChannelFullyConnectedWithin1LsbOfReal) {
   for (int iter = 0; iter < 40; ++iter) RunConv<int8_t, int32_t>(true, rng, iter);
 }
 
+// One drawn INT8 CONV_2D: every axis of the window drawn on its own
+// (filter, stride and dilation per axis, SAME or VALID), odd channel
+// counts, batch up to 3, input zero points often at the ends of the INT8
+// range, inputs often saturated, biases sometimes large enough that the
+// sums leave the 32-bit requantization's range.
+struct ConvCase {
+  int batch, h, w, cin, cout, kh, kw, sh, sw, dh, dw;
+  bool same, relu6;
+  int in_zp, out_zp;
+  std::vector<float> ws;
+  std::vector<int8_t> wv, xv;
+  std::vector<int32_t> bv;
+  int oh = 0, ow = 0;
+};
+
+ConvCase DrawConvCase(std::mt19937& rng) {
+  ConvCase c;
+  c.batch = RandomInt(rng, 1, 3);
+  c.h = RandomInt(rng, 1, 14), c.w = RandomInt(rng, 1, 14);
+  c.cin =
+      RandomInt(rng, 0, 3) == 0 ? RandomInt(rng, 1, 4) : RandomInt(rng, 1, 40);
+  c.cout = RandomInt(rng, 1, 70);
+  c.kh = RandomInt(rng, 1, 5), c.kw = RandomInt(rng, 1, 5);
+  c.sh = RandomInt(rng, 1, 3), c.sw = RandomInt(rng, 1, 3);
+  c.dh = RandomInt(rng, 1, 3), c.dw = RandomInt(rng, 1, 3);
+  c.same = RandomInt(rng, 0, 1) == 1;
+  c.relu6 = RandomInt(rng, 0, 1) == 1;
+  const int zp_kind = RandomInt(rng, 0, 3);
+  c.in_zp = zp_kind == 0   ? -128
+            : zp_kind == 1 ? 127
+                           : RandomInt(rng, -128, 127);
+  c.out_zp = RandomInt(rng, -128, 127);
+  const int ekh = (c.kh - 1) * c.dh + 1, ekw = (c.kw - 1) * c.dw + 1;
+  c.oh = c.same ? (c.h + c.sh - 1) / c.sh : (c.h - ekh) / c.sh + 1;
+  c.ow = c.same ? (c.w + c.sw - 1) / c.sw : (c.w - ekw) / c.sw + 1;
+  c.ws.resize(c.cout);
+  for (auto& s : c.ws)
+    s = std::uniform_real_distribution<float>(0.001f, 0.01f)(rng);
+  c.wv.resize(int64_t{c.cout} * c.kh * c.kw * c.cin);
+  for (auto& v : c.wv) v = static_cast<int8_t>(RandomInt(rng, -128, 127));
+  c.bv.resize(c.cout);
+  const int bias_max = RandomInt(rng, 0, 3) == 0 ? 1 << 29 : 5000;
+  for (auto& v : c.bv) v = RandomInt(rng, -bias_max, bias_max);
+  c.xv.resize(int64_t{c.batch} * c.h * c.w * c.cin);
+  const bool saturated = RandomInt(rng, 0, 3) == 0;
+  for (auto& v : c.xv) {
+    v = static_cast<int8_t>(saturated ? (RandomInt(rng, 0, 1) ? 127 : -128)
+                                      : RandomInt(rng, -128, 127));
+  }
+  return c;
+}
+
+// Runs `c` with KernelIsa() capped at `isa` on `threads` threads.
+std::vector<int8_t> RunConvCase(const ConvCase& c, kernels::CpuIsa isa,
+                                int threads) {
+  testing::IsaCap cap(isa);
+  ModelBuilder mb;
+  auto& g = mb.Subgraph("main");
+  TensorId x = g.Input("x", tfl::TensorType_INT8, {c.batch, c.h, c.w, c.cin});
+  TensorId tw = g.Constant<int8_t>("w", {c.cout, c.kh, c.kw, c.cin}, c.wv);
+  TensorId tb = g.Constant<int32_t>("b", {c.cout}, c.bv);
+  const float in_s = 0.05f;
+  g.Quantize(x, in_s, c.in_zp);
+  std::vector<float> bs(c.cout);
+  for (int i = 0; i < c.cout; ++i) bs[i] = in_s * c.ws[i];
+  std::vector<int64_t> zeros(c.cout, 0);
+  g.QuantizePerChannel(tw, c.ws, zeros, 0).QuantizePerChannel(tb, bs, zeros, 0);
+  tfl::Conv2DOptionsT o;
+  o.stride_h = c.sh, o.stride_w = c.sw;
+  o.dilation_h_factor = c.dh, o.dilation_w_factor = c.dw;
+  o.padding = c.same ? tfl::Padding_SAME : tfl::Padding_VALID;
+  o.fused_activation_function = c.relu6 ? tfl::ActivationFunctionType_RELU6
+                                        : tfl::ActivationFunctionType_NONE;
+  TensorId y =
+      g.Op(tfl::BuiltinOperator_CONV_2D)
+          .In(x, tw, tb)
+          .Options(o)
+          .Out("y", tfl::TensorType_INT8, {c.batch, c.oh, c.ow, c.cout});
+  g.Quantize(y, 0.1f, c.out_zp).Output(y);
+  auto rt = testing::LoadBuilt(mb, threads);
+  EXPECT_TRUE(rt.ok()) << rt.status();
+  if (!rt.ok()) return {};
+  testing::SetInput(**rt, 0, c.xv);
+  EXPECT_TRUE((*rt)->Invoke().ok());
+  return testing::GetOutput<int8_t>(**rt, 0);
+}
+
+// The VNNI path without im2col takes every INT8 CONV_2D but the 1x1
+// stride-1 unpadded ones; its outputs equal the baseline path's (the int16
+// GEMM, bit-exact with TFLite's reference kernels) on 1 and 2 threads.
+TEST(QuantizedConvTest, Int8VnniTapsMatchesBaselinePath) {
+  std::mt19937 rng = testing::SeededRng(3);
+  int ran = 0;
+  for (int iter = 0; iter < 80; ++iter) {
+    const ConvCase c = DrawConvCase(rng);
+    if (c.oh <= 0 || c.ow <= 0) continue;
+    ++ran;
+    const std::vector<int8_t> want =
+        RunConvCase(c, kernels::CpuIsa::kBaseline, 1);
+    const bool pointwise = c.kh == 1 && c.kw == 1 && c.sh == 1 && c.sw == 1;
+    testing::ForEachForcedIsa(
+        {kernels::CpuIsa::kAvx512Vnni}, [&](kernels::CpuIsa isa) {
+          for (int threads : {1, 2}) {
+            const int64_t before = kernels::QConvVnniTapsCallsForTesting();
+            ASSERT_EQ(RunConvCase(c, isa, threads), want)
+                << "iteration " << iter << ", " << threads << " threads: batch "
+                << c.batch << " " << c.h << "x" << c.w << "x" << c.cin << " -> "
+                << c.cout << ", filter " << c.kh << "x" << c.kw << " stride "
+                << c.sh << "," << c.sw << " dilation " << c.dh << "," << c.dw
+                << (c.same ? " SAME" : " VALID") << " zero point " << c.in_zp;
+            EXPECT_EQ(kernels::QConvVnniTapsCallsForTesting() - before,
+                      pointwise ? 0 : 1)
+                << "iteration " << iter;
+          }
+        });
+  }
+  EXPECT_GT(ran, 40);
+}
+
+// The first convolution of an image network (3 input channels, 3x3
+// stride 2 SAME, whole filter rows of 9 bytes read as 12 against zero
+// weights) and a 5x5 VALID one reading to the last byte of its input.
+TEST(QuantizedConvTest, Int8VnniTapsReadsToTheLastInputByte) {
+  std::mt19937 rng = testing::SeededRng(4);
+  for (int shape = 0; shape < 2; ++shape) {
+    ConvCase c = DrawConvCase(rng);
+    c.batch = 2, c.cin = 3, c.cout = 16;
+    c.h = shape == 0 ? 33 : 9, c.w = shape == 0 ? 31 : 7;
+    c.kh = c.kw = shape == 0 ? 3 : 5;
+    c.sh = c.sw = shape == 0 ? 2 : 1;
+    c.dh = c.dw = 1;
+    c.same = shape == 0;
+    c.oh = c.same ? (c.h + 1) / 2 : c.h - 4;
+    c.ow = c.same ? (c.w + 1) / 2 : c.w - 4;
+    c.wv.resize(int64_t{c.cout} * c.kh * c.kw * c.cin);
+    for (auto& v : c.wv) v = static_cast<int8_t>(RandomInt(rng, -128, 127));
+    c.xv.resize(int64_t{c.batch} * c.h * c.w * c.cin);
+    for (auto& v : c.xv) v = static_cast<int8_t>(RandomInt(rng, -128, 127));
+    c.ws.resize(c.cout, 0.005f), c.bv.resize(c.cout, 0);
+    const std::vector<int8_t> want =
+        RunConvCase(c, kernels::CpuIsa::kBaseline, 1);
+    testing::ForEachForcedIsa(
+        {kernels::CpuIsa::kAvx512Vnni}, [&](kernels::CpuIsa isa) {
+          const int64_t before = kernels::QConvVnniTapsCallsForTesting();
+          EXPECT_EQ(RunConvCase(c, isa, 2), want) << "shape " << shape;
+          EXPECT_EQ(kernels::QConvVnniTapsCallsForTesting() - before, 1);
+        });
+  }
+}
+
+}  // namespace
+}  // namespace graft
+
+// INT8 DEPTHWISE_CONV_2D on every kernel path (baseline, AVX2, AVX-512
+// VNNI) against TFLite's reference_integer_ops::DepthwiseConvPerChannel,
+// bit for bit, over drawn shapes: odd channel counts (the VNNI kernel's
+// 16- and 32-wide blocks and their masked tails), filters up to 7x7,
+// strides, dilation, SAME and VALID, inputs small enough that every
+// output pixel's window leaves them, batches, zero points at the INT8
+// limits, fused activations, and multipliers and biases that take each of
+// the requantization's three forms.
+namespace graft {
+namespace {
+namespace dw_paths {
+
+using testing::RandomInt;
+
+struct Case {
+  int batch, h, w, c, kh, kw, stride_h, stride_w, dil_h, dil_w;
+  bool same;
+  tfl::ActivationFunctionType act;
+  int in_zp, out_zp, oh, ow;
+  std::vector<float> ws;
+  std::vector<int8_t> wv, xv;
+  std::vector<int32_t> bv;
+};
+
+constexpr float kInScale = 0.05f, kOutScale = 0.1f;
+
+std::string Describe(const Case& d) {
+  return std::to_string(d.batch) + "x" + std::to_string(d.h) + "x" +
+         std::to_string(d.w) + "x" + std::to_string(d.c) + " filter " +
+         std::to_string(d.kh) + "x" + std::to_string(d.kw) + " stride " +
+         std::to_string(d.stride_h) + "," + std::to_string(d.stride_w) +
+         " dilation " + std::to_string(d.dil_h) + "," +
+         std::to_string(d.dil_w) + (d.same ? " SAME" : " VALID") + " act " +
+         std::to_string(static_cast<int>(d.act)) + " zp " +
+         std::to_string(d.in_zp) + "/" + std::to_string(d.out_zp);
+}
+
+Case Draw(std::mt19937& rng) {
+  Case d;
+  do {
+    d.batch = RandomInt(rng, 0, 4) == 0 ? RandomInt(rng, 2, 3) : 1;
+    // A quarter tiny (every pixel border), the rest up to 14.
+    const bool tiny = RandomInt(rng, 0, 3) == 0;
+    d.h = tiny ? RandomInt(rng, 1, 3) : RandomInt(rng, 1, 14);
+    d.w = tiny ? RandomInt(rng, 1, 3) : RandomInt(rng, 1, 14);
+    d.c = RandomInt(rng, 0, 2) == 0 ? 2 * RandomInt(rng, 0, 34) + 1
+                                    : RandomInt(rng, 1, 70);
+    static constexpr int kSizes[] = {1, 2, 3, 3, 3, 5, 5, 7};
+    d.kh = kSizes[RandomInt(rng, 0, 7)];
+    d.kw = RandomInt(rng, 0, 3) == 0 ? kSizes[RandomInt(rng, 0, 7)] : d.kh;
+    d.stride_h = RandomInt(rng, 1, 2), d.stride_w = RandomInt(rng, 1, 2);
+    d.dil_h = RandomInt(rng, 0, 3) == 0 ? 2 : 1;
+    d.dil_w = RandomInt(rng, 0, 3) == 0 ? 2 : 1;
+    d.same = RandomInt(rng, 0, 2) != 0;
+    const int eh = (d.kh - 1) * d.dil_h + 1, ew = (d.kw - 1) * d.dil_w + 1;
+    d.oh = d.same ? (d.h + d.stride_h - 1) / d.stride_h
+                  : (d.h - eh + d.stride_h) / d.stride_h;
+    d.ow = d.same ? (d.w + d.stride_w - 1) / d.stride_w
+                  : (d.w - ew + d.stride_w) / d.stride_w;
+  } while (d.oh <= 0 || d.ow <= 0);
+  static constexpr tfl::ActivationFunctionType kActs[] = {
+      tfl::ActivationFunctionType_NONE, tfl::ActivationFunctionType_RELU,
+      tfl::ActivationFunctionType_RELU6};
+  d.act = kActs[RandomInt(rng, 0, 2)];
+  const int zp_kind = RandomInt(rng, 0, 3);
+  d.in_zp = zp_kind == 0   ? -128
+            : zp_kind == 1 ? 127
+                           : RandomInt(rng, -128, 127);
+  d.out_zp = RandomInt(rng, -128, 127);
+  // Mostly the fast requantization's shifts; sometimes multipliers near
+  // or above 1 (a left shift or none), which take the general one.
+  const bool big = RandomInt(rng, 0, 4) == 0;
+  d.ws.resize(d.c);
+  for (auto& s : d.ws) {
+    s = big ? std::uniform_real_distribution<float>(0.5f, 4.0f)(rng)
+            : std::uniform_real_distribution<float>(0.001f, 0.02f)(rng);
+  }
+  d.wv.resize(int64_t{d.kh} * d.kw * d.c);
+  for (auto& v : d.wv) v = static_cast<int8_t>(RandomInt(rng, -127, 127));
+  d.bv.resize(d.c);
+  for (auto& v : d.bv) v = RandomInt(rng, -20000, 20000);
+  // Sometimes one bias past 2^30: the op's sums plus biases are then not
+  // known to fit the requantization's 32-bit finish (rq.small_sums), and
+  // the other channels take its 64-bit form unsaturated.
+  if (RandomInt(rng, 0, 5) == 0) {
+    d.bv[RandomInt(rng, 0, d.c - 1)] =
+        (RandomInt(rng, 0, 1) ? 1 : -1) *
+        RandomInt(rng, 1 << 30, (1 << 30) + (1 << 29));
+  }
+  d.xv.resize(int64_t{d.batch} * d.h * d.w * d.c);
+  for (auto& v : d.xv) v = static_cast<int8_t>(RandomInt(rng, -128, 127));
+  return d;
+}
+
+// reference_integer_ops::DepthwiseConvPerChannel with TFLite's padding
+// (SAME: half the total pad before) and activation range.
+std::vector<int8_t> Reference(const Case& d) {
+  const int eh = (d.kh - 1) * d.dil_h + 1, ew = (d.kw - 1) * d.dil_w + 1;
+  const int pad_h =
+      d.same ? std::max(0, ((d.oh - 1) * d.stride_h + eh - d.h) / 2) : 0;
+  const int pad_w =
+      d.same ? std::max(0, ((d.ow - 1) * d.stride_w + ew - d.w) / 2) : 0;
+  int act_min = -128, act_max = 127;
+  if (d.act != tfl::ActivationFunctionType_NONE) {
+    act_min = std::max(-128, d.out_zp);
+  }
+  if (d.act == tfl::ActivationFunctionType_RELU6) {
+    act_max = std::min<int>(
+        127, d.out_zp + static_cast<int>(std::round(6.0f / kOutScale)));
+  }
+  std::vector<int8_t> out(int64_t{d.batch} * d.oh * d.ow * d.c);
+  for (int b = 0; b < d.batch; ++b) {
+    for (int oy = 0; oy < d.oh; ++oy) {
+      for (int ox = 0; ox < d.ow; ++ox) {
+        for (int c = 0; c < d.c; ++c) {
+          int32_t acc = 0;
+          for (int ky = 0; ky < d.kh; ++ky) {
+            for (int kx = 0; kx < d.kw; ++kx) {
+              const int iy = oy * d.stride_h - pad_h + ky * d.dil_h;
+              const int ix = ox * d.stride_w - pad_w + kx * d.dil_w;
+              if (iy < 0 || iy >= d.h || ix < 0 || ix >= d.w) continue;
+              acc += d.wv[(int64_t{ky} * d.kw + kx) * d.c + c] *
+                     (d.xv[((int64_t{b} * d.h + iy) * d.w + ix) * d.c + c] -
+                      d.in_zp);
+            }
+          }
+          acc += d.bv[c];
+          const kernels::QuantizedMultiplier m = kernels::QuantizeMultiplier(
+              double{kInScale} * double{d.ws[c]} / double{kOutScale});
+          const int32_t v =
+              kernels::MultiplyByQuantizedMultiplier(acc, m) + d.out_zp;
+          out[((int64_t{b} * d.oh + oy) * d.ow + ox) * d.c + c] =
+              static_cast<int8_t>(std::min(act_max, std::max(act_min, v)));
+        }
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<int8_t> RunDepthwiseOp(const Case& d, int threads) {
+  ModelBuilder mb;
+  auto& g = mb.Subgraph("main");
+  TensorId x = g.Input("x", tfl::TensorType_INT8, {d.batch, d.h, d.w, d.c});
+  TensorId tw = g.Constant<int8_t>("w", {1, d.kh, d.kw, d.c}, d.wv);
+  TensorId tb = g.Constant<int32_t>("b", {d.c}, d.bv);
+  g.Quantize(x, kInScale, d.in_zp);
+  std::vector<float> bs(d.c);
+  for (int i = 0; i < d.c; ++i) bs[i] = kInScale * d.ws[i];
+  std::vector<int64_t> zeros(d.c, 0);
+  g.QuantizePerChannel(tw, d.ws, zeros, 3).QuantizePerChannel(tb, bs, zeros, 0);
+  tfl::DepthwiseConv2DOptionsT o;
+  o.stride_h = d.stride_h, o.stride_w = d.stride_w;
+  o.dilation_h_factor = d.dil_h, o.dilation_w_factor = d.dil_w;
+  o.depth_multiplier = 1;
+  o.padding = d.same ? tfl::Padding_SAME : tfl::Padding_VALID;
+  o.fused_activation_function = d.act;
+  TensorId y = g.Op(tfl::BuiltinOperator_DEPTHWISE_CONV_2D)
+                   .In(x, tw, tb)
+                   .Options(o)
+                   .Out("y", tfl::TensorType_INT8, {d.batch, d.oh, d.ow, d.c});
+  g.Quantize(y, kOutScale, d.out_zp).Output(y);
+  auto rt = testing::LoadBuilt(mb, threads);
+  EXPECT_TRUE(rt.ok()) << rt.status();
+  if (!rt.ok()) return {};
+  testing::SetInput(**rt, 0, d.xv);
+  EXPECT_TRUE((*rt)->Invoke().ok());
+  return testing::GetOutput<int8_t>(**rt, 0);
+}
+
+TEST(QuantizedDepthwiseTest, EveryPathBitExactWithReferenceOverDrawnShapes) {
+  std::mt19937 rng = testing::SeededRng(27);
+  std::vector<Case> cases;
+  for (int i = 0; i < 120; ++i) cases.push_back(Draw(rng));
+  testing::ForEachForcedIsa(
+      {kernels::CpuIsa::kBaseline, kernels::CpuIsa::kAvx2,
+       kernels::CpuIsa::kAvx512Vnni},
+      [&](kernels::CpuIsa isa) {
+        const int64_t calls_before = kernels::QDepthwiseCallsForTesting(isa);
+        for (size_t i = 0; i < cases.size(); ++i) {
+          const std::vector<int8_t> want = Reference(cases[i]);
+          for (int threads : {1, 2}) {
+            ASSERT_EQ(RunDepthwiseOp(cases[i], threads), want)
+                << kernels::CpuIsaName(isa) << ", " << threads
+                << " threads, case " << i << ": " << Describe(cases[i]);
+          }
+        }
+        // Each case's op ran on this path, not a lower one.
+        EXPECT_GE(kernels::QDepthwiseCallsForTesting(isa) - calls_before,
+                  static_cast<int64_t>(2 * cases.size()))
+            << kernels::CpuIsaName(isa) << " depthwise path not taken";
+      });
+}
+
+// The VNNI kernel's block widths and tails, one channel count at a time,
+// on a small input with a 3x3 SAME filter (border and interior pixels,
+// a chunk of 16 pixels and a partial one) and a 7x7 one whose window
+// leaves the input at every pixel.
+TEST(QuantizedDepthwiseTest, EveryChannelCountBitExactOnVnni) {
+  std::mt19937 rng = testing::SeededRng(28);
+  testing::ForEachForcedIsa(
+      {kernels::CpuIsa::kAvx512Vnni}, [&](kernels::CpuIsa isa) {
+        for (int c = 1; c <= 70; ++c) {
+          for (int k : {3, 7}) {
+            Case d = Draw(rng);
+            d.batch = 2, d.h = k == 3 ? 5 : 4, d.w = k == 3 ? 19 : 3, d.c = c;
+            d.kh = d.kw = k, d.stride_h = d.stride_w = 1, d.dil_h = d.dil_w = 1;
+            d.same = true, d.oh = d.h, d.ow = d.w;
+            d.ws.resize(c);
+            for (auto& s : d.ws) {
+              s = std::uniform_real_distribution<float>(0.001f, 0.02f)(rng);
+            }
+            d.wv.resize(int64_t{k} * k * c);
+            for (auto& v : d.wv)
+              v = static_cast<int8_t>(RandomInt(rng, -127, 127));
+            d.bv.resize(c);
+            for (auto& v : d.bv) v = RandomInt(rng, -20000, 20000);
+            d.xv.resize(int64_t{d.batch} * d.h * d.w * c);
+            for (auto& v : d.xv)
+              v = static_cast<int8_t>(RandomInt(rng, -128, 127));
+            const int64_t calls_before =
+                kernels::QDepthwiseCallsForTesting(isa);
+            ASSERT_EQ(RunDepthwiseOp(d, 1), Reference(d)) << Describe(d);
+            EXPECT_GT(kernels::QDepthwiseCallsForTesting(isa), calls_before);
+          }
+        }
+      });
+}
+
+}  // namespace dw_paths
 }  // namespace
 }  // namespace graft

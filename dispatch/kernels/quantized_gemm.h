@@ -551,6 +551,9 @@ void CountQGemmCall(CpuIsa path);
 // The same for the INT8 DEPTHWISE_CONV_2D fast paths (quantized_conv.cc):
 // one count per block of output rows, kAvx512Vnni for its vpdpwssd kernel.
 int64_t QDepthwiseCallsForTesting(CpuIsa path);
+// How many INT8 CONV_2D evaluations took the VNNI path without im2col
+// (quantized_conv.cc's EvalQConvVnniTaps) since the process started.
+int64_t QConvVnniTapsCallsForTesting();
 
 // The AVX-512 VNNI form of the GEMM (KernelIsa() == kAvx512Vnni), for
 // 8-bit activations with INT8 weights whose zero point is 0 (b's values
@@ -568,7 +571,12 @@ int64_t QDepthwiseCallsForTesting(CpuIsa path);
 //
 // Micro-tile: kQGemmVnniMr rows x two panels of kQGemmNr columns (32
 // int32 lanes per row in two zmm registers; 16 accumulators), or one panel
-// for the last odd one.
+// for the last odd one. The epilogue loads each panel's requantization
+// constants once per block of rows; where rq.small_sums holds the
+// accumulators start at the bias plus column term, the [h < 0] rounding
+// correction is skipped where the clamp makes it moot (act_min >=
+// output_offset), and four rows are narrowed to bytes together (two packs
+// and one permute; one 64-byte store where rows of 16 channels touch).
 constexpr int kQGemmVnniMr = 8;
 
 // The reduction length rounded up to groups of four: a's row stride.
@@ -612,6 +620,25 @@ template <typename T>
 void QGemmVnni(const uint8_t* a, int64_t rows, const QGemmVnniWeights& b,
                int64_t p0, int64_t p1, const QGemmRequant& rq, int64_t channel0,
                T* out, int64_t out_stride);
+
+// The indirect form of QGemmVnni, for the int8 CONV_2D without im2col
+// (quantized_conv.cc): row r of a is not stored but read in `count`
+// pieces of `kp` bytes (a multiple of 4), piece t at rows[r] + delta[t];
+// the weights are packed (QGemmVnniPackRows) for the reduction count * kp,
+// zero where a piece's bytes are padding, so whatever those bytes hold
+// adds nothing. Every piece must be readable in full.
+struct QGemmTaps {
+  int count = 0;
+  int64_t kp = 0;
+  const int64_t* delta = nullptr;  // `count` byte offsets
+};
+
+// As QGemmVnni, with a's rows r < n_rows read through `rows` and `taps`.
+template <typename T>  // int8_t
+void QGemmVnniTaps(const uint8_t* const* rows, int64_t n_rows,
+                   const QGemmTaps& taps, const QGemmVnniWeights& b,
+                   int64_t p0, int64_t p1, const QGemmRequant& rq,
+                   int64_t channel0, T* out, int64_t out_stride);
 
 }  // namespace graft::kernels
 

@@ -33,6 +33,118 @@ GRAFT_VNNI_INLINE __m512i Dpbusd(__m512i acc, __m512i x, __m512i w) {
   return acc;
 }
 
+// RequantDoubleSmallAvx512 on x, the sum with the offset (bias and column
+// term) already added: the tiles start their accumulators at it where
+// rq.small_sums holds. `sign_fix` false drops the [h < 0] correction,
+// which is exact where act_min >= output_offset (a RELU-like clamp): for
+// x < 0, h <= 0 (x * M <= -2^30), and both RoundingDivideByPOT(h, s) and
+// (h + 2^(s-1)) >> s are <= 0, so both values are <= output_offset, which
+// the clamp (after a saturation that keeps them below it) lifts to
+// act_min alike; for x >= 0 the correction is 0.
+GRAFT_VNNI_INLINE __m512i RequantSmallSums(const Requant16& r, __m512i x,
+                                           bool sign_fix) {
+  const __m512i pe = _mm512_mul_epi32(x, r.mult);
+  const __m512i po = _mm512_mul_epi32(_mm512_srli_epi64(x, 32), r.mult_odd);
+  const __m512i qe = _mm512_srli_epi64(_mm512_add_epi64(pe, r.rnd_even), 31);
+  const __m512i qo = _mm512_slli_epi64(_mm512_add_epi64(po, r.rnd_odd), 1);
+  __m512i q = _mm512_mask_blend_epi32(0xAAAA, qe, qo);
+  if (sign_fix) q = _mm512_add_epi32(q, _mm512_srai_epi32(x, 31));
+  return _mm512_srav_epi32(q, r.rshift);
+}
+
+// The fast double-rounding value of a tile's accumulator (StoreTileVnni).
+GRAFT_VNNI_INLINE __m512i RequantFastDouble(const Requant16& r, __m512i acc,
+                                            bool small_sums, bool sign_fix) {
+  return small_sums ? RequantSmallSums(r, acc, sign_fix)
+                    : RequantDoubleFastAvx512(r, acc);
+}
+
+// StoreClampedS8Avx512 on four rows at once (op, op + stride, ...): two
+// saturating packs narrow the four vectors to bytes (the same bytes as
+// the one-row narrowing: saturation composes), one clamp and one permute
+// put them in row order, so a row costs about 2.5 operations instead of
+// 5; rows of 16 bytes one after another are one 64-byte store.
+GRAFT_VNNI_INLINE void StoreClampedS8x4(const Requant16& r, __m512i v0,
+                                        __m512i v1, __m512i v2, __m512i v3,
+                                        int cols, uint8_t* op, int64_t stride) {
+  // 128-bit lane k holds channels 4k..4k+3 of rows 0, 1, 2, 3 in turn.
+  __m512i bytes = _mm512_packs_epi16(_mm512_packs_epi32(v0, v1),
+                                     _mm512_packs_epi32(v2, v3));
+  bytes = _mm512_max_epi8(bytes, r.act_min8);
+  bytes = _mm512_min_epi8(bytes, r.act_max8);
+  const __m512i order =
+      _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  bytes = _mm512_permutexvar_epi32(order, bytes);
+  if (cols == kQGemmNr && stride == kQGemmNr) {
+    _mm512_storeu_si512(op, bytes);
+    return;
+  }
+  const __m128i b0 = _mm512_castsi512_si128(bytes);
+  const __m128i b1 = _mm512_extracti32x4_epi32(bytes, 1);
+  const __m128i b2 = _mm512_extracti32x4_epi32(bytes, 2);
+  const __m128i b3 = _mm512_extracti32x4_epi32(bytes, 3);
+  if (cols == kQGemmNr) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(op), b0);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(op + stride), b1);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(op + 2 * stride), b2);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(op + 3 * stride), b3);
+  } else {
+    const __mmask16 m = static_cast<__mmask16>((1u << cols) - 1);
+    _mm_mask_storeu_epi8(op, m, b0);
+    _mm_mask_storeu_epi8(op + stride, m, b1);
+    _mm_mask_storeu_epi8(op + 2 * stride, m, b2);
+    _mm_mask_storeu_epi8(op + 3 * stride, m, b3);
+  }
+}
+
+// Requantizes and stores the MR x NP tile `c` (row i, panel j: c[i][j])
+// at rows [0, MR) of `out` (row stride out_stride), panels p and p + 1,
+// with their requantization constants rr[0] and rr[1].
+template <int MR, int NP>
+GRAFT_VNNI_INLINE void StoreTileVnni(const __m512i (&c)[8][2],
+                                     const QGemmVnniWeights& b, int64_t p,
+                                     const QGemmRequant& rq,
+                                     const Requant16* rr, uint8_t* out,
+                                     int64_t out_stride) {
+  const bool single_rounding = rq.single_rounding;
+  const bool fast_double = rq.fast_double;
+  const bool small_sums = rq.small_sums && fast_double;
+  const bool sign_fix = rq.act_min < rq.output_offset;
+  for (int j = 0; j < NP; ++j) {
+    const int64_t n0 = (p + j) * kQGemmNr;
+    const int cols = static_cast<int>(std::min<int64_t>(kQGemmNr, b.n - n0));
+    const Requant16& r = rr[j];
+    int i = 0;
+    if constexpr (MR >= 4) {
+      if (fast_double) {
+        for (; i + 4 <= MR; i += 4) {
+          StoreClampedS8x4(
+              r, RequantFastDouble(r, c[i][j], small_sums, sign_fix),
+              RequantFastDouble(r, c[i + 1][j], small_sums, sign_fix),
+              RequantFastDouble(r, c[i + 2][j], small_sums, sign_fix),
+              RequantFastDouble(r, c[i + 3][j], small_sums, sign_fix), cols,
+              out + i * out_stride + n0, out_stride);
+        }
+      }
+    }
+    for (; i < MR; ++i) {
+      uint8_t* op = out + i * out_stride + n0;
+      if (small_sums) {
+        StoreClampedS8Avx512(r, RequantSmallSums(r, c[i][j], sign_fix), cols,
+                             op);
+        continue;
+      }
+      if (fast_double) {
+        StoreClampedS8Avx512(r, RequantDoubleFastAvx512(r, c[i][j]), cols, op);
+        continue;
+      }
+      const __m512i v = single_rounding ? RequantSingleAvx512(r, c[i][j])
+                                        : RequantDoubleAvx512(r, c[i][j]);
+      StoreBytesAvx512(v, cols, op);
+    }
+  }
+}
+
 // MR rows x NP panels (starting at panel p) over the whole reduction: one
 // 4-byte broadcast of a per row and one 64-byte load of b per panel feed
 // MR * NP vpdpbusd per group of four steps. The accumulators are named
@@ -40,7 +152,7 @@ GRAFT_VNNI_INLINE __m512i Dpbusd(__m512i acc, __m512i x, __m512i w) {
 template <int MR, int NP>
 GRAFT_VNNI_INLINE void TileVnni(const uint8_t* a, int64_t kp, int64_t row0,
                                 const QGemmVnniWeights& b, int64_t p,
-                                const QGemmRequant& rq, int64_t channel0,
+                                const QGemmRequant& rq, const Requant16* rr,
                                 uint8_t* out, int64_t out_stride) {
   static_assert(MR >= 1 && MR <= 8 && NP >= 1 && NP <= 2, "8 x 2 at most");
   const int8_t* b0 = b.packed.data() + p * kQGemmNr * kp;
@@ -54,10 +166,15 @@ GRAFT_VNNI_INLINE void TileVnni(const uint8_t* a, int64_t kp, int64_t row0,
   const uint8_t* a5 = a0 + (MR > 5 ? 5 * kp : 0);
   const uint8_t* a6 = a0 + (MR > 6 ? 6 * kp : 0);
   const uint8_t* a7 = a0 + (MR > 7 ? 7 * kp : 0);
+  // With small sums the accumulators start at the offset (bias and column
+  // term), which RequantSmallSums then leaves out.
+  const bool start_at_offset = rq.small_sums && rq.fast_double;
   const __m512i z = _mm512_setzero_si512();
-  __m512i c0a = z, c0b = z, c1a = z, c1b = z, c2a = z, c2b = z, c3a = z,
-          c3b = z, c4a = z, c4b = z, c5a = z, c5b = z, c6a = z, c6b = z,
-          c7a = z, c7b = z;
+  const __m512i za = start_at_offset ? rr[0].offset : z;
+  const __m512i zb = NP > 1 && start_at_offset ? rr[1].offset : z;
+  __m512i c0a = za, c0b = zb, c1a = za, c1b = zb, c2a = za, c2b = zb, c3a = za,
+          c3b = zb, c4a = za, c4b = zb, c5a = za, c5b = zb, c6a = za, c6b = zb,
+          c7a = za, c7b = zb;
   for (int64_t off = 0; off < kp; off += 4) {
     const __m512i w0 = _mm512_loadu_si512(b0 + off * kQGemmNr);
     const __m512i w1 = NP > 1 ? _mm512_loadu_si512(b1 + off * kQGemmNr) : w0;
@@ -81,36 +198,14 @@ GRAFT_VNNI_INLINE void TileVnni(const uint8_t* a, int64_t kp, int64_t row0,
   }
   const __m512i c[8][2] = {{c0a, c0b}, {c1a, c1b}, {c2a, c2b}, {c3a, c3b},
                            {c4a, c4b}, {c5a, c5b}, {c6a, c6b}, {c7a, c7b}};
-  const bool single_rounding = rq.single_rounding;
-  const bool fast_double = rq.fast_double;
-  const bool small_sums = rq.small_sums && fast_double;
-  for (int j = 0; j < NP; ++j) {
-    const int64_t n0 = (p + j) * kQGemmNr;
-    const int cols = static_cast<int>(std::min<int64_t>(kQGemmNr, b.n - n0));
-    const Requant16 r =
-        LoadRequant16(rq, channel0 + n0, b.col_offset.data() + n0);
-    for (int i = 0; i < MR; ++i) {
-      uint8_t* op = out + (row0 + i) * out_stride + n0;
-      if (small_sums) {
-        StoreClampedS8Avx512(r, RequantDoubleSmallAvx512(r, c[i][j]), cols,
-                             op);
-        continue;
-      }
-      if (fast_double) {
-        StoreClampedS8Avx512(r, RequantDoubleFastAvx512(r, c[i][j]), cols, op);
-        continue;
-      }
-      const __m512i v = single_rounding ? RequantSingleAvx512(r, c[i][j])
-                                        : RequantDoubleAvx512(r, c[i][j]);
-      StoreBytesAvx512(v, cols, op);
-    }
-  }
+  StoreTileVnni<MR, NP>(c, b, p, rq, rr, out + row0 * out_stride, out_stride);
 }
 
 template <int NP>
 using TileVnniFn = void (*)(const uint8_t*, int64_t, int64_t,
                             const QGemmVnniWeights&, int64_t,
-                            const QGemmRequant&, int64_t, uint8_t*, int64_t);
+                            const QGemmRequant&, const Requant16*, uint8_t*,
+                            int64_t);
 
 // Whole tiles of kQGemmVnniMr rows inline, then the last rows' tile from a
 // table indexed by their count - 1.
@@ -123,14 +218,18 @@ GRAFT_VNNI_INLINE void RowsVnni(const uint8_t* a, int64_t rows, int64_t kp,
   static constexpr TileVnniFn<NP> kLastTile[kQGemmVnniMr - 1] = {
       TileVnni<1, NP>, TileVnni<2, NP>, TileVnni<3, NP>, TileVnni<4, NP>,
       TileVnni<5, NP>, TileVnni<6, NP>, TileVnni<7, NP>};
+  // The panels' requantization constants, once for all row tiles.
+  alignas(64) Requant16 rr[2];
+  for (int j = 0; j < NP; ++j) {
+    const int64_t n0 = (p + j) * kQGemmNr;
+    rr[j] = LoadRequant16(rq, channel0 + n0, b.col_offset.data() + n0);
+  }
   int64_t row0 = 0;
   for (; row0 + kQGemmVnniMr <= rows; row0 += kQGemmVnniMr) {
-    TileVnni<kQGemmVnniMr, NP>(a, kp, row0, b, p, rq, channel0, out,
-                               out_stride);
+    TileVnni<kQGemmVnniMr, NP>(a, kp, row0, b, p, rq, rr, out, out_stride);
   }
   if (row0 < rows) {
-    kLastTile[rows - row0 - 1](a, kp, row0, b, p, rq, channel0, out,
-                               out_stride);
+    kLastTile[rows - row0 - 1](a, kp, row0, b, p, rq, rr, out, out_stride);
   }
 }
 
@@ -149,6 +248,125 @@ GRAFT_VNNI_TARGET void QGemmVnniImpl(const uint8_t* a, int64_t rows,
     RowsVnni<2>(a, rows, kp, b, p, rq, channel0, out, out_stride);
   }
   if (p < p1) RowsVnni<1>(a, rows, kp, b, p, rq, channel0, out, out_stride);
+}
+
+// TileVnni with indirect rows: row i of a is the concatenation over taps
+// t of the t.kp bytes at rows[i] + t.delta[t] (QGemmTaps), the
+// weights packed for the reduction t.count * t.kp.
+template <int MR, int NP>
+GRAFT_VNNI_INLINE void TileVnniTaps(const uint8_t* const* rows,
+                                    const QGemmTaps& t,
+                                    const QGemmVnniWeights& b, int64_t p,
+                                    const QGemmRequant& rq, const Requant16* rr,
+                                    uint8_t* out, int64_t out_stride) {
+  static_assert(MR >= 1 && MR <= 8 && NP >= 1 && NP <= 2, "8 x 2 at most");
+  const int64_t kp = t.count * t.kp;
+  const int8_t* b0 = b.packed.data() + p * kQGemmNr * kp;
+  const int8_t* b1 = b0 + kQGemmNr * kp;
+  // Rows past MR alias row 0; their sums are dead and dropped.
+  const uint8_t* r0 = rows[0];
+  const uint8_t* r1 = rows[MR > 1 ? 1 : 0];
+  const uint8_t* r2 = rows[MR > 2 ? 2 : 0];
+  const uint8_t* r3 = rows[MR > 3 ? 3 : 0];
+  const uint8_t* r4 = rows[MR > 4 ? 4 : 0];
+  const uint8_t* r5 = rows[MR > 5 ? 5 : 0];
+  const uint8_t* r6 = rows[MR > 6 ? 6 : 0];
+  const uint8_t* r7 = rows[MR > 7 ? 7 : 0];
+  // With small sums the accumulators start at the offset (bias and column
+  // term), which RequantSmallSums then leaves out.
+  const bool start_at_offset = rq.small_sums && rq.fast_double;
+  const __m512i z = _mm512_setzero_si512();
+  const __m512i za = start_at_offset ? rr[0].offset : z;
+  const __m512i zb = NP > 1 && start_at_offset ? rr[1].offset : z;
+  __m512i c0a = za, c0b = zb, c1a = za, c1b = zb, c2a = za, c2b = zb, c3a = za,
+          c3b = zb, c4a = za, c4b = zb, c5a = za, c5b = zb, c6a = za, c6b = zb,
+          c7a = za, c7b = zb;
+  for (int tap = 0; tap < t.count; ++tap) {
+    const int64_t d = t.delta[tap];
+    const uint8_t* a0 = r0 + d;
+    const uint8_t* a1 = r1 + d;
+    const uint8_t* a2 = r2 + d;
+    const uint8_t* a3 = r3 + d;
+    const uint8_t* a4 = r4 + d;
+    const uint8_t* a5 = r5 + d;
+    const uint8_t* a6 = r6 + d;
+    const uint8_t* a7 = r7 + d;
+    for (int64_t off = 0; off < t.kp; off += 4) {
+      const __m512i w0 = _mm512_loadu_si512(b0);
+      const __m512i w1 = NP > 1 ? _mm512_loadu_si512(b1) : w0;
+      b0 += kQuadBytes;
+      if constexpr (NP > 1) b1 += kQuadBytes;
+#define GRAFT_VNNI_ROW(i)                                   \
+  if constexpr (MR > i) {                                   \
+    int32_t quad;                                           \
+    std::memcpy(&quad, a##i + off, sizeof(quad));           \
+    const __m512i x = _mm512_set1_epi32(quad);              \
+    c##i##a = Dpbusd(c##i##a, x, w0);                       \
+    if constexpr (NP > 1) c##i##b = Dpbusd(c##i##b, x, w1); \
+  }
+      GRAFT_VNNI_ROW(0)
+      GRAFT_VNNI_ROW(1)
+      GRAFT_VNNI_ROW(2)
+      GRAFT_VNNI_ROW(3)
+      GRAFT_VNNI_ROW(4)
+      GRAFT_VNNI_ROW(5)
+      GRAFT_VNNI_ROW(6)
+      GRAFT_VNNI_ROW(7)
+#undef GRAFT_VNNI_ROW
+    }
+  }
+  const __m512i c[8][2] = {{c0a, c0b}, {c1a, c1b}, {c2a, c2b}, {c3a, c3b},
+                           {c4a, c4b}, {c5a, c5b}, {c6a, c6b}, {c7a, c7b}};
+  StoreTileVnni<MR, NP>(c, b, p, rq, rr, out, out_stride);
+}
+
+template <int NP>
+using TileVnniTapsFn = void (*)(const uint8_t* const*, const QGemmTaps&,
+                                const QGemmVnniWeights&, int64_t,
+                                const QGemmRequant&, const Requant16*, uint8_t*,
+                                int64_t);
+
+template <int NP>
+GRAFT_VNNI_INLINE void RowsVnniTaps(const uint8_t* const* rows, int64_t n_rows,
+                                    const QGemmTaps& t,
+                                    const QGemmVnniWeights& b, int64_t p,
+                                    const QGemmRequant& rq, int64_t channel0,
+                                    uint8_t* out, int64_t out_stride) {
+  static_assert(kQGemmVnniMr == 8, "the table below lists 1 to 8 rows");
+  static constexpr TileVnniTapsFn<NP> kLastTile[kQGemmVnniMr - 1] = {
+      TileVnniTaps<1, NP>, TileVnniTaps<2, NP>, TileVnniTaps<3, NP>,
+      TileVnniTaps<4, NP>, TileVnniTaps<5, NP>, TileVnniTaps<6, NP>,
+      TileVnniTaps<7, NP>};
+  // The panels' requantization constants, once for all row tiles.
+  alignas(64) Requant16 rr[2];
+  for (int j = 0; j < NP; ++j) {
+    const int64_t n0 = (p + j) * kQGemmNr;
+    rr[j] = LoadRequant16(rq, channel0 + n0, b.col_offset.data() + n0);
+  }
+  int64_t row0 = 0;
+  for (; row0 + kQGemmVnniMr <= n_rows; row0 += kQGemmVnniMr) {
+    TileVnniTaps<kQGemmVnniMr, NP>(rows + row0, t, b, p, rq, rr,
+                                   out + row0 * out_stride, out_stride);
+  }
+  if (row0 < n_rows) {
+    kLastTile[n_rows - row0 - 1](rows + row0, t, b, p, rq, rr,
+                                 out + row0 * out_stride, out_stride);
+  }
+}
+
+GRAFT_VNNI_TARGET void QGemmVnniTapsImpl(const uint8_t* const* rows,
+                                         int64_t n_rows, const QGemmTaps& t,
+                                         const QGemmVnniWeights& b, int64_t p0,
+                                         int64_t p1, const QGemmRequant& rq,
+                                         int64_t channel0, uint8_t* out,
+                                         int64_t out_stride) {
+  int64_t p = p0;
+  for (; p + 2 <= p1; p += 2) {
+    RowsVnniTaps<2>(rows, n_rows, t, b, p, rq, channel0, out, out_stride);
+  }
+  if (p < p1) {
+    RowsVnniTaps<1>(rows, n_rows, t, b, p, rq, channel0, out, out_stride);
+  }
 }
 
 GRAFT_VNNI_TARGET void FlipImpl(const int8_t* src, int64_t n, uint8_t* dst) {
@@ -214,6 +432,28 @@ void QGemmVnni(const uint8_t* a, int64_t rows, const QGemmVnniWeights& b,
   std::abort();  // KernelIsa() is never kAvx512Vnni in such a build
 #endif
 }
+
+template <typename T>
+void QGemmVnniTaps(const uint8_t* const* rows, int64_t n_rows,
+                   const QGemmTaps& taps, const QGemmVnniWeights& b, int64_t p0,
+                   int64_t p1, const QGemmRequant& rq, int64_t channel0, T* out,
+                   int64_t out_stride) {
+  static_assert(sizeof(T) == 1, "8-bit outputs only");
+#if GRAFT_QGEMM_AVX2
+  CountQGemmCall(CpuIsa::kAvx512Vnni);
+  QGemmVnniTapsImpl(rows, n_rows, taps, b, p0, p1, rq, channel0,
+                    reinterpret_cast<uint8_t*>(out), out_stride);
+#else
+  (void)rows, (void)n_rows, (void)taps, (void)b, (void)p0, (void)p1, (void)rq,
+      (void)channel0, (void)out, (void)out_stride;
+  std::abort();  // KernelIsa() is never kAvx512Vnni in such a build
+#endif
+}
+
+template void QGemmVnniTaps<int8_t>(const uint8_t* const*, int64_t,
+                                    const QGemmTaps&, const QGemmVnniWeights&,
+                                    int64_t, int64_t, const QGemmRequant&,
+                                    int64_t, int8_t*, int64_t);
 
 template void QGemmVnni<int8_t>(const uint8_t*, int64_t,
                                 const QGemmVnniWeights&, int64_t, int64_t,
