@@ -548,8 +548,9 @@ void QGemmSums(const int16_t* a, int64_t rows, int64_t k, const int16_t* packed,
 int64_t QGemmCallsForTesting(CpuIsa path);
 // Counts one call of `path` (for the GEMM's own sources).
 void CountQGemmCall(CpuIsa path);
-// The same for the INT8 DEPTHWISE_CONV_2D fast paths (quantized_depthwise.cc):
-// one count per block of output rows, kAvx512Vnni for its vpdpwssd kernel.
+// The same for the INT8 DEPTHWISE_CONV_2D fast paths
+// (quantized_depthwise.cc): one count per block of output rows, kAvx512Vnni
+// for its vpdpwssd kernel.
 int64_t QDepthwiseCallsForTesting(CpuIsa path);
 // How many INT8 CONV_2D evaluations took the VNNI path without im2col
 // (quantized_conv.cc's EvalQConvVnniTaps) since the process started.
