@@ -585,6 +585,16 @@ void SetEvalFor(PrepareContext& ctx, bool is16) {
 
 // The padded copy's geometry, the taps and the filter packed for them
 // (QConvState::vnni_taps).
+// s->threads, and s->chunk_rows: output pixels per chunk of the GEMM
+// paths, enough chunks for every thread, in whole tiles of `mr` rows.
+void SetChunkRows(const PrepareContext& ctx, int mr, QConvState* s) {
+  s->threads = ctx.thread_pool() ? ctx.thread_pool()->num_threads() : 1;
+  const int64_t rows = int64_t{s->batch} * s->out_h * s->out_w;
+  const int64_t per_thread = (rows + s->threads - 1) / s->threads;
+  s->chunk_rows = std::max<int64_t>(
+      mr, std::min(kQChunkRows, (per_thread + mr - 1) / mr * mr));
+}
+
 void PrepareVnniTaps(const int8_t* w, QConvState* s) {
   s->vnni_taps = true;
   // The last input row and column any window reads, in input coordinates.
@@ -667,12 +677,7 @@ absl::Status PrepareConv2DQuantized(PrepareContext& ctx) {
   if (vnni && !pointwise) {
     PrepareVnniTaps(w->data<int8_t>(), s);
     PrepareRequantizeV8(s);
-    s->threads = ctx.thread_pool() ? ctx.thread_pool()->num_threads() : 1;
-    const int64_t rows = int64_t{s->batch} * s->out_h * s->out_w;
-    const int64_t per_thread = (rows + s->threads - 1) / s->threads;
-    constexpr int mr = kQGemmVnniMr;
-    s->chunk_rows = std::max<int64_t>(
-        mr, std::min(kQChunkRows, (per_thread + mr - 1) / mr * mr));
+    SetChunkRows(ctx, kQGemmVnniMr, s);
     ctx.RequestScratch(static_cast<size_t>(s->tap_bytes));
     ctx.SetEval(EvalQConvVnniTaps);
   } else if (vnni) {
@@ -680,24 +685,14 @@ absl::Status PrepareConv2DQuantized(PrepareContext& ctx) {
     QGemmVnniPackRows(w->data<int8_t>(), s->out_c, s->k, s->k,
                       s->input_offset - 128, &s->vnni);
     PrepareRequantizeV8(s);
-    s->threads = ctx.thread_pool() ? ctx.thread_pool()->num_threads() : 1;
-    const int64_t rows = int64_t{s->batch} * s->out_h * s->out_w;
-    const int64_t per_thread = (rows + s->threads - 1) / s->threads;
-    constexpr int mr = kQGemmVnniMr;
-    s->chunk_rows = std::max<int64_t>(
-        mr, std::min(kQChunkRows, (per_thread + mr - 1) / mr * mr));
+    SetChunkRows(ctx, kQGemmVnniMr, s);
     ctx.RequestScratch(static_cast<size_t>(s->threads * s->chunk_rows *
                                            QGemmVnniPaddedK(s->k)));
     ctx.SetEval(EvalQConvVnni);
   } else if (!is16 && w->constant && QGemmOffsetFits(s->input_offset)) {
     PackQFilter(s, w->data<int8_t>());
     PrepareRequantizeV8(s);
-    s->threads = ctx.thread_pool() ? ctx.thread_pool()->num_threads() : 1;
-    // Enough chunks for every thread, in whole micro-tiles.
-    const int64_t rows = int64_t{s->batch} * s->out_h * s->out_w;
-    const int64_t per_thread = (rows + s->threads - 1) / s->threads;
-    s->chunk_rows = std::max<int64_t>(
-        kQMr, std::min(kQChunkRows, (per_thread + kQMr - 1) / kQMr * kQMr));
+    SetChunkRows(ctx, kQMr, s);
     ctx.RequestScratch(
         static_cast<size_t>(s->threads * s->chunk_rows * QGemmPaddedK(s->k)) *
         sizeof(int16_t));

@@ -145,6 +145,19 @@ GRAFT_VNNI_INLINE void StoreTileVnni(const __m512i (&c)[8][2],
   }
 }
 
+// One row of a tile's reduction step: row i's four bytes at a##i + off
+// broadcast and multiplied into its accumulators c##i##a (panel w0) and
+// c##i##b (w1), for rows below MR. Shared by the tiles below (TileVnni,
+// TileVnniTaps), which name their locals to match.
+#define GRAFT_VNNI_ROW(i)                                   \
+  if constexpr (MR > i) {                                   \
+    int32_t quad;                                           \
+    std::memcpy(&quad, a##i + off, sizeof(quad));           \
+    const __m512i x = _mm512_set1_epi32(quad);              \
+    c##i##a = Dpbusd(c##i##a, x, w0);                       \
+    if constexpr (NP > 1) c##i##b = Dpbusd(c##i##b, x, w1); \
+  }
+
 // MR rows x NP panels (starting at panel p) over the whole reduction: one
 // 4-byte broadcast of a per row and one 64-byte load of b per panel feed
 // MR * NP vpdpbusd per group of four steps. The accumulators are named
@@ -178,14 +191,6 @@ GRAFT_VNNI_INLINE void TileVnni(const uint8_t* a, int64_t kp, int64_t row0,
   for (int64_t off = 0; off < kp; off += 4) {
     const __m512i w0 = _mm512_loadu_si512(b0 + off * kQGemmNr);
     const __m512i w1 = NP > 1 ? _mm512_loadu_si512(b1 + off * kQGemmNr) : w0;
-#define GRAFT_VNNI_ROW(i)                                   \
-  if constexpr (MR > i) {                                   \
-    int32_t quad;                                           \
-    std::memcpy(&quad, a##i + off, sizeof(quad));           \
-    const __m512i x = _mm512_set1_epi32(quad);              \
-    c##i##a = Dpbusd(c##i##a, x, w0);                       \
-    if constexpr (NP > 1) c##i##b = Dpbusd(c##i##b, x, w1); \
-  }
     GRAFT_VNNI_ROW(0)
     GRAFT_VNNI_ROW(1)
     GRAFT_VNNI_ROW(2)
@@ -194,7 +199,6 @@ GRAFT_VNNI_INLINE void TileVnni(const uint8_t* a, int64_t kp, int64_t row0,
     GRAFT_VNNI_ROW(5)
     GRAFT_VNNI_ROW(6)
     GRAFT_VNNI_ROW(7)
-#undef GRAFT_VNNI_ROW
   }
   const __m512i c[8][2] = {{c0a, c0b}, {c1a, c1b}, {c2a, c2b}, {c3a, c3b},
                            {c4a, c4b}, {c5a, c5b}, {c6a, c6b}, {c7a, c7b}};
@@ -296,14 +300,6 @@ GRAFT_VNNI_INLINE void TileVnniTaps(const uint8_t* const* rows,
       const __m512i w1 = NP > 1 ? _mm512_loadu_si512(b1) : w0;
       b0 += kQuadBytes;
       if constexpr (NP > 1) b1 += kQuadBytes;
-#define GRAFT_VNNI_ROW(i)                                   \
-  if constexpr (MR > i) {                                   \
-    int32_t quad;                                           \
-    std::memcpy(&quad, a##i + off, sizeof(quad));           \
-    const __m512i x = _mm512_set1_epi32(quad);              \
-    c##i##a = Dpbusd(c##i##a, x, w0);                       \
-    if constexpr (NP > 1) c##i##b = Dpbusd(c##i##b, x, w1); \
-  }
       GRAFT_VNNI_ROW(0)
       GRAFT_VNNI_ROW(1)
       GRAFT_VNNI_ROW(2)
@@ -312,7 +308,6 @@ GRAFT_VNNI_INLINE void TileVnniTaps(const uint8_t* const* rows,
       GRAFT_VNNI_ROW(5)
       GRAFT_VNNI_ROW(6)
       GRAFT_VNNI_ROW(7)
-#undef GRAFT_VNNI_ROW
     }
   }
   const __m512i c[8][2] = {{c0a, c0b}, {c1a, c1b}, {c2a, c2b}, {c3a, c3b},
@@ -372,6 +367,7 @@ GRAFT_VNNI_TARGET void QGemmVnniTapsImpl(const uint8_t* const* rows,
 GRAFT_VNNI_TARGET void FlipImpl(const int8_t* src, int64_t n, uint8_t* dst) {
   FlipToUnsignedAvx512(src, n, dst);
 }
+#undef GRAFT_VNNI_ROW
 #endif  // GRAFT_QGEMM_AVX2
 
 }  // namespace
