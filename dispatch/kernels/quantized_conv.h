@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "dispatch/kernel.h"
@@ -71,13 +72,19 @@ inline int32_t Requantize(Acc acc, const QuantizedMultiplier& m) {
   return MultiplyByQuantizedMultiplier(acc, m.multiplier, m.shift);
 }
 
-// One output from its sum: bias, rescale, output offset, clamp.
+// One output from its sum: bias, rescale, output offset, clamp. The bias
+// is added with wrap-around and the offset in 64 bits, so sums and scales
+// no real model has (TFLite's int32 arithmetic would overflow there) give
+// a defined, clamped result instead of undefined behaviour.
 template <typename T, typename Acc>
 inline T Finish(const QConvState& s, Acc acc, int oc) {
-  acc += static_cast<Acc>(s.bias[oc]);
-  int32_t v = Requantize(acc, s.mult[oc]) + s.output_offset;
-  v = std::min(s.act_max, std::max(s.act_min, v));
-  return static_cast<T>(v);
+  using U = std::make_unsigned_t<Acc>;
+  acc = static_cast<Acc>(static_cast<U>(acc) +
+                         static_cast<U>(static_cast<Acc>(s.bias[oc])));
+  const int64_t v =
+      int64_t{Requantize(acc, s.mult[oc])} + int64_t{s.output_offset};
+  return static_cast<T>(
+      std::clamp<int64_t>(v, int64_t{s.act_min}, int64_t{s.act_max}));
 }
 
 // INT8 DEPTHWISE_CONV_2D with depth multiplier 1 and up to kDwMaxTaps

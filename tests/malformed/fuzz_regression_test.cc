@@ -148,6 +148,15 @@ TEST(FuzzRegressionTest, HybridConvOfOnePanelRunsWithoutUndefinedBehaviour) {
   EXPECT_TRUE(s.ok()) << s;
 }
 
+TEST(FuzzRegressionTest, ConvWhoseRescaleMeetsTheInt32LimitRunsWithoutUndefinedBehaviour) {
+  // An int8 CONV_2D whose scales rescale a sum to -2^31 + 1: adding the
+  // output zero point (-128) overflowed int32 in the reference path's
+  // Finish (UBSan); it now adds in 64 bits and clamps.
+  absl::Status s =
+      RunAsTheRuntimeTargetDoes("runtime/conv_requant_offset_overflow.tflite");
+  EXPECT_TRUE(s.ok()) << s;
+}
+
 TEST(FuzzRegressionTest, EveryFormatInputReplaysWithoutCrashing) {
   for (const auto& entry :
        fs::directory_iterator(absl::StrCat(GRAFT_FUZZ_REGRESSION_DIR, "/format"))) {
