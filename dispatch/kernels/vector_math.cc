@@ -174,74 +174,56 @@ GRAFT_AVX2_FMA_TARGET inline void Apply8(const float* in, float* out,
     for (int64_t j = i; j < n; ++j) out[j] = tmp[j - i];
   }
 }
+#endif
 
-GRAFT_AVX2_FMA_TARGET void SigmoidAvx2(const float* in, float* out,
-                                       int64_t n) {
-  Apply8<Sigmoid8>(in, out, n);
+// The baselines: libm element by element.
+float SigmoidScalar(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+float TanhScalar(float x) { return std::tanh(x); }
+float ExpScalar(float x) { return std::exp(x); }
+float GeluErfScalar(float x) {
+  return 0.5f * x * (1.0f + std::erf(x * 0.7071067811865476f));
 }
-GRAFT_AVX2_FMA_TARGET void TanhAvx2(const float* in, float* out, int64_t n) {
-  Apply8<Tanh8>(in, out, n);
+
+using ArrayFn = void (*)(const float*, float*, int64_t);
+
+// `avx2` (Apply8 of the 8-lane form) where the CPU has AVX2 and FMA, else
+// kScalar element by element; counted.
+template <float (*kScalar)(float)>
+void Run(ArrayFn avx2, const float* in, float* out, int64_t n) {
+  if (avx2 != nullptr && CpuHasAvx2Fma()) {
+    CountCall(CpuIsa::kAvx2);
+    avx2(in, out, n);
+    return;
+  }
+  CountCall(CpuIsa::kBaseline);
+  for (int64_t i = 0; i < n; ++i) out[i] = kScalar(in[i]);
 }
-GRAFT_AVX2_FMA_TARGET void ExpAvx2(const float* in, float* out, int64_t n) {
-  Apply8<ExpFull8>(in, out, n);
-}
-GRAFT_AVX2_FMA_TARGET void GeluErfAvx2(const float* in, float* out,
-                                       int64_t n) {
-  Apply8<GeluErf8>(in, out, n);
-}
+
+#if GRAFT_HAVE_AVX2_FMA_BUILD
+#define GRAFT_AVX2_ARRAY(fn8) (&Apply8<fn8>)
+#else
+#define GRAFT_AVX2_ARRAY(fn8) nullptr
 #endif
 
 }  // namespace
 
 void SigmoidVector(const float* in, float* out, int64_t n) {
-#if GRAFT_HAVE_AVX2_FMA_BUILD
-  if (CpuHasAvx2Fma()) {
-    CountCall(CpuIsa::kAvx2);
-    SigmoidAvx2(in, out, n);
-    return;
-  }
-#endif
-  CountCall(CpuIsa::kBaseline);
-  for (int64_t i = 0; i < n; ++i) out[i] = 1.0f / (1.0f + std::exp(-in[i]));
+  Run<SigmoidScalar>(GRAFT_AVX2_ARRAY(Sigmoid8), in, out, n);
 }
 
 void TanhVector(const float* in, float* out, int64_t n) {
-#if GRAFT_HAVE_AVX2_FMA_BUILD
-  if (CpuHasAvx2Fma()) {
-    CountCall(CpuIsa::kAvx2);
-    TanhAvx2(in, out, n);
-    return;
-  }
-#endif
-  CountCall(CpuIsa::kBaseline);
-  for (int64_t i = 0; i < n; ++i) out[i] = std::tanh(in[i]);
+  Run<TanhScalar>(GRAFT_AVX2_ARRAY(Tanh8), in, out, n);
 }
 
 void ExpVector(const float* in, float* out, int64_t n) {
-#if GRAFT_HAVE_AVX2_FMA_BUILD
-  if (CpuHasAvx2Fma()) {
-    CountCall(CpuIsa::kAvx2);
-    ExpAvx2(in, out, n);
-    return;
-  }
-#endif
-  CountCall(CpuIsa::kBaseline);
-  for (int64_t i = 0; i < n; ++i) out[i] = std::exp(in[i]);
+  Run<ExpScalar>(GRAFT_AVX2_ARRAY(ExpFull8), in, out, n);
 }
 
 void GeluErfVector(const float* in, float* out, int64_t n) {
-#if GRAFT_HAVE_AVX2_FMA_BUILD
-  if (CpuHasAvx2Fma()) {
-    CountCall(CpuIsa::kAvx2);
-    GeluErfAvx2(in, out, n);
-    return;
-  }
-#endif
-  CountCall(CpuIsa::kBaseline);
-  for (int64_t i = 0; i < n; ++i) {
-    out[i] = 0.5f * in[i] * (1.0f + std::erf(in[i] * 0.7071067811865476f));
-  }
+  Run<GeluErfScalar>(GRAFT_AVX2_ARRAY(GeluErf8), in, out, n);
 }
+
+#undef GRAFT_AVX2_ARRAY
 
 int64_t VectorMathCallsForTesting(CpuIsa path) {
   const int i = static_cast<int>(path);
