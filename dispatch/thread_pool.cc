@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <chrono>
 
+#if defined(__linux__)
+#include <sched.h>
+#endif
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
@@ -18,12 +22,27 @@ void CpuRelax() {
 #endif
 }
 
+// The CPU the calling thread runs on, or kUnknownCpu where the system
+// cannot tell.
+constexpr int kUnknownCpu = -2;
+int CurrentCpu() {
+#if defined(__linux__)
+  const int cpu = sched_getcpu();  // vDSO (rdpid / rdtscp): no system call
+  return cpu >= 0 ? cpu : kUnknownCpu;
+#else
+  return kUnknownCpu;
+#endif
+}
+
 // Polls `done` for up to `micros`; true as soon as it holds. Every 64 polls
-// it reads the clock and yields the CPU: when the thread it waits for shares
-// this CPU (the scheduler put both on one core, or the other core is busy),
-// that thread runs instead of waiting for the poll to time out.
-template <typename Done>
-bool SpinUntil(int micros, Done done) {
+// it reads the clock and asks `share_cpu` whether a thread it waits for
+// was last seen on this thread's CPU; then it yields the CPU, so that
+// thread runs instead of waiting for the poll to time out (the scheduler
+// put both on one core). Otherwise it keeps the CPU: a yield would hand it
+// to any other runnable task for a whole time slice (milliseconds) while
+// the thread it waits for is a microsecond from done on the other core.
+template <typename Done, typename ShareCpu>
+bool SpinUntil(int micros, Done done, ShareCpu share_cpu) {
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::microseconds(micros);
   for (int i = 1;; ++i) {
@@ -31,7 +50,7 @@ bool SpinUntil(int micros, Done done) {
     CpuRelax();
     if (i % 64 == 0) {
       if (std::chrono::steady_clock::now() > deadline) return done();
-      std::this_thread::yield();
+      if (share_cpu()) std::this_thread::yield();
     }
   }
 }
@@ -45,7 +64,8 @@ thread_local int tls_thread_index = 0;
 
 ThreadPool::ThreadPool(int num_threads)
     : num_threads_(std::max(1, num_threads)),
-      ranges_(new Range[num_threads_]) {
+      ranges_(new Range[num_threads_]),
+      seats_(new Seat[num_threads_]) {
   workers_.reserve(num_threads_ - 1);
   for (int i = 0; i < num_threads_ - 1; ++i) {
     workers_.emplace_back([this, i] { WorkerLoop(i + 1); });
@@ -77,41 +97,65 @@ int64_t ThreadPool::TakeChunk(Range& r, bool from_back) {
   }
 }
 
+bool ThreadPool::SharesCpu(int thread_index) {
+  const int cpu = CurrentCpu();
+  if (cpu == kUnknownCpu) return true;
+  seats_[thread_index].cpu.store(cpu, std::memory_order_relaxed);
+  for (int t = 0; t < num_threads_; ++t) {
+    if (t != thread_index &&
+        seats_[t].cpu.load(std::memory_order_relaxed) == cpu) {
+      return true;
+    }
+  }
+  return false;
+}
+
 void ThreadPool::RunChunks(int thread_index) {
   bool was_inside = tls_in_parallel_for;
   tls_in_parallel_for = true;
+  const Loop loop = loop_;
+  // Chunks run here, counted in once at the end: a shared counter bumped
+  // per chunk would bounce its cache line between the cores every chunk.
+  int64_t done = 0;
   // Own range first, then the others' from their backs, nearest first.
   for (int i = 0; i < num_threads_; ++i) {
     Range& r = ranges_[(thread_index + i) % num_threads_];
     for (;;) {
       const int64_t c = TakeChunk(r, /*from_back=*/i != 0);
       if (c < 0) break;
-      const int64_t begin = c * chunk_;
-      (*fn_)(thread_index, begin, std::min(n_, begin + chunk_));
-      if (done_chunks_.fetch_add(1, std::memory_order_acq_rel) + 1 ==
-          num_chunks_) {
-        std::lock_guard<std::mutex> lock(mutex_);
-        done_cv_.notify_one();
-      }
+      const int64_t begin = c * loop.chunk;
+      (*loop.fn)(thread_index, begin, std::min(loop.n, begin + loop.chunk));
+      ++done;
     }
+  }
+  if (done > 0 && done_chunks_.fetch_add(done, std::memory_order_acq_rel) +
+                          done == loop.num_chunks) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    done_cv_.notify_one();
   }
   tls_in_parallel_for = was_inside;
 }
 
 void ThreadPool::WorkerLoop(int thread_index) {
   tls_thread_index = thread_index;
+  std::atomic<int>& seat = seats_[thread_index].cpu;
   uint64_t seen = 0;
   for (;;) {
     auto ready = [&] {
       return stop_.load(std::memory_order_acquire) ||
              generation_.load(std::memory_order_acquire) != seen;
     };
-    SpinUntil(kSpinMicros, [&] {
-      return ready() || parked_.load(std::memory_order_relaxed);
-    });
+    seat.store(CurrentCpu(), std::memory_order_relaxed);
+    SpinUntil(
+        kSpinMicros,
+        [&] { return ready() || parked_.load(std::memory_order_relaxed); },
+        [&] { return SharesCpu(thread_index); });
     if (!ready()) {
+      seat.store(kNotRunning, std::memory_order_relaxed);
       std::unique_lock<std::mutex> lock(mutex_);
       work_cv_.wait(lock, ready);
+      lock.unlock();
+      seat.store(CurrentCpu(), std::memory_order_relaxed);
     }
     if (stop_.load(std::memory_order_acquire)) return;
     seen = generation_.load(std::memory_order_acquire);
@@ -141,13 +185,15 @@ void ThreadPool::ParallelForWithThreadIndex(
   int64_t target_chunks = int64_t{num_threads_} * 8;
   int64_t chunk = std::max(min_chunk, (n + target_chunks - 1) / target_chunks);
   parked_.store(false, std::memory_order_relaxed);
-  fn_ = &fn;
-  n_ = n;
-  chunk_ = chunk;
-  num_chunks_ = (n + chunk - 1) / chunk;
+  seats_[0].cpu.store(CurrentCpu(), std::memory_order_relaxed);
+  loop_.fn = &fn;
+  loop_.n = n;
+  loop_.chunk = chunk;
+  const int64_t num_chunks = (n + chunk - 1) / chunk;
+  loop_.num_chunks = num_chunks;
   for (int t = 0; t < num_threads_; ++t) {
-    const uint64_t front = num_chunks_ * t / num_threads_;
-    const uint64_t back = num_chunks_ * (t + 1) / num_threads_;
+    const uint64_t front = num_chunks * t / num_threads_;
+    const uint64_t back = num_chunks * (t + 1) / num_threads_;
     ranges_[t].ends.store(front | back << 32, std::memory_order_relaxed);
   }
   done_chunks_.store(0, std::memory_order_relaxed);
@@ -159,9 +205,10 @@ void ThreadPool::ParallelForWithThreadIndex(
   work_cv_.notify_all();  // no system call when every worker is polling
   RunChunks(0);
   auto done = [&] {
-    return done_chunks_.load(std::memory_order_acquire) == num_chunks_;
+    return done_chunks_.load(std::memory_order_acquire) == num_chunks;
   };
-  if (!SpinUntil(kSpinMicros, done)) {
+  auto share_cpu = [&] { return SharesCpu(0); };
+  if (!SpinUntil(kSpinMicros, done, share_cpu)) {
     std::unique_lock<std::mutex> lock(mutex_);
     done_cv_.wait(lock, done);
   }
@@ -170,10 +217,12 @@ void ThreadPool::ParallelForWithThreadIndex(
   // to see open_ false.
   open_.store(false, std::memory_order_seq_cst);
   while (active_.load(std::memory_order_seq_cst) != 0) {
-    SpinUntil(kSpinMicros,
-              [&] { return active_.load(std::memory_order_seq_cst) == 0; });
+    SpinUntil(
+        kSpinMicros,
+        [&] { return active_.load(std::memory_order_seq_cst) == 0; },
+        share_cpu);
   }
-  fn_ = nullptr;
+  loop_.fn = nullptr;
 }
 
 }  // namespace graft

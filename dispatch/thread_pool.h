@@ -8,7 +8,9 @@
 // the calling thread polls for the loop's last chunk the same way: a model's
 // consecutive ops (tens of microseconds apart) then cost no wake-up
 // (futex and scheduler latency, ~10 us a loop on a VM), and an idle pool
-// still sleeps. Park() sends polling workers to sleep at once, for when the
+// still sleeps. A polling thread yields its CPU only when the thread it
+// waits for was last seen on the same CPU (sched_getcpu): a yield on a
+// busy machine gives the CPU away for a time slice. Park() sends polling workers to sleep at once, for when the
 // cores are about to be someone else's (a vendor library's own threads).
 //
 // Chunks are dealt out in contiguous ranges, one per thread (the caller's
@@ -74,6 +76,16 @@ class ThreadPool {
     std::atomic<uint64_t> ends{0};
   };
 
+  // Where each pool thread was last seen running (a CPU number,
+  // kNotRunning while it sleeps); a cache line each.
+  static constexpr int kNotRunning = -1;
+  struct alignas(64) Seat {
+    std::atomic<int> cpu{kNotRunning};
+  };
+
+  // Records this thread's CPU in its seat; true when another pool thread
+  // was last seen on the same CPU, or the system cannot tell.
+  bool SharesCpu(int thread_index);
   void WorkerLoop(int thread_index);
   void RunChunks(int thread_index);
   // Takes a chunk of range r: its front (own range) or its back (stealing);
@@ -94,7 +106,7 @@ class ThreadPool {
   std::condition_variable done_cv_;
   // Bumped per loop (release: the loop's fields below are published by
   // it); workers wait for a change.
-  std::atomic<uint64_t> generation_{0};
+  alignas(64) std::atomic<uint64_t> generation_{0};
   std::atomic<bool> stop_{false};
   std::atomic<bool> parked_{false};  // Park() since the last loop began
   // The loop's end is its chunks' end, not every worker's arrival: a worker
@@ -106,14 +118,21 @@ class ThreadPool {
   // sequentially consistent, so one of them sees the other).
   std::atomic<bool> open_{false};
   std::atomic<int> active_{0};
-  std::atomic<int64_t> done_chunks_{0};
+  // Chunks run, added once by each thread when it finds none left; a cache
+  // line of its own.
+  alignas(64) std::atomic<int64_t> done_chunks_{0};
 
-  // The current loop (valid while a generation runs).
-  const absl::FunctionRef<void(int, int64_t, int64_t)>* fn_ = nullptr;
-  int64_t n_ = 0;
-  int64_t chunk_ = 0;
-  int64_t num_chunks_ = 0;
+  // The current loop (valid while a generation runs), on its own cache
+  // line: written once per loop, then only read.
+  struct alignas(64) Loop {
+    const absl::FunctionRef<void(int, int64_t, int64_t)>* fn = nullptr;
+    int64_t n = 0;
+    int64_t chunk = 0;
+    int64_t num_chunks = 0;
+  };
+  Loop loop_;
   std::unique_ptr<Range[]> ranges_;  // num_threads_ of them
+  std::unique_ptr<Seat[]> seats_;    // num_threads_ of them
 };
 
 }  // namespace graft

@@ -7,6 +7,10 @@
 
 #include "gtest/gtest.h"
 
+#if defined(__linux__)
+#include <sched.h>
+#endif
+
 namespace graft {
 namespace {
 
@@ -128,6 +132,38 @@ TEST(ThreadPoolTest, LoopsAfterPollingSleepingAndParkedWorkers) {
   }
   stop = true;
   parker.join();
+}
+
+// The caller and its workers pinned to one CPU, as the scheduler sometimes
+// places them: a thread waiting for another's chunk must let it run (it
+// yields when they share the CPU), and every loop still covers its range.
+// bench/thread_pool_bench.cc's loop_one_cpu times the same case.
+TEST(ThreadPoolTest, LoopsWithAllThreadsOnOneCpu) {
+#if defined(__linux__)
+  cpu_set_t old_set;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(old_set), &old_set), 0);
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(sched_getcpu(), &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+  {
+    ThreadPool pool(3);  // its workers inherit the affinity
+    for (int r = 0; r < 200; ++r) {
+      std::vector<std::atomic<int>> hits(64);
+      pool.ParallelFor(64, 1, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+          volatile int64_t spin = 0;
+          for (int k = 0; k < 2000; ++k) spin = spin + k;
+          hits[i]++;
+        }
+      });
+      for (int i = 0; i < 64; ++i) ASSERT_EQ(hits[i], 1) << "loop " << r;
+    }
+  }
+  ASSERT_EQ(sched_setaffinity(0, sizeof(old_set), &old_set), 0);
+#else
+  GTEST_SKIP() << "needs sched_setaffinity";
+#endif
 }
 
 }  // namespace

@@ -1,0 +1,120 @@
+// What a parallel loop costs on Graft's thread pool (dispatch/thread_pool.h).
+//
+// loop/THREADS/STEPS: one ParallelFor over 16 items whose bodies together
+// take STEPS steps of a dependent integer chain (a few cycles each; nothing
+// shared but the loop itself), at THREADS = 1 (inline: the serial baseline)
+// and 2. The closing table prints each 2-thread loop against the 1-thread
+// one of the same STEPS: the speedup, and what the hand-over costs beyond
+// half the serial time. A kernel's threshold for going parallel (work per
+// thread) must be worth this overhead.
+//
+// loop_one_cpu/STEPS: the same 2-thread loop with the whole process pinned
+// to one CPU, as the scheduler sometimes places a worker and its caller:
+// each should wait for the other only as long as the other needs the CPU,
+// not for the pool's whole polling time.
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#if defined(__linux__)
+#include <sched.h>
+#endif
+
+#include "absl/strings/str_cat.h"
+#include "bench/bench_util.h"
+#include "dispatch/thread_pool.h"
+
+namespace graft {
+namespace {
+
+constexpr int kItems = 16;
+constexpr int kSteps[] = {250, 1000, 4000, 16000};
+
+// Each step a multiply, an add and an xor-shift on the last step's result.
+uint64_t Spin(int64_t steps, uint64_t seed) {
+  uint64_t x = seed | 1;
+  for (int64_t i = 0; i < steps; ++i) {
+    x = x * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(i);
+    x ^= x >> 29;
+  }
+  return x;
+}
+
+void RunLoops(benchmark::State& state, int threads) {
+  const int64_t steps_per_item = state.range(0) / kItems;
+  ThreadPool pool(threads);
+  uint64_t sink[kItems] = {};
+  for (auto _ : state) {
+    pool.ParallelFor(kItems, 1, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) sink[i] = Spin(steps_per_item, sink[i]);
+    });
+    benchmark::DoNotOptimize(sink);
+  }
+}
+
+void BM_Loop(benchmark::State& state, int threads) { RunLoops(state, threads); }
+
+void BM_LoopOneCpu(benchmark::State& state) {
+#if defined(__linux__)
+  cpu_set_t old_set;
+  sched_getaffinity(0, sizeof(old_set), &old_set);
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(sched_getcpu(), &one);
+  // The pool's worker inherits the caller's affinity at its creation.
+  sched_setaffinity(0, sizeof(one), &one);
+  RunLoops(state, 2);
+  sched_setaffinity(0, sizeof(old_set), &old_set);
+#else
+  state.SkipWithError("needs sched_setaffinity");
+#endif
+}
+
+void Register() {
+  for (int steps : kSteps) {
+    for (int threads : {1, 2}) {
+      benchmark::RegisterBenchmark(absl::StrCat("loop/", threads).c_str(),
+                                   BM_Loop, threads)
+          ->Arg(steps)
+          ->UseRealTime();
+    }
+    benchmark::RegisterBenchmark("loop_one_cpu", BM_LoopOneCpu)
+        ->Arg(steps)
+        ->UseRealTime();
+  }
+}
+
+const bench::MedianReporter::Row* Find(const bench::MedianReporter& r,
+                                       const std::string& name) {
+  auto it = r.rows().find(name);
+  return it == r.rows().end() ? nullptr : &it->second;
+}
+
+int Main(int argc, char** argv) {
+  Register();
+  if (!bench::InitializeWithMedians(&argc, argv, 5)) return 2;
+  bench::MedianReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  std::printf("\nmachine: %s\n", bench::MachineDescription().c_str());
+  std::printf("%8s %10s %10s %8s %14s %10s\n", "steps", "1 thread",
+              "2 threads", "speedup", "over half", "one CPU");
+  for (int steps : kSteps) {
+    const auto* one = Find(reporter, absl::StrCat("loop/1/", steps, "/real_time"));
+    const auto* two = Find(reporter, absl::StrCat("loop/2/", steps, "/real_time"));
+    const auto* pinned =
+        Find(reporter, absl::StrCat("loop_one_cpu/", steps, "/real_time"));
+    if (one == nullptr || two == nullptr) continue;
+    std::printf("%8d %10s %10s %7.2fx %14s %10s\n", steps,
+                bench::HumanTime(one->seconds).c_str(),
+                bench::HumanTime(two->seconds).c_str(),
+                one->seconds / two->seconds,
+                bench::HumanTime(two->seconds - one->seconds / 2).c_str(),
+                pinned ? bench::HumanTime(pinned->seconds).c_str() : "-");
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace graft
+
+int main(int argc, char** argv) { return graft::Main(argc, argv); }
