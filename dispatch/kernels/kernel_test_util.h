@@ -90,6 +90,33 @@ void ExpectNear(const std::vector<float>& got, const std::vector<float>& want,
                 int64_t reduction_length = 1, const std::string& what = "",
                 double term_scale = 0);
 
+// One INT8 DEPTHWISE_CONV_2D, depth multiplier 1: input scale
+// kDepthwiseInScale, per-channel weight scales `ws` (bias scales
+// kDepthwiseInScale * ws), output scale kDepthwiseOutScale. The tests draw
+// the fields; oh and ow must be the output's size under TFLite's padding.
+struct DepthwiseCase {
+  int batch, h, w, c, kh, kw, stride_h, stride_w, dil_h, dil_w;
+  bool same;  // SAME padding, else VALID
+  tfl::ActivationFunctionType act = tfl::ActivationFunctionType_NONE;
+  int in_zp, out_zp, oh, ow;
+  std::vector<float> ws;       // [c]
+  std::vector<int8_t> wv, xv;  // [kh][kw][c], [batch][h][w][c]
+  std::vector<int32_t> bv;     // [c]
+};
+
+inline constexpr float kDepthwiseInScale = 0.05f, kDepthwiseOutScale = 0.1f;
+
+// The shape, window, activation and zero points, for failure messages.
+std::string DescribeDepthwise(const DepthwiseCase& d);
+
+// TFLite's reference_integer_ops::DepthwiseConvPerChannel with TFLite's
+// padding (SAME: half the total pad before) and activation range.
+std::vector<int8_t> ReferenceDepthwise(const DepthwiseCase& d);
+
+// Runs `d` as a one-op model on `threads` threads under whatever
+// KernelIsa() is now; empty (with a failure) if the model does not load.
+std::vector<int8_t> RunDepthwise(const DepthwiseCase& d, int threads);
+
 }  // namespace graft::testing
 
 #endif  // GRAFT_DISPATCH_KERNELS_KERNEL_TEST_UTIL_H_

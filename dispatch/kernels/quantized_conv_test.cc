@@ -7,12 +7,10 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <string>
 #include <vector>
 
 #include "dispatch/kernels/cpu_features.h"
 #include "dispatch/kernels/kernel_test_util.h"
-#include "dispatch/kernels/quantization_util.h"
 #include "dispatch/kernels/quantized_gemm.h"
 #include "gtest/gtest.h"
 
@@ -276,33 +274,14 @@ namespace graft {
 namespace {
 namespace dw_paths {
 
+using testing::DepthwiseCase;
+using testing::DescribeDepthwise;
 using testing::RandomInt;
+using testing::ReferenceDepthwise;
+using testing::RunDepthwise;
 
-struct Case {
-  int batch, h, w, c, kh, kw, stride_h, stride_w, dil_h, dil_w;
-  bool same;
-  tfl::ActivationFunctionType act;
-  int in_zp, out_zp, oh, ow;
-  std::vector<float> ws;
-  std::vector<int8_t> wv, xv;
-  std::vector<int32_t> bv;
-};
-
-constexpr float kInScale = 0.05f, kOutScale = 0.1f;
-
-std::string Describe(const Case& d) {
-  return std::to_string(d.batch) + "x" + std::to_string(d.h) + "x" +
-         std::to_string(d.w) + "x" + std::to_string(d.c) + " filter " +
-         std::to_string(d.kh) + "x" + std::to_string(d.kw) + " stride " +
-         std::to_string(d.stride_h) + "," + std::to_string(d.stride_w) +
-         " dilation " + std::to_string(d.dil_h) + "," +
-         std::to_string(d.dil_w) + (d.same ? " SAME" : " VALID") + " act " +
-         std::to_string(static_cast<int>(d.act)) + " zp " +
-         std::to_string(d.in_zp) + "/" + std::to_string(d.out_zp);
-}
-
-Case Draw(std::mt19937& rng) {
-  Case d;
+DepthwiseCase Draw(std::mt19937& rng) {
+  DepthwiseCase d;
   do {
     d.batch = RandomInt(rng, 0, 4) == 0 ? RandomInt(rng, 2, 3) : 1;
     // A quarter tiny (every pixel border), the rest up to 14.
@@ -358,85 +337,9 @@ Case Draw(std::mt19937& rng) {
   return d;
 }
 
-// reference_integer_ops::DepthwiseConvPerChannel with TFLite's padding
-// (SAME: half the total pad before) and activation range.
-std::vector<int8_t> Reference(const Case& d) {
-  const int eh = (d.kh - 1) * d.dil_h + 1, ew = (d.kw - 1) * d.dil_w + 1;
-  const int pad_h =
-      d.same ? std::max(0, ((d.oh - 1) * d.stride_h + eh - d.h) / 2) : 0;
-  const int pad_w =
-      d.same ? std::max(0, ((d.ow - 1) * d.stride_w + ew - d.w) / 2) : 0;
-  int act_min = -128, act_max = 127;
-  if (d.act != tfl::ActivationFunctionType_NONE) {
-    act_min = std::max(-128, d.out_zp);
-  }
-  if (d.act == tfl::ActivationFunctionType_RELU6) {
-    act_max = std::min<int>(
-        127, d.out_zp + static_cast<int>(std::round(6.0f / kOutScale)));
-  }
-  std::vector<int8_t> out(int64_t{d.batch} * d.oh * d.ow * d.c);
-  for (int b = 0; b < d.batch; ++b) {
-    for (int oy = 0; oy < d.oh; ++oy) {
-      for (int ox = 0; ox < d.ow; ++ox) {
-        for (int c = 0; c < d.c; ++c) {
-          int32_t acc = 0;
-          for (int ky = 0; ky < d.kh; ++ky) {
-            for (int kx = 0; kx < d.kw; ++kx) {
-              const int iy = oy * d.stride_h - pad_h + ky * d.dil_h;
-              const int ix = ox * d.stride_w - pad_w + kx * d.dil_w;
-              if (iy < 0 || iy >= d.h || ix < 0 || ix >= d.w) continue;
-              acc += d.wv[(int64_t{ky} * d.kw + kx) * d.c + c] *
-                     (d.xv[((int64_t{b} * d.h + iy) * d.w + ix) * d.c + c] -
-                      d.in_zp);
-            }
-          }
-          acc += d.bv[c];
-          const kernels::QuantizedMultiplier m = kernels::QuantizeMultiplier(
-              double{kInScale} * double{d.ws[c]} / double{kOutScale});
-          const int32_t v =
-              kernels::MultiplyByQuantizedMultiplier(acc, m) + d.out_zp;
-          out[((int64_t{b} * d.oh + oy) * d.ow + ox) * d.c + c] =
-              static_cast<int8_t>(std::min(act_max, std::max(act_min, v)));
-        }
-      }
-    }
-  }
-  return out;
-}
-
-std::vector<int8_t> RunDepthwiseOp(const Case& d, int threads) {
-  ModelBuilder mb;
-  auto& g = mb.Subgraph("main");
-  TensorId x = g.Input("x", tfl::TensorType_INT8, {d.batch, d.h, d.w, d.c});
-  TensorId tw = g.Constant<int8_t>("w", {1, d.kh, d.kw, d.c}, d.wv);
-  TensorId tb = g.Constant<int32_t>("b", {d.c}, d.bv);
-  g.Quantize(x, kInScale, d.in_zp);
-  std::vector<float> bs(d.c);
-  for (int i = 0; i < d.c; ++i) bs[i] = kInScale * d.ws[i];
-  std::vector<int64_t> zeros(d.c, 0);
-  g.QuantizePerChannel(tw, d.ws, zeros, 3).QuantizePerChannel(tb, bs, zeros, 0);
-  tfl::DepthwiseConv2DOptionsT o;
-  o.stride_h = d.stride_h, o.stride_w = d.stride_w;
-  o.dilation_h_factor = d.dil_h, o.dilation_w_factor = d.dil_w;
-  o.depth_multiplier = 1;
-  o.padding = d.same ? tfl::Padding_SAME : tfl::Padding_VALID;
-  o.fused_activation_function = d.act;
-  TensorId y = g.Op(tfl::BuiltinOperator_DEPTHWISE_CONV_2D)
-                   .In(x, tw, tb)
-                   .Options(o)
-                   .Out("y", tfl::TensorType_INT8, {d.batch, d.oh, d.ow, d.c});
-  g.Quantize(y, kOutScale, d.out_zp).Output(y);
-  auto rt = testing::LoadBuilt(mb, threads);
-  EXPECT_TRUE(rt.ok()) << rt.status();
-  if (!rt.ok()) return {};
-  testing::SetInput(**rt, 0, d.xv);
-  EXPECT_TRUE((*rt)->Invoke().ok());
-  return testing::GetOutput<int8_t>(**rt, 0);
-}
-
 TEST(QuantizedDepthwiseTest, EveryPathBitExactWithReferenceOverDrawnShapes) {
   std::mt19937 rng = testing::SeededRng(27);
-  std::vector<Case> cases;
+  std::vector<DepthwiseCase> cases;
   for (int i = 0; i < 120; ++i) cases.push_back(Draw(rng));
   testing::ForEachForcedIsa(
       {kernels::CpuIsa::kBaseline, kernels::CpuIsa::kAvx2,
@@ -444,11 +347,12 @@ TEST(QuantizedDepthwiseTest, EveryPathBitExactWithReferenceOverDrawnShapes) {
       [&](kernels::CpuIsa isa) {
         const int64_t calls_before = kernels::QDepthwiseCallsForTesting(isa);
         for (size_t i = 0; i < cases.size(); ++i) {
-          const std::vector<int8_t> want = Reference(cases[i]);
+          const std::vector<int8_t> want = ReferenceDepthwise(cases[i]);
           for (int threads : {1, 2}) {
-            ASSERT_EQ(RunDepthwiseOp(cases[i], threads), want)
+            ASSERT_EQ(RunDepthwise(cases[i], threads), want)
                 << kernels::CpuIsaName(isa) << ", " << threads
-                << " threads, case " << i << ": " << Describe(cases[i]);
+                << " threads, case " << i << ": "
+                << DescribeDepthwise(cases[i]);
           }
         }
         // Each case's op ran on this path, not a lower one.
@@ -468,7 +372,7 @@ TEST(QuantizedDepthwiseTest, EveryChannelCountBitExactOnVnni) {
       {kernels::CpuIsa::kAvx512Vnni}, [&](kernels::CpuIsa isa) {
         for (int c = 1; c <= 70; ++c) {
           for (int k : {3, 7}) {
-            Case d = Draw(rng);
+            DepthwiseCase d = Draw(rng);
             d.batch = 2, d.h = k == 3 ? 5 : 4, d.w = k == 3 ? 19 : 3, d.c = c;
             d.kh = d.kw = k, d.stride_h = d.stride_w = 1, d.dil_h = d.dil_w = 1;
             d.same = true, d.oh = d.h, d.ow = d.w;
@@ -486,7 +390,8 @@ TEST(QuantizedDepthwiseTest, EveryChannelCountBitExactOnVnni) {
               v = static_cast<int8_t>(RandomInt(rng, -128, 127));
             const int64_t calls_before =
                 kernels::QDepthwiseCallsForTesting(isa);
-            ASSERT_EQ(RunDepthwiseOp(d, 1), Reference(d)) << Describe(d);
+            ASSERT_EQ(RunDepthwise(d, 1), ReferenceDepthwise(d))
+                << DescribeDepthwise(d);
             EXPECT_GT(kernels::QDepthwiseCallsForTesting(isa), calls_before);
           }
         }

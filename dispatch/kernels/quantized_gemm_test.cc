@@ -23,9 +23,12 @@ namespace graft {
 namespace {
 
 using kernels::CpuIsa;
-using testing::RandomInt;
-
+using testing::DepthwiseCase;
+using testing::DescribeDepthwise;
 using testing::IsaCap;
+using testing::RandomInt;
+using testing::ReferenceDepthwise;
+using testing::RunDepthwise;
 
 // Skips the calling test where the CPU lacks `isa`.
 #define SKIP_UNLESS_CPU_HAS(isa)                                             \
@@ -462,19 +465,10 @@ void ExpectOpPathsAgree(bool fc) {
 // drawn shapes: channel counts that leave every tail of the 32-, 16- and
 // 1-channel blocks, filters up to 5x5 (not square), strides up to 3,
 // dilation, SAME and VALID padding, batch 2; against TFLite's reference
-// formula computed here.
-struct DwCase {
-  int batch, h, w, c, kh, kw, stride_h, stride_w, dil_h, dil_w;
-  bool same;
-  int in_zp, out_zp, oh, ow;
-  std::vector<float> ws;
-  std::vector<int8_t> wv, xv;
-  std::vector<int32_t> bv;
-};
-
-DwCase DrawDepthwise(uint32_t seed) {
+// formula (testing::ReferenceDepthwise).
+DepthwiseCase DrawDepthwise(uint32_t seed) {
   std::mt19937 rng(seed);
-  DwCase d;
+  DepthwiseCase d;
   do {
     d.batch = RandomInt(rng, 1, 2);
     d.h = RandomInt(rng, 1, 12), d.w = RandomInt(rng, 1, 12);
@@ -505,90 +499,21 @@ DwCase DrawDepthwise(uint32_t seed) {
   return d;
 }
 
-// TFLite's reference_integer_ops::DepthwiseConvPerChannel, TFLite's
-// padding (SAME: half the total pad before).
-std::vector<int8_t> ReferenceDepthwise(const DwCase& d) {
-  const int eh = (d.kh - 1) * d.dil_h + 1, ew = (d.kw - 1) * d.dil_w + 1;
-  const int pad_h =
-      d.same ? std::max(0, ((d.oh - 1) * d.stride_h + eh - d.h) / 2) : 0;
-  const int pad_w =
-      d.same ? std::max(0, ((d.ow - 1) * d.stride_w + ew - d.w) / 2) : 0;
-  std::vector<int8_t> out(int64_t{d.batch} * d.oh * d.ow * d.c);
-  for (int b = 0; b < d.batch; ++b) {
-    for (int oy = 0; oy < d.oh; ++oy) {
-      for (int ox = 0; ox < d.ow; ++ox) {
-        for (int c = 0; c < d.c; ++c) {
-          int32_t acc = 0;
-          for (int ky = 0; ky < d.kh; ++ky) {
-            for (int kx = 0; kx < d.kw; ++kx) {
-              const int iy = oy * d.stride_h - pad_h + ky * d.dil_h;
-              const int ix = ox * d.stride_w - pad_w + kx * d.dil_w;
-              if (iy < 0 || iy >= d.h || ix < 0 || ix >= d.w) continue;
-              acc += d.wv[(int64_t{ky} * d.kw + kx) * d.c + c] *
-                     (d.xv[((int64_t{b} * d.h + iy) * d.w + ix) * d.c + c] -
-                      d.in_zp);
-            }
-          }
-          acc += d.bv[c];
-          const kernels::QuantizedMultiplier m = kernels::QuantizeMultiplier(
-              double{0.05f} * double{d.ws[c]} / double{0.1f});
-          const int32_t v =
-              kernels::MultiplyByQuantizedMultiplier(acc, m) + d.out_zp;
-          out[((int64_t{b} * d.oh + oy) * d.ow + ox) * d.c + c] =
-              static_cast<int8_t>(std::min(127, std::max(-128, v)));
-        }
-      }
-    }
-  }
-  return out;
-}
-
-std::vector<int8_t> RunDepthwise(const DwCase& d, CpuIsa isa, int threads) {
-  IsaCap cap(isa);
-  ModelBuilder mb;
-  auto& g = mb.Subgraph("main");
-  TensorId x = g.Input("x", tfl::TensorType_INT8, {d.batch, d.h, d.w, d.c});
-  TensorId tw = g.Constant<int8_t>("w", {1, d.kh, d.kw, d.c}, d.wv);
-  TensorId tb = g.Constant<int32_t>("b", {d.c}, d.bv);
-  g.Quantize(x, 0.05f, d.in_zp);
-  std::vector<float> bs(d.c);
-  for (int i = 0; i < d.c; ++i) bs[i] = 0.05f * d.ws[i];
-  std::vector<int64_t> zeros(d.c, 0);
-  g.QuantizePerChannel(tw, d.ws, zeros, 3).QuantizePerChannel(tb, bs, zeros, 0);
-  tfl::DepthwiseConv2DOptionsT o;
-  o.stride_h = d.stride_h, o.stride_w = d.stride_w;
-  o.dilation_h_factor = d.dil_h, o.dilation_w_factor = d.dil_w;
-  o.depth_multiplier = 1;
-  o.padding = d.same ? tfl::Padding_SAME : tfl::Padding_VALID;
-  TensorId y = g.Op(tfl::BuiltinOperator_DEPTHWISE_CONV_2D)
-                   .In(x, tw, tb)
-                   .Options(o)
-                   .Out("y", tfl::TensorType_INT8, {d.batch, d.oh, d.ow, d.c});
-  g.Quantize(y, 0.1f, d.out_zp).Output(y);
-  auto rt = testing::LoadBuilt(mb, threads);
-  EXPECT_TRUE(rt.ok()) << rt.status();
-  if (!rt.ok()) return {};
-  testing::SetInput(**rt, 0, d.xv);
-  EXPECT_TRUE((*rt)->Invoke().ok());
-  return testing::GetOutput<int8_t>(**rt, 0);
-}
-
 void ExpectDepthwisePathMatchesReference(CpuIsa isa) {
   SKIP_UNLESS_CPU_HAS(isa);
+  IsaCap cap(isa);
   const uint32_t seed = testing::TestSeed() + 2000;
   std::printf("[ seed     ] GRAFT_TEST_SEED=%u (cases from seed %u on)\n",
               testing::TestSeed(), seed);
   const int64_t calls_before = kernels::QDepthwiseCallsForTesting(isa);
   for (int iter = 0; iter < 150; ++iter) {
-    const DwCase d = DrawDepthwise(seed + iter);
+    const DepthwiseCase d = DrawDepthwise(seed + iter);
     const std::vector<int8_t> want = ReferenceDepthwise(d);
     for (int threads : {1, 2}) {
-      ASSERT_EQ(RunDepthwise(d, isa, threads), want)
-          << kernels::CpuIsaName(isa) << " " << threads << " threads, case seed "
-          << seed + iter << ": " << d.batch << "x" << d.h << "x" << d.w << "x"
-          << d.c << " filter " << d.kh << "x" << d.kw << " stride "
-          << d.stride_h << "," << d.stride_w << " dilation " << d.dil_h << ","
-          << d.dil_w << (d.same ? " SAME" : " VALID");
+      ASSERT_EQ(RunDepthwise(d, threads), want)
+          << kernels::CpuIsaName(isa) << " " << threads
+          << " threads, case seed " << seed + iter << ": "
+          << DescribeDepthwise(d);
     }
   }
   EXPECT_GT(kernels::QDepthwiseCallsForTesting(isa), calls_before)
