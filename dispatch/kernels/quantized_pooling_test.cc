@@ -23,7 +23,7 @@ using testing::RandomInt;
 
 template <typename T>
 void RunMaxPool(std::mt19937& rng, int iter, tfl::TensorType type) {
-  const int h = RandomInt(rng, 1, 9), w = RandomInt(rng, 1, 9);
+  const int h = RandomInt(rng, 1, 9), w = RandomInt(rng, 1, 24);
   const int c = RandomInt(rng, 1, 70);
   const int kh = RandomInt(rng, 1, 4), kw = RandomInt(rng, 1, 4);
   const int stride = RandomInt(rng, 1, 3);
