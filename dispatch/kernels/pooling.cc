@@ -31,23 +31,32 @@ GRAFT_SIMD_INLINE void PoolRowsBody(const PoolState& s, const float* input,
                                     int64_t row_end) {
   const float init = kMax ? std::numeric_limits<float>::lowest() : 0.0f;
   const V8 vlo = Splat(s.lo), vhi = Splat(s.hi);
+  // The geometry in locals: the stores through `output` would otherwise
+  // make the compiler reload it from `s` in every loop.
+  const int in_h = s.in_h, in_w = s.in_w, c = s.c, out_h = s.out_h;
+  const int out_w = s.out_w, k_h = s.k_h, k_w = s.k_w;
+  const int stride_h = s.stride_h, stride_w = s.stride_w;
+  const int pad_h = s.pad_h, pad_w = s.pad_w;
+  const float lo = s.lo, hi = s.hi;
+  const int64_t row_step = int64_t{in_w} * c;
+  int b = static_cast<int>(row_begin / out_h);
+  int oy = static_cast<int>(row_begin % out_h);
+  float* out = output + row_begin * out_w * c;
   for (int64_t row = row_begin; row < row_end; ++row) {
-    const int b = static_cast<int>(row / s.out_h);
-    const int oy = static_cast<int>(row % s.out_h);
-    const int y0 = std::max(0, oy * s.stride_h - s.pad_h);
-    const int y1 = std::min(s.in_h, oy * s.stride_h - s.pad_h + s.k_h);
-    for (int ox = 0; ox < s.out_w; ++ox) {
-      const int x0 = std::max(0, ox * s.stride_w - s.pad_w);
-      const int x1 = std::min(s.in_w, ox * s.stride_w - s.pad_w + s.k_w);
-      float* out = output + ((int64_t{b} * s.out_h + oy) * s.out_w + ox) * s.c;
+    const int y0 = std::max(0, oy * stride_h - pad_h);
+    const int y1 = std::min(in_h, oy * stride_h - pad_h + k_h);
+    const float* in_rows = input + (int64_t{b} * in_h + y0) * row_step;
+    for (int ox = 0; ox < out_w; ++ox, out += c) {
+      const int x0 = std::max(0, ox * stride_w - pad_w);
+      const int x1 = std::min(in_w, ox * stride_w - pad_w + k_w);
+      const float* first = in_rows + int64_t{x0} * c;
       const float count = static_cast<float>((y1 - y0) * (x1 - x0));
-      int c = 0;
-      for (; c + 8 <= s.c; c += 8) {
+      int ch = 0;
+      for (; ch + 8 <= c; ch += 8) {
         V8 acc = Splat(init);
-        for (int y = y0; y < y1; ++y) {
-          for (int x = x0; x < x1; ++x) {
-            const V8 v =
-                LoadV8(input + ((int64_t{b} * s.in_h + y) * s.in_w + x) * s.c + c);
+        for (int y = 0; y < y1 - y0; ++y) {
+          for (int x = 0; x < x1 - x0; ++x) {
+            const V8 v = LoadV8(first + y * row_step + int64_t{x} * c + ch);
             if constexpr (kMax) {
               acc = acc < v ? v : acc;
             } else {
@@ -56,21 +65,21 @@ GRAFT_SIMD_INLINE void PoolRowsBody(const PoolState& s, const float* input,
           }
         }
         if constexpr (!kMax) acc = acc / Splat(count);
-        StoreV8(out + c, Clamp(acc, vlo, vhi));
+        StoreV8(out + ch, Clamp(acc, vlo, vhi));
       }
-      for (; c < s.c; ++c) {
+      for (; ch < c; ++ch) {
         float acc = init;
-        for (int y = y0; y < y1; ++y) {
-          for (int x = x0; x < x1; ++x) {
-            const float v =
-                input[((int64_t{b} * s.in_h + y) * s.in_w + x) * s.c + c];
+        for (int y = 0; y < y1 - y0; ++y) {
+          for (int x = 0; x < x1 - x0; ++x) {
+            const float v = first[y * row_step + int64_t{x} * c + ch];
             acc = kMax ? std::max(acc, v) : acc + v;
           }
         }
         const float v = kMax ? acc : acc / count;
-        out[c] = std::min(std::max(v, s.lo), s.hi);
+        out[ch] = std::min(std::max(v, lo), hi);
       }
     }
+    if (++oy == out_h) oy = 0, ++b;
   }
 }
 
