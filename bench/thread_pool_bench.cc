@@ -43,12 +43,17 @@ uint64_t Spin(int64_t steps, uint64_t seed) {
 void RunLoops(benchmark::State& state, int threads) {
   const int64_t steps_per_item = state.range(0) / kItems;
   ThreadPool pool(threads);
-  uint64_t sink[kItems] = {};
+  struct alignas(64) Item {  // a cache line each: no line is shared
+    uint64_t value = 0;
+  };
+  Item items[kItems];
   for (auto _ : state) {
     pool.ParallelFor(kItems, 1, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) sink[i] = Spin(steps_per_item, sink[i]);
+      for (int64_t i = b; i < e; ++i) {
+        items[i].value = Spin(steps_per_item, items[i].value);
+      }
     });
-    benchmark::DoNotOptimize(sink);
+    benchmark::DoNotOptimize(items);
   }
 }
 
