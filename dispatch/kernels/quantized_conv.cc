@@ -347,6 +347,11 @@ absl::Status EvalQConvVnniTaps(EvalContext& ctx) {
     }
   }
   const int64_t chunks = (rows + s.chunk_rows - 1) / s.chunk_rows;
+  // Steps of a window's corner in the padded copy: to the next output
+  // pixel, output row and image.
+  const int64_t pixel_step = int64_t{s.stride_w} * s.in_c;
+  const int64_t row_step = int64_t{s.stride_h} * row_bytes;
+  const int64_t image_step = int64_t{s.tap_h} * row_bytes;
   auto body = [&](int64_t begin, int64_t end) {
     const uint8_t* corner[kQChunkRows];
     for (int64_t c = begin; c < end; ++c) {
@@ -355,15 +360,22 @@ absl::Status EvalQConvVnniTaps(EvalContext& ctx) {
       int64_t b = r0 / (int64_t{s.out_h} * s.out_w);
       int oy = static_cast<int>(r0 / s.out_w % s.out_h);
       int ox = static_cast<int>(r0 % s.out_w);
+      const uint8_t* row = padded + b * image_step + oy * row_step;
+      const uint8_t* p = row + ox * pixel_step;
       for (int64_t r = r0; r < r1; ++r) {
-        corner[r - r0] =
-            padded + ((b * s.tap_h + int64_t{oy} * s.stride_h) * s.tap_w +
-                      int64_t{ox} * s.stride_w) *
-                         s.in_c;
-        if (++ox == s.out_w) {
-          ox = 0;
-          if (++oy == s.out_h) oy = 0, ++b;
+        corner[r - r0] = p;
+        if (++ox < s.out_w) {
+          p += pixel_step;
+          continue;
         }
+        ox = 0;
+        if (++oy == s.out_h) {
+          oy = 0;
+          row = padded + ++b * image_step;
+        } else {
+          row += row_step;
+        }
+        p = row;
       }
       QGemmVnniTaps(corner, r1 - r0, s.taps, s.vnni, 0, s.panels, s.rq, 0,
                     out + r0 * s.out_c, s.out_c);
