@@ -210,6 +210,23 @@ inline absl::Status PreparePoolGeometry(const Tensor& in,
   return absl::OkStatus();
 }
 
+// The geometry a pooling kernel walks. A pool over a single input column
+// (in_w == out_w == 1: a 1-D pool along H, as converters emit MaxPool1D)
+// reads the same taps in the same order as the pool of the input viewed as
+// one row of pixels ([b][1][h][c], the same bytes) with the window's H and
+// W parameters swapped; the kernels go along a row faster than down rows
+// of one pixel each. The output's shape stays the original one.
+inline PoolGeometry RowMajorPoolGeometry(PoolGeometry g) {
+  if (g.in_w == 1 && g.out_w == 1 && g.in_h > 1) {
+    std::swap(g.in_h, g.in_w);
+    std::swap(g.out_h, g.out_w);
+    std::swap(g.k_h, g.k_w);
+    std::swap(g.stride_h, g.stride_w);
+    std::swap(g.pad_h, g.pad_w);
+  }
+  return g;
+}
+
 // Collapsed N-D broadcast of up to kMaxBroadcastDims dims for binary and
 // ternary elementwise ops (and TILE, which views rank r as 2r dims).
 // Adjacent dims with the same broadcast pattern are merged, so the common

@@ -249,7 +249,9 @@ absl::Status PrepareQPool(PrepareContext& ctx) {
       break;
   }
   ctx.SetReductionLength(int64_t{s->k_h} * s->k_w);
-  return ctx.SetOutputShape(0, {s->batch, s->out_h, s->out_w, s->c});
+  const Shape out_shape = {s->batch, s->out_h, s->out_w, s->c};
+  static_cast<PoolGeometry&>(*s) = RowMajorPoolGeometry(*s);
+  return ctx.SetOutputShape(0, out_shape);
 }
 
 absl::Status PrepareAveragePool2DQuantized(PrepareContext& ctx) {
