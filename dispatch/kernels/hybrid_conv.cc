@@ -34,10 +34,12 @@
 // another order (integer addition is associative); chunks go to the thread
 // pool. Where KernelIsa() is kAvx512Vnni at prepare (EvalHybridConvVnni)
 // the images are quantized to unsigned bytes u = q + 128 and multiplied
-// with vpdpbusd (hybrid_util.h's HybridVnniSums): 1x1 stride-1
+// with vpdpbusd (hybrid_util.h's HybridVnniConvTaps): 1x1 stride-1
 // convolutions straight from the image rows, others from a padded copy of
-// the image (padding z_b + 128, so that q - z_b = 0 there) tap by tap, no
-// im2col; acc = sums - (z_b + 128) * column sum, the same int32 values.
+// the image (padding z_b + 128, so that q - z_b = 0 there) tap by tap, a
+// tap being a whole filter row where the dilation in width is 1, no
+// im2col; acc = sums - (z_b + 128) * column sum, the same int32 values,
+// taken through the float epilogue in registers.
 // Refused: grouped convolution (a filter
 // depth other than the input's), weights with a zero point or custom
 // quantization details, weights computed at run time, fused TANH and
@@ -84,15 +86,21 @@ struct HybridConvState : KernelState {
   int threads = 1;
   int64_t chunk_rows = 0;        // output pixels per GEMM call
   // AVX-512 VNNI (chosen at prepare where KernelIsa() has it): images
-  // quantized to unsigned bytes, weights packed for HybridVnniSums; direct:
-  // a 1x1 stride-1 convolution whose image rows are the GEMM's rows.
+  // quantized to unsigned bytes, weights packed for HybridVnniConvTaps;
+  // direct: a 1x1 stride-1 convolution whose image rows are the GEMM's
+  // rows.
   bool vnni = false, direct = false;
   HybridVnniWeights vw;
   // VNNI, not direct: the images copied into a padded image of hp x wp
-  // pixels of c4 bytes (the depth rounded up to 4; padding and pad bytes
-  // z_b + 128) and multiplied tap by tap (HybridVnniSumsTaps), the
-  // weights packed as [O, KH * KW * c4], zero past the depth.
-  int64_t c4 = 0, hp = 0, wp = 0;
+  // pixels of in_c bytes (padding z_b + 128) and multiplied tap by tap
+  // (HybridVnniConvTaps). With dilation 1 in width a tap is a whole
+  // filter row (row_taps: k_w * in_c contiguous bytes), else one filter
+  // pixel (in_c bytes); the weights packed as [O, taps * tap bytes
+  // rounded up to 4], zero in each tap's padding (whose bytes, up to 3
+  // past the tap, are read: the images have kTapSlack more). Direct: one
+  // tap at offset 0.
+  bool row_taps = false;
+  int64_t hp = 0, wp = 0;
   std::vector<int64_t> tap_off;
   // Whether the VNNI path splits its work over the thread pool: not for
   // small convolutions, where the handoff costs more than it saves.
@@ -105,6 +113,13 @@ constexpr int64_t kHybridParallelMacs = int64_t{1} << 20;
 
 // Output pixels per GEMM call (per thread), at most.
 constexpr int64_t kHybridChunkRows = 64;
+
+// Bytes after the VNNI path's images (and padded images) that its reads
+// of a last row or tap rounded up to 4 bytes may reach, against zero
+// weights; zeroed so that they hold defined values.
+constexpr int64_t kTapSlack = 4;
+
+std::atomic<int64_t> g_conv_row_taps_calls{0};
 
 // Quantizes each of `batch` images of `image` floats into q (int16), with
 // its scale and zero point: asymmetrically, or symmetrically (zero point 0).
@@ -206,92 +221,21 @@ absl::Status EvalHybridConv(EvalContext& ctx) {
   return absl::OkStatus();
 }
 
-#if GRAFT_QGEMM_AVX2
-// The float epilogue of EvalHybridConv on 16 channels at a time, in the
-// same operations and order: acc = sums - (z_b + 128) * col_sums (wrapping),
-// float(acc) * wscale * s_b (per channel) or float(acc) * (s_b * wscale),
-// + bias, then max(lo, v) and min(hi, v) with the operands ordered as
-// std::max(v, lo) / std::min(v, hi) decide NaNs. Each product and sum is
-// rounded on its own (HybridMulPs / HybridAddPs: no FMA contraction). Per
-// block of 16 channels the channel constants are loaded once, the image's
-// terms once per image.
-template <bool kPerChannel, bool kBias>
-GRAFT_AVX512_TARGET void HybridConvEpilogueRows(
-    const HybridConvState& s, const int32_t* acc, int64_t r0, int64_t r1,
-    const float* scale, const int32_t* zero_point, const float* bias,
-    float* out) {
-  const int64_t pixels = int64_t{s.out_h} * s.out_w;
-  const __m512 lo = _mm512_set1_ps(s.lo), hi = _mm512_set1_ps(s.hi);
-  for (int o = 0; o < s.out_c; o += 16) {
-    const __mmask16 m = static_cast<__mmask16>(
-        s.out_c - o >= 16 ? 0xFFFFu : (1u << (s.out_c - o)) - 1);
-    const __m512i cs = _mm512_loadu_si512(s.vw.col_sums.data() + o);
-    const __m512 ws = _mm512_maskz_loadu_ps(m, s.scales.data() + o);
-    const __m512 bv =
-        kBias ? _mm512_maskz_loadu_ps(m, bias + o) : _mm512_setzero_ps();
-    int64_t b = r0 / pixels, next = (b + 1) * pixels;
-    auto image_terms = [&](__m512i* corr, __m512* sb, __m512* f)
-                           GRAFT_AVX512_TARGET {
-      *corr = _mm512_mullo_epi32(_mm512_set1_epi32(zero_point[b] + 128), cs);
-      *sb = _mm512_set1_ps(scale[b]);
-      *f = HybridMulPs(*sb, ws);
-    };
-    __m512i corr;
-    __m512 sb, f;
-    image_terms(&corr, &sb, &f);
-    for (int64_t r = r0; r < r1; ++r) {
-      if (r == next) {  // the next image's scale and zero point
-        ++b, next += pixels;
-        image_terms(&corr, &sb, &f);
-      }
-      const __m512 dot = _mm512_cvtepi32_ps(_mm512_sub_epi32(
-          _mm512_maskz_loadu_epi32(m, acc + (r - r0) * s.out_c + o), corr));
-      __m512 v = kPerChannel ? HybridMulPs(HybridMulPs(dot, ws), sb)
-                             : HybridMulPs(dot, f);
-      if (kBias) v = HybridAddPs(v, bv);
-      v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
-      _mm512_mask_storeu_ps(out + r * s.out_c + o, m, v);
-    }
-  }
-}
-
-GRAFT_AVX512_TARGET void HybridConvEpilogueAvx512(
-    const HybridConvState& s, const int32_t* acc, int64_t r0, int64_t r1,
-    const float* scale, const int32_t* zero_point, const float* bias,
-    float* out) {
-  if (s.per_channel) {
-    if (bias != nullptr) {
-      HybridConvEpilogueRows<true, true>(s, acc, r0, r1, scale, zero_point,
-                                         bias, out);
-    } else {
-      HybridConvEpilogueRows<true, false>(s, acc, r0, r1, scale, zero_point,
-                                          bias, out);
-    }
-  } else if (bias != nullptr) {
-    HybridConvEpilogueRows<false, true>(s, acc, r0, r1, scale, zero_point,
-                                        bias, out);
-  } else {
-    HybridConvEpilogueRows<false, false>(s, acc, r0, r1, scale, zero_point,
-                                         bias, out);
-  }
-}
-#endif  // GRAFT_QGEMM_AVX2
-
-// EvalHybridConv with unsigned-byte images and the VNNI products.
+// EvalHybridConv with unsigned-byte images and the VNNI products, the
+// float epilogue applied in registers (HybridVnniConvTaps), one image at a
+// time.
 absl::Status EvalHybridConvVnni(EvalContext& ctx) {
 #if GRAFT_QGEMM_AVX2
   const HybridConvState& s = *ctx.state<HybridConvState>();
   const float* in = ctx.input(0)->data<float>();
   const float* bias = ctx.input(2) ? ctx.input(2)->data<float>() : nullptr;
   float* out = ctx.output(0)->data<float>();
-  // Scratch: per image its scale and zero point, per thread its sums, the
-  // images as bytes, then (not direct) the padded images.
+  // Scratch: per image its scale and zero point, the images as bytes, then
+  // (not direct) the padded images, each followed by kTapSlack bytes.
   const int64_t image = int64_t{s.in_h} * s.in_w * s.in_c;
   float* scale = ctx.scratch_as<float>();
   int32_t* zero_point = reinterpret_cast<int32_t*>(scale + s.batch);
-  int32_t* sums = zero_point + s.batch;
-  uint8_t* u =
-      reinterpret_cast<uint8_t*>(sums + s.threads * s.chunk_rows * s.out_c);
+  uint8_t* u = reinterpret_cast<uint8_t*>(zero_point + s.batch);
   for (int b = 0; b < s.batch; ++b) {
     if (s.per_channel) {
       AsymmetricQuantizeRowU8(in + b * image, image, u + b * image, &scale[b],
@@ -301,75 +245,79 @@ absl::Status EvalHybridConvVnni(EvalContext& ctx) {
       zero_point[b] = 0;
     }
   }
+  std::memset(u + s.batch * image, 0, kTapSlack);
+  auto epilogue = [&](int64_t b) {
+    HybridVnniConvEpilogue e;
+    e.wscale = s.scales.data(), e.bias = bias, e.lo = s.lo, e.hi = s.hi;
+    e.per_channel = s.per_channel;
+    e.a_offset = zero_point[b] + 128, e.scale = scale[b];
+    return e;
+  };
+  const int taps = static_cast<int>(s.tap_off.size());
   if (!s.direct) {
-    // The padded images after the unpadded ones; per thread one output
-    // row's sums in `sums`.
-    const int64_t pimage = s.hp * s.wp * s.c4;
-    // Without padding (VALID, depth a multiple of 4) the image is its own
-    // padded image.
+    if (s.row_taps) {
+      g_conv_row_taps_calls.fetch_add(1, std::memory_order_relaxed);
+    }
+    const int64_t row_bytes = s.wp * s.in_c;
+    const int64_t pimage = s.hp * row_bytes;
+    // Without padding (VALID, no rows or columns past the image) the image
+    // is its own padded image.
     const bool unpadded = pimage == image;
-    uint8_t* padded = unpadded ? u : u + s.batch * image;
-    for (int b = 0; b < s.batch && !unpadded; ++b) {
-      uint8_t* pb = padded + b * pimage;
-      std::memset(pb, zero_point[b] + 128, pimage);
-      const uint8_t* ub = u + b * image;
-      for (int y = 0; y < s.in_h; ++y) {
-        uint8_t* dst = pb + ((y + s.pad_h) * s.wp + s.pad_w) * s.c4;
-        const uint8_t* src = ub + int64_t{y} * s.in_w * s.in_c;
-        if (s.c4 == s.in_c) {
-          std::memcpy(dst, src, int64_t{s.in_w} * s.in_c);
-        } else {
-          for (int x = 0; x < s.in_w; ++x) {
-            std::memcpy(dst + x * s.c4, src + int64_t{x} * s.in_c, s.in_c);
-          }
+    uint8_t* padded = unpadded ? u : u + s.batch * image + kTapSlack;
+    if (!unpadded) {
+      for (int b = 0; b < s.batch; ++b) {
+        uint8_t* pb = padded + b * pimage;
+        std::memset(pb, zero_point[b] + 128, pimage);
+        const int64_t in_row = int64_t{s.in_w} * s.in_c;
+        uint8_t* dst = pb + s.pad_h * row_bytes + int64_t{s.pad_w} * s.in_c;
+        for (int y = 0; y < s.in_h; ++y) {
+          std::memcpy(dst + y * row_bytes, u + b * image + y * in_row, in_row);
         }
       }
+      std::memset(padded + s.batch * pimage, 0, kTapSlack);
     }
-    const int64_t out_rows = int64_t{s.batch} * s.out_h;
-    auto rows_body = [&](int thread, int64_t begin, int64_t end) {
-      int32_t* acc = sums + thread * s.chunk_rows * s.out_c;
-      for (int64_t row = begin; row < end; ++row) {
-        const int64_t b = row / s.out_h, oy = row % s.out_h;
-        const uint8_t* a =
-            padded + b * pimage + oy * s.stride_h * s.wp * s.c4;
-        // Tiles of 8 output pixels along the row, chunk_rows (>= 8) at a
-        // time into this thread's sums.
-        for (int64_t x0 = 0; x0 < s.out_w; x0 += s.chunk_rows) {
-          const int64_t n = std::min<int64_t>(s.chunk_rows, s.out_w - x0);
-          HybridVnniSumsTaps(a + x0 * s.stride_w * s.c4, s.stride_w * s.c4, n,
-                             s.vw, s.tap_off.data(),
-                             static_cast<int>(s.tap_off.size()), 0,
-                             s.vw.panels, acc, s.out_c);
-          const int64_t r0 = row * s.out_w + x0;
-          HybridConvEpilogueAvx512(s, acc, r0, r0 + n, scale, zero_point,
-                                   bias, out);
-        }
+    // Output rows [begin, end), split at images.
+    auto rows_body = [&](int64_t begin, int64_t end) {
+      while (begin < end) {
+        const int64_t b = begin / s.out_h, oy = begin % s.out_h;
+        const int64_t n = std::min(end - begin, s.out_h - oy);
+        const HybridVnniConvEpilogue e = epilogue(b);
+        HybridVnniConvTaps(padded + b * pimage + oy * s.stride_h * row_bytes,
+                           s.stride_h * row_bytes, int64_t{s.stride_w} * s.in_c,
+                           n, s.out_w, s.vw, s.tap_off.data(), taps, e,
+                           out + begin * s.out_w * s.out_c, s.out_c);
+        begin += n;
       }
     };
+    const int64_t out_rows = int64_t{s.batch} * s.out_h;
     if (ctx.thread_pool() != nullptr && out_rows > 1 && s.parallel) {
-      ctx.thread_pool()->ParallelForWithThreadIndex(out_rows, 1, rows_body);
+      ctx.thread_pool()->ParallelFor(out_rows, 1, rows_body);
     } else {
-      rows_body(0, 0, out_rows);
+      rows_body(0, out_rows);
     }
     return absl::OkStatus();
   }
-  // Direct: the image rows are the GEMM's rows.
-  const int64_t rows = s.batch * int64_t{s.out_h} * s.out_w;
+  // Direct: the image rows are the GEMM's rows; chunks split at images.
+  const int64_t pixels = int64_t{s.out_h} * s.out_w;
+  const int64_t rows = s.batch * pixels;
   const int64_t chunks = (rows + s.chunk_rows - 1) / s.chunk_rows;
-  auto body = [&](int thread, int64_t begin, int64_t end) {
-    int32_t* acc = sums + thread * s.chunk_rows * s.out_c;
-    for (int64_t c = begin; c < end; ++c) {
-      const int64_t r0 = c * s.chunk_rows;
-      const int64_t r1 = std::min(rows, r0 + s.chunk_rows);
-      HybridVnniSums(u + r0 * s.in_c, s.in_c, r1 - r0, s.vw, 0, s.vw.panels,
-                     acc, s.out_c);
-      HybridConvEpilogueAvx512(s, acc, r0, r1, scale, zero_point, bias, out);
+  auto body = [&](int64_t begin, int64_t end) {
+    for (int64_t r0 = begin * s.chunk_rows,
+                 r1 = std::min(rows, end * s.chunk_rows);
+         r0 < r1;) {
+      const int64_t b = r0 / pixels;
+      const int64_t n = std::min(r1, (b + 1) * pixels) - r0;
+      const HybridVnniConvEpilogue e = epilogue(b);
+      HybridVnniConvTaps(u + r0 * s.in_c, 0, s.in_c, 1, n, s.vw,
+                         s.tap_off.data(), taps, e, out + r0 * s.out_c,
+                         s.out_c);
+      r0 += n;
     }
   };
   if (ctx.thread_pool() != nullptr && chunks > 1 && s.parallel) {
-    ctx.thread_pool()->ParallelForWithThreadIndex(chunks, 1, body);
+    ctx.thread_pool()->ParallelFor(chunks, 1, body);
   } else {
-    body(0, 0, chunks);
+    body(0, chunks);
   }
   return absl::OkStatus();
 #else
@@ -437,39 +385,44 @@ absl::Status PrepareConv2DHybrid(PrepareContext& ctx) {
     s->scales[j] = q->scale[scale_per_channel ? j : 0];
   }
   s->vnni = KernelIsa() == CpuIsa::kAvx512Vnni;
+  const int64_t image = int64_t{s->in_h} * s->in_w * s->in_c;
   int64_t padded_bytes = 0;
   if (s->vnni) {
     s->direct = s->k_h == 1 && s->k_w == 1 && s->stride_h == 1 &&
                 s->stride_w == 1 && s->pad_h == 0 && s->pad_w == 0 &&
-                s->out_h == s->in_h && s->out_w == s->in_w &&
-                s->in_c % 4 == 0;
+                s->out_h == s->in_h && s->out_w == s->in_w;
     if (s->direct) {
       HybridVnniPack(w->data<int8_t>(), s->out_c, s->k, s->k, &s->vw);
+      s->tap_off.assign(1, 0);
     } else {
-      s->c4 = HybridVnniPaddedK(s->in_c);
       s->hp = std::max<int64_t>(
           s->in_h + s->pad_h,
           int64_t{s->out_h - 1} * s->stride_h + int64_t{s->k_h - 1} * s->dil_h + 1);
       s->wp = std::max<int64_t>(
           s->in_w + s->pad_w,
           int64_t{s->out_w - 1} * s->stride_w + int64_t{s->k_w - 1} * s->dil_w + 1);
-      const int64_t taps = int64_t{s->k_h} * s->k_w;
-      std::vector<int8_t> wt(s->out_c * taps * s->c4, 0);
+      s->row_taps = s->dil_w == 1;
+      const int64_t taps = s->row_taps ? s->k_h : int64_t{s->k_h} * s->k_w;
+      const int64_t tap_len = int64_t{s->row_taps ? s->k_w : 1} * s->in_c;
+      const int64_t tap_kp = HybridVnniPaddedK(tap_len);
+      // [O, KH, KW, I] is [O, taps, tap_len]: each tap's bytes padded.
+      std::vector<int8_t> wt(s->out_c * taps * tap_kp, 0);
       const int8_t* wd = w->data<int8_t>();
       for (int64_t o = 0; o < s->out_c; ++o) {
         for (int64_t t = 0; t < taps; ++t) {
-          std::copy_n(wd + (o * taps + t) * s->in_c, s->in_c,
-                      wt.data() + (o * taps + t) * s->c4);
+          std::copy_n(wd + o * s->k + t * tap_len, tap_len,
+                      wt.data() + (o * taps + t) * tap_kp);
         }
       }
-      HybridVnniPack(wt.data(), s->out_c, taps * s->c4, taps * s->c4, &s->vw);
+      HybridVnniPack(wt.data(), s->out_c, taps * tap_kp, taps * tap_kp, &s->vw);
       for (int ky = 0; ky < s->k_h; ++ky) {
-        for (int kx = 0; kx < s->k_w; ++kx) {
-          s->tap_off.push_back((int64_t{ky} * s->dil_h * s->wp +
-                                int64_t{kx} * s->dil_w) * s->c4);
+        for (int kx = 0; kx < (s->row_taps ? 1 : s->k_w); ++kx) {
+          s->tap_off.push_back(
+              (int64_t{ky} * s->dil_h * s->wp + int64_t{kx} * s->dil_w) *
+              s->in_c);
         }
       }
-      padded_bytes = s->batch * s->hp * s->wp * s->c4;
+      padded_bytes = s->batch * s->hp * s->wp * s->in_c + kTapSlack;
     }
   }
   s->parallel = int64_t{s->batch} * s->out_h * s->out_w * s->out_c * s->k >=
@@ -481,14 +434,18 @@ absl::Status PrepareConv2DHybrid(PrepareContext& ctx) {
   const int64_t per_thread = (rows + s->threads - 1) / s->threads;
   s->chunk_rows = std::max<int64_t>(
       mr, std::min(kHybridChunkRows, (per_thread + mr - 1) / mr * mr));
-  const int64_t image = int64_t{s->in_h} * s->in_w * s->in_c;
-  // EvalHybridConv's; EvalHybridConvVnni carves less (bytes for int16)
-  // before its padded images.
-  ctx.RequestScratch(
-      s->batch * (sizeof(float) + sizeof(int32_t)) +
-      s->threads * s->chunk_rows *
-          (s->out_c * sizeof(int32_t) + QGemmPaddedK(s->k) * sizeof(int16_t)) +
-      s->batch * image * sizeof(int16_t) + padded_bytes);
+  if (s->vnni) {
+    // EvalHybridConvVnni's.
+    ctx.RequestScratch(s->batch * (sizeof(float) + sizeof(int32_t)) +
+                       s->batch * image + kTapSlack + padded_bytes);
+  } else {
+    // EvalHybridConv's.
+    ctx.RequestScratch(s->batch * (sizeof(float) + sizeof(int32_t)) +
+                       s->threads * s->chunk_rows *
+                           (s->out_c * sizeof(int32_t) +
+                            QGemmPaddedK(s->k) * sizeof(int16_t)) +
+                       s->batch * image * sizeof(int16_t));
+  }
   ctx.SetEval(s->vnni ? EvalHybridConvVnni : EvalHybridConv);
   ctx.SetReductionLength(s->k);
   return ctx.SetOutputShape(0, {s->batch, s->out_h, s->out_w, s->out_c});
@@ -734,6 +691,10 @@ absl::Status PrepareDepthwiseConv2DHybrid(PrepareContext& ctx) {
 }
 
 }  // namespace
+
+int64_t HybridConvRowTapsCallsForTesting() {
+  return g_conv_row_taps_calls.load(std::memory_order_relaxed);
+}
 
 int64_t HybridDepthwiseAvx512CallsForTesting() {
   return g_depthwise_avx512_calls.load(std::memory_order_relaxed);

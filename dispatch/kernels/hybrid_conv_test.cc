@@ -360,6 +360,70 @@ TEST(Conv2DHybridTest, MatchesTfliteArithmeticOnEveryIsa) {
   }
 }
 
+// The VNNI path's taps (KernelIsa() kAvx512Vnni forced) against
+// RefHybridConv over drawn shapes: input depths 1, 3, 5, 8, 16 and others
+// (a tap rounded up to four bytes with zero weights, reading past a pixel
+// and past the image), output channels around the 16-column panels and
+// their pairs, kernels, strides, dilations (2 in width: one tap per filter
+// pixel), SAME and VALID padding (VALID without padding reads the image
+// itself), output rows of 1 to 12 pixels (8-row tiles running across
+// rows, every tail), batches and threads. Every case runs the epilogue in
+// registers (HybridVnniConvTaps); with dilation 1 in width, taps are whole
+// filter rows, counted per case.
+TEST(Conv2DHybridTest, VnniTapsMatchTfliteArithmetic) {
+  if (kernels::DetectedCpuIsa() != kernels::CpuIsa::kAvx512Vnni) {
+    GTEST_SKIP() << "no AVX-512 VNNI on this machine";
+  }
+  IsaCap cap(kernels::CpuIsa::kAvx512Vnni);
+  std::mt19937 rng = testing::SeededRng(13);
+  const int depths[] = {1, 3, 5, 8, 16};
+  int ran = 0;
+  for (int iter = 0; iter < 80; ++iter) {
+    RandomCase c;
+    if (!MakeRandomCase(rng, iter, /*depthwise=*/false, &c)) continue;
+    ConvParams& p = c.p;
+    p.cin = iter % 7 < 5 ? depths[iter % 7] : RandomInt(rng, 1, 40);
+    p.cout = RandomInt(rng, 1, 40);
+    p.kh = RandomInt(rng, 1, 4), p.kw = RandomInt(rng, 1, 4);
+    p.h = RandomInt(rng, 1, 12), p.w = RandomInt(rng, 1, 12);
+    p.sh = RandomInt(rng, 1, 2), p.sw = RandomInt(rng, 1, 2);
+    p.dh = RandomInt(rng, 1, 2), p.dw = iter % 5 == 2 ? 2 : 1;
+    if (iter % 9 == 0) p.kh = p.kw = 1, p.sh = p.sw = 1;  // direct
+    if (OutSize(p, p.h, p.kh, p.sh, p.dh) <= 0 ||
+        OutSize(p, p.w, p.kw, p.sw, p.dw) <= 0) {
+      continue;
+    }
+    const int64_t nw = int64_t{p.cout} * p.kh * p.kw * p.cin;
+    c.w.clear();
+    for (int64_t i = 0; i < nw; ++i) {
+      c.w.push_back(static_cast<int8_t>(RandomInt(rng, -128, 127)));
+    }
+    c.scales = testing::RandomFloats(rng, p.cout, 0.001f, 0.02f);
+    if (iter % 5 == 0) c.scales.assign(p.cout, c.scales[0]);
+    if (!c.bias.empty()) {
+      c.bias = testing::RandomFloats(rng, p.cout, -0.5f, 0.5f);
+    }
+    const float shift = (iter % 4) * 0.3f;
+    c.in = testing::RandomFloats(rng, int64_t{p.n} * p.h * p.w * p.cin,
+                                 -1 + shift, 1 + shift);
+    if (iter % 7 == 3) std::fill(c.in.begin(), c.in.end(), 0.0f);
+    const bool direct = p.kh == 1 && p.kw == 1 && p.sh == 1 && p.sw == 1;
+    const int64_t conv0 = kernels::HybridVnniConvCallsForTesting();
+    const int64_t row_taps0 = kernels::HybridConvRowTapsCallsForTesting();
+    auto rt = BuildAndLoad(p, c.w, c.scales, c.bias, c.threads);
+    ASSERT_TRUE(rt.ok()) << rt.status();
+    EXPECT_EQ(Invoke(**rt, c.in), RefHybridConv(p, c.in, c.w, c.scales, c.bias))
+        << "iteration " << iter;
+    EXPECT_GT(kernels::HybridVnniConvCallsForTesting(), conv0)
+        << "iteration " << iter;
+    EXPECT_EQ(kernels::HybridConvRowTapsCallsForTesting() - row_taps0,
+              !direct && p.dw == 1 ? 1 : 0)
+        << "iteration " << iter;
+    ++ran;
+  }
+  EXPECT_GE(ran, 40);
+}
+
 TEST(Conv2DHybridTest, RefusesWeightsWithAZeroPoint) {
   ConvParams p;
   p.cout = 2;

@@ -110,6 +110,36 @@ GRAFT_AVX512_TARGET void MinMaxAvx512(const float* x, int64_t k, float init,
   *hi = _mm512_reduce_max_ps(vhi);
 }
 
+// RoundRowAvx512's constants for unsigned bytes (below).
+struct RoundU8 {
+  __m512 inv;
+  __m512i sign, half, off16, lo8, hi8, order;
+};
+
+// trunc(v + (v < 0 ? -0.5 : 0.5)) for v = x * inv on the lanes of m.
+GRAFT_AVX512_INLINE __m512i RoundU8x16(const RoundU8& c, const float* x,
+                                       __mmask16 m) {
+  const __m512 v = HybridMulPs(_mm512_maskz_loadu_ps(m, x), c.inv);
+  const __m512 h = _mm512_castsi512_ps(
+      _mm512_ternarylogic_epi32(_mm512_castps_si512(v), c.sign, c.half, 0xEA));
+  return _mm512_cvttps_epi32(HybridAddPs(v, h));
+}
+
+// 64 values (the lanes of m) rounded, offset, clamped and narrowed to
+// bytes in order.
+GRAFT_AVX512_INLINE __m512i RoundU8x64(const RoundU8& c, const float* x,
+                                       __mmask64 m) {
+  const __m512i r0 = RoundU8x16(c, x, static_cast<__mmask16>(m));
+  const __m512i r1 = RoundU8x16(c, x + 16, static_cast<__mmask16>(m >> 16));
+  const __m512i r2 = RoundU8x16(c, x + 32, static_cast<__mmask16>(m >> 32));
+  const __m512i r3 = RoundU8x16(c, x + 48, static_cast<__mmask16>(m >> 48));
+  const __m512i w01 = _mm512_adds_epi16(_mm512_packs_epi32(r0, r1), c.off16);
+  const __m512i w23 = _mm512_adds_epi16(_mm512_packs_epi32(r2, r3), c.off16);
+  const __m512i u = _mm512_min_epu8(
+      _mm512_max_epu8(_mm512_packus_epi16(w01, w23), c.lo8), c.hi8);
+  return _mm512_permutexvar_epi32(c.order, u);
+}
+
 // RoundRowScalar on 16 lanes for the groups of 8: v + (v < 0 ? -0.5 :
 // 0.5) truncated by vcvttps2dq (NaN and out-of-range give INT32_MIN, as
 // TruncateLikeX86), clamped to [qmin - zp, qmax - zp] and then offset by
@@ -122,24 +152,50 @@ GRAFT_AVX512_TARGET void RoundRowAvx512(const float* x, int64_t k, float inv,
   const int64_t grouped = k & ~int64_t{7};
   const __m512 vinv = _mm512_set1_ps(inv);
   const __m512 pos = _mm512_set1_ps(0.5f), neg = _mm512_set1_ps(-0.5f);
-  // clamp(zp + r, qmin, qmax) + add = clamp(r, qmin - zp, qmax - zp) +
-  // (zp + add): one clamp, and no overflow for r = INT32_MIN.
-  const __m512i vmin = _mm512_set1_epi32(qmin - zp),
-                vmax = _mm512_set1_epi32(qmax - zp),
-                voff = _mm512_set1_epi32(zp + add);
-  for (int64_t i = 0; i < grouped; i += 16) {
-    const __mmask16 m = grouped - i >= 16 ? __mmask16{0xFFFF}
-                                          : __mmask16{0x00FF};
-    const __m512 v = HybridMulPs(_mm512_maskz_loadu_ps(m, x + i), vinv);
-    const __mmask16 negative =
-        _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ);
-    const __m512 t = HybridAddPs(v, _mm512_mask_blend_ps(negative, pos, neg));
-    __m512i r = _mm512_cvttps_epi32(t);
-    r = _mm512_add_epi32(
-        _mm512_min_epi32(_mm512_max_epi32(r, vmin), vmax), voff);
-    if constexpr (sizeof(T) == 1) {
-      _mm_mask_storeu_epi8(q + i, m, _mm512_cvtepi32_epi8(r));
-    } else {
+  if constexpr (sizeof(T) == 1) {
+    // 64 values a step, narrowed by packs and one permute and stored at
+    // once (vpmovdb to memory is slow on Zen 4). v + 0.5 with v's sign
+    // ((v & -0) | 0.5) is the blend above: -0 and NaN come out the same.
+    // The clamp is folded into the narrowing: clamp(r, qmin - zp, qmax -
+    // zp) + zp + add = clamp(r + zp + add, qmin + add, qmax + add), bounds
+    // and offset in [0, 255]; r saturated to int16 (vpackssdw), the offset
+    // added with int16 saturation and the sum saturated to [0, 255]
+    // (vpackuswb) keep every value inside the bounds where it was and put
+    // every other value past the bound it was past.
+    RoundU8 c;
+    c.inv = vinv;
+    c.sign = _mm512_set1_epi32(INT32_MIN);
+    c.half = _mm512_castps_si512(pos);
+    c.off16 = _mm512_set1_epi16(static_cast<int16_t>(zp + add));
+    c.lo8 = _mm512_set1_epi8(static_cast<char>(qmin + add));
+    c.hi8 = _mm512_set1_epi8(static_cast<char>(qmax + add));
+    // The packs interleave the four vectors' 128-bit lanes by dwords.
+    c.order =
+        _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    int64_t i = 0;
+    for (; i + 64 <= grouped; i += 64) {
+      _mm512_storeu_si512(q + i, RoundU8x64(c, x + i, ~__mmask64{0}));
+    }
+    if (i < grouped) {
+      const __mmask64 m = (__mmask64{1} << (grouped - i)) - 1;
+      _mm512_mask_storeu_epi8(q + i, m, RoundU8x64(c, x + i, m));
+    }
+  } else {
+    // clamp(zp + r, qmin, qmax) + add = clamp(r, qmin - zp, qmax - zp) +
+    // (zp + add): one clamp, and no overflow for r = INT32_MIN.
+    const __m512i vmin = _mm512_set1_epi32(qmin - zp),
+                  vmax = _mm512_set1_epi32(qmax - zp),
+                  voff = _mm512_set1_epi32(zp + add);
+    for (int64_t i = 0; i < grouped; i += 16) {
+      const __mmask16 m =
+          grouped - i >= 16 ? __mmask16{0xFFFF} : __mmask16{0x00FF};
+      const __m512 v = HybridMulPs(_mm512_maskz_loadu_ps(m, x + i), vinv);
+      const __mmask16 negative =
+          _mm512_cmp_ps_mask(v, _mm512_setzero_ps(), _CMP_LT_OQ);
+      const __m512 t = HybridAddPs(v, _mm512_mask_blend_ps(negative, pos, neg));
+      __m512i r = _mm512_cvttps_epi32(t);
+      r = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(r, vmin), vmax),
+                           voff);
       _mm256_mask_storeu_epi16(q + i, m, _mm512_cvtepi32_epi16(r));
     }
   }
@@ -412,43 +468,67 @@ int32_t HybridRowSum(const int16_t* w, int64_t k) {
 
 namespace {
 std::atomic<int64_t> g_vnni_calls{0};
+std::atomic<int64_t> g_vnni_conv_calls{0};
 
 #if GRAFT_QGEMM_AVX2
-// R rows x P panels (P = 1 or 2) of sums over the whole reduction, R * P
-// zmm accumulators.
+// acc + the four products of x's unsigned bytes and w's signed bytes per
+// int32 lane (vpdpbusd). In asm, as quantized_gemm_avx512.cc's Dpbusd: GCC
+// 12 gave the intrinsic's tied accumulator a fresh register each step and
+// copied it back (16 extra moves a step in the 8 x 2 tile).
+GRAFT_AVX512_INLINE __m512i Dpbusd(__m512i acc, __m512i x, __m512i w) {
+  asm("vpdpbusd %[w], %[x], %[acc]" : [acc] "+v"(acc) : [x] "v"(x), [w] "v"(w));
+  return acc;
+}
+
+// R rows x P panels (P = 1 or 2) of sums over the whole reduction into
+// acc[R][P], started at init[P] (vpdpbusd wraps as int32 sums do): per
+// tap (one for a plain GEMM), `groups` groups of four reduction steps of
+// row r read at row[r] + tap_off[t]; the weights run on through the taps
+// (b1 only with a second panel: it is null otherwise).
+template <int R, int P>
+GRAFT_AVX512_INLINE void VnniAccumulate(const uint8_t* const* row,
+                                        const int8_t* b0, const int8_t* b1,
+                                        const int64_t* tap_off, int taps,
+                                        int64_t groups, const __m512i* init,
+                                        __m512i (&acc)[R][P]) {
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 2
+    for (int p = 0; p < P; ++p) acc[r][p] = init[p];
+  }
+  for (int t = 0; t < taps; ++t) {
+    const int64_t d = tap_off[t];
+    for (int64_t g = 0; g < groups; ++g) {
+      const __m512i w0 = _mm512_loadu_si512(b0 + g * 64);
+      __m512i w1 = w0;
+      if constexpr (P == 2) w1 = _mm512_loadu_si512(b1 + g * 64);
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r) {
+        int32_t four;
+        std::memcpy(&four, row[r] + d + g * 4, 4);
+        const __m512i av = _mm512_set1_epi32(four);
+        acc[r][0] = Dpbusd(acc[r][0], av, w0);
+        if constexpr (P == 2) acc[r][1] = Dpbusd(acc[r][1], av, w1);
+      }
+    }
+    b0 += groups * 64;
+    if constexpr (P == 2) b1 += groups * 64;
+  }
+}
+
+// R rows x P panels of raw sums, row r read at a + r * a_stride.
 template <int R, int P>
 GRAFT_AVX512_TARGET void VnniTile(const uint8_t* a, int64_t a_stride,
                                   const int8_t* b0, const int8_t* b1,
                                   const int64_t* tap_off, int taps,
                                   int64_t groups, int cols0, int cols1,
                                   int32_t* out, int64_t out_stride) {
+  const uint8_t* row[R];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) row[r] = a + r * a_stride;
   __m512i acc[R][P];
-#pragma GCC unroll 8
-  for (int r = 0; r < R; ++r) {
-#pragma GCC unroll 2
-    for (int p = 0; p < P; ++p) acc[r][p] = _mm512_setzero_si512();
-  }
-  // Per tap (one for a plain GEMM), `groups` groups of four reduction
-  // steps read at a + tap_off[t]; the weights run on through the taps (b1
-  // only with a second panel: it is null otherwise).
-  for (int t = 0; t < taps; ++t) {
-  const uint8_t* at = a + tap_off[t];
-  for (int64_t g = 0; g < groups; ++g) {
-    const __m512i w0 = _mm512_loadu_si512(b0 + g * 64);
-    __m512i w1 = w0;
-    if constexpr (P == 2) w1 = _mm512_loadu_si512(b1 + g * 64);
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) {
-      int32_t four;
-      std::memcpy(&four, at + r * a_stride + g * 4, 4);
-      const __m512i av = _mm512_set1_epi32(four);
-      acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], av, w0);
-      if constexpr (P == 2) acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], av, w1);
-    }
-  }
-  b0 += groups * 64;
-  if constexpr (P == 2) b1 += groups * 64;
-  }
+  const __m512i zero[2] = {_mm512_setzero_si512(), _mm512_setzero_si512()};
+  VnniAccumulate<R, P>(row, b0, b1, tap_off, taps, groups, zero, acc);
   const __mmask16 m0 = static_cast<__mmask16>((1u << cols0) - 1);
   const __mmask16 m1 = static_cast<__mmask16>((1u << cols1) - 1);
   // Whole panels with plain stores: a masked store does not forward to
@@ -503,6 +583,122 @@ GRAFT_AVX512_TARGET void VnniRows(const uint8_t* a, int64_t a_stride,
       break;
   }
 }
+
+// HybridVnniConvEpilogue's terms for one image, set once per call: per
+// panel the column term negated (the accumulators start at it), the
+// weight scales (and their product with the image scale), the bias and
+// the column mask; the clamp, each bound skipped where it is infinite
+// (vmaxps(-inf, v) and vminps(+inf, v) return v, NaN included).
+struct ConvTerms {
+  __m512i neg_corr[2];
+  __m512 ws[2], f[2], bias[2];
+  __mmask16 mask[2];
+  bool full[2];
+  __m512 sb, lo, hi;
+  bool clamp_lo, clamp_hi;
+};
+
+// R rows x P panels: the sums of VnniAccumulate through the float
+// epilogue in registers, in HybridVnniConvEpilogue's operations and order,
+// row r stored at out + r * out_stride.
+template <int R, int P, bool kPerChannel, bool kBias>
+GRAFT_AVX512_TARGET void VnniConvTile(const uint8_t* const* row,
+                                      const int8_t* b0, const int8_t* b1,
+                                      const int64_t* tap_off, int taps,
+                                      int64_t groups, const ConvTerms& ct,
+                                      float* out, int64_t out_stride) {
+  __m512i acc[R][P];
+  VnniAccumulate<R, P>(row, b0, b1, tap_off, taps, groups, ct.neg_corr, acc);
+#pragma GCC unroll 2
+  for (int p = 0; p < P; ++p) {
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      const __m512 dot = _mm512_cvtepi32_ps(acc[r][p]);
+      __m512 v = kPerChannel ? HybridMulPs(HybridMulPs(dot, ct.ws[p]), ct.sb)
+                             : HybridMulPs(dot, ct.f[p]);
+      if constexpr (kBias) v = HybridAddPs(v, ct.bias[p]);
+      if (ct.clamp_lo) v = _mm512_max_ps(ct.lo, v);
+      if (ct.clamp_hi) v = _mm512_min_ps(ct.hi, v);
+      float* o = out + r * out_stride + p * 16;
+      if (ct.full[p]) {
+        _mm512_storeu_ps(o, v);
+      } else {
+        _mm512_mask_storeu_ps(o, ct.mask[p], v);
+      }
+    }
+  }
+}
+
+using VnniConvTileFn = void (*)(const uint8_t* const*, const int8_t*,
+                                const int8_t*, const int64_t*, int, int64_t,
+                                const ConvTerms&, float*, int64_t);
+
+// Tiles of 8 rows (the last one shorter) running along the output rows,
+// each row's pointer set per tile; panel pairs outermost.
+template <bool kPerChannel, bool kBias>
+GRAFT_AVX512_TARGET void VnniConvImpl(const uint8_t* a, int64_t a_row_stride,
+                                      int64_t a_stride, int64_t out_rows,
+                                      int64_t cols, const HybridVnniWeights& b,
+                                      const int64_t* tap_off, int taps,
+                                      const HybridVnniConvEpilogue& e,
+                                      float* out, int64_t out_stride) {
+#define GRAFT_VNNI_CONV_TILES(P)                \
+  {                                             \
+    VnniConvTile<1, P, kPerChannel, kBias>,     \
+        VnniConvTile<2, P, kPerChannel, kBias>, \
+        VnniConvTile<3, P, kPerChannel, kBias>, \
+        VnniConvTile<4, P, kPerChannel, kBias>, \
+        VnniConvTile<5, P, kPerChannel, kBias>, \
+        VnniConvTile<6, P, kPerChannel, kBias>, \
+        VnniConvTile<7, P, kPerChannel, kBias>, \
+        VnniConvTile<8, P, kPerChannel, kBias>  \
+  }
+  static constexpr VnniConvTileFn kTile[2][8] = {GRAFT_VNNI_CONV_TILES(1),
+                                                 GRAFT_VNNI_CONV_TILES(2)};
+#undef GRAFT_VNNI_CONV_TILES
+  const int64_t kp = HybridVnniPaddedK(b.k), groups = kp / 4 / taps;
+  const int64_t n = out_rows * cols;
+  ConvTerms ct;
+  ct.sb = _mm512_set1_ps(e.scale);
+  ct.lo = _mm512_set1_ps(e.lo), ct.hi = _mm512_set1_ps(e.hi);
+  ct.clamp_lo = e.lo != -std::numeric_limits<float>::infinity();
+  ct.clamp_hi = e.hi != std::numeric_limits<float>::infinity();
+  const __m512i offset = _mm512_set1_epi32(e.a_offset);
+  for (int64_t p = 0; p < b.panels; p += 2) {
+    const int np = static_cast<int>(std::min<int64_t>(2, b.panels - p));
+    for (int j = 0; j < np; ++j) {
+      const int64_t c0 = (p + j) * 16;
+      const int cols_j = static_cast<int>(std::min<int64_t>(16, b.n - c0));
+      ct.full[j] = cols_j == 16;
+      ct.mask[j] =
+          static_cast<__mmask16>(ct.full[j] ? 0xFFFFu : (1u << cols_j) - 1);
+      ct.neg_corr[j] = _mm512_sub_epi32(
+          _mm512_setzero_si512(),
+          _mm512_mullo_epi32(offset,
+                             _mm512_loadu_si512(b.col_sums.data() + c0)));
+      ct.ws[j] = _mm512_maskz_loadu_ps(ct.mask[j], e.wscale + c0);
+      ct.f[j] = HybridMulPs(ct.sb, ct.ws[j]);
+      ct.bias[j] = kBias ? _mm512_maskz_loadu_ps(ct.mask[j], e.bias + c0)
+                         : _mm512_setzero_ps();
+    }
+    const int8_t* b0 = b.packed.data() + p * 16 * kp;
+    const int8_t* b1 = np == 2 ? b0 + 16 * kp : nullptr;
+    const uint8_t* line = a;  // output row y's first pixel
+    const uint8_t* next = a;  // pixel (y, x)
+    int64_t x = 0;
+    for (int64_t r0 = 0; r0 < n; r0 += 8) {
+      const int rows = static_cast<int>(std::min<int64_t>(8, n - r0));
+      const uint8_t* row[8];
+      for (int i = 0; i < rows; ++i) {
+        row[i] = next;
+        next += a_stride;
+        if (++x == cols) x = 0, line += a_row_stride, next = line;
+      }
+      kTile[np - 1][rows - 1](row, b0, b1, tap_off, taps, groups, ct,
+                              out + r0 * out_stride + p * 16, out_stride);
+    }
+  }
+}
 #endif  // GRAFT_QGEMM_AVX2
 }  // namespace
 
@@ -524,41 +720,68 @@ void HybridVnniPack(const int8_t* w, int64_t n, int64_t k, int64_t row_stride,
   }
 }
 
-void HybridVnniSumsTaps(const uint8_t* a, int64_t a_stride, int64_t rows,
-                        const HybridVnniWeights& b, const int64_t* tap_off,
-                        int taps, int64_t p0, int64_t p1, int32_t* out,
-                        int64_t out_stride) {
+void HybridVnniSums(const uint8_t* a, int64_t a_stride, int64_t rows,
+                    const HybridVnniWeights& b, int64_t p0, int64_t p1,
+                    int32_t* out, int64_t out_stride) {
 #if GRAFT_QGEMM_AVX2
   g_vnni_calls.fetch_add(1, std::memory_order_relaxed);
-  const int64_t kp = HybridVnniPaddedK(b.k), groups = kp / 4 / taps;
+  const int64_t kp = HybridVnniPaddedK(b.k), groups = kp / 4;
+  const int64_t tap_off = 0;  // one tap: the whole row
   auto cols = [&](int64_t p) {
     return static_cast<int>(std::min<int64_t>(16, b.n - p * 16));
   };
   int64_t p = p0;
   for (; p + 2 <= p1; p += 2) {
     VnniRows<2>(a, a_stride, rows, b.packed.data() + p * 16 * kp,
-                b.packed.data() + (p + 1) * 16 * kp, tap_off, taps, groups,
+                b.packed.data() + (p + 1) * 16 * kp, &tap_off, 1, groups,
                 cols(p), cols(p + 1), out + p * 16, out_stride);
   }
   if (p < p1) {
     VnniRows<1>(a, a_stride, rows, b.packed.data() + p * 16 * kp, nullptr,
-                tap_off, taps, groups, cols(p), 0, out + p * 16, out_stride);
+                &tap_off, 1, groups, cols(p), 0, out + p * 16, out_stride);
   }
 #else
-  (void)a, (void)a_stride, (void)rows, (void)b, (void)tap_off, (void)taps,
-      (void)p0, (void)p1, (void)out, (void)out_stride;
+  (void)a, (void)a_stride, (void)rows, (void)b, (void)p0, (void)p1, (void)out,
+      (void)out_stride;
 #endif
 }
 
-void HybridVnniSums(const uint8_t* a, int64_t a_stride, int64_t rows,
-                    const HybridVnniWeights& b, int64_t p0, int64_t p1,
-                    int32_t* out, int64_t out_stride) {
-  const int64_t zero = 0;
-  HybridVnniSumsTaps(a, a_stride, rows, b, &zero, 1, p0, p1, out, out_stride);
+void HybridVnniConvTaps(const uint8_t* a, int64_t a_row_stride,
+                        int64_t a_stride, int64_t out_rows, int64_t cols,
+                        const HybridVnniWeights& b, const int64_t* tap_off,
+                        int taps, const HybridVnniConvEpilogue& e, float* out,
+                        int64_t out_stride) {
+#if GRAFT_QGEMM_AVX2
+  g_vnni_calls.fetch_add(1, std::memory_order_relaxed);
+  g_vnni_conv_calls.fetch_add(1, std::memory_order_relaxed);
+  if (out_rows <= 0 || cols <= 0) return;
+  if (e.per_channel) {
+    if (e.bias != nullptr) {
+      VnniConvImpl<true, true>(a, a_row_stride, a_stride, out_rows, cols, b,
+                               tap_off, taps, e, out, out_stride);
+    } else {
+      VnniConvImpl<true, false>(a, a_row_stride, a_stride, out_rows, cols, b,
+                                tap_off, taps, e, out, out_stride);
+    }
+  } else if (e.bias != nullptr) {
+    VnniConvImpl<false, true>(a, a_row_stride, a_stride, out_rows, cols, b,
+                              tap_off, taps, e, out, out_stride);
+  } else {
+    VnniConvImpl<false, false>(a, a_row_stride, a_stride, out_rows, cols, b,
+                               tap_off, taps, e, out, out_stride);
+  }
+#else
+  (void)a, (void)a_row_stride, (void)a_stride, (void)out_rows, (void)cols,
+      (void)b, (void)tap_off, (void)taps, (void)e, (void)out, (void)out_stride;
+#endif
 }
 
 int64_t HybridVnniCallsForTesting() {
   return g_vnni_calls.load(std::memory_order_relaxed);
+}
+
+int64_t HybridVnniConvCallsForTesting() {
+  return g_vnni_conv_calls.load(std::memory_order_relaxed);
 }
 
 // Eigen's ptanh_float (EIGEN_FAST_MATH, no FMA): a [9/8] rational

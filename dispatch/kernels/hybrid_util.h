@@ -123,16 +123,42 @@ void HybridVnniPack(const int8_t* w, int64_t n, int64_t k, int64_t row_stride,
 void HybridVnniSums(const uint8_t* a, int64_t a_stride, int64_t rows,
                     const HybridVnniWeights& b, int64_t p0, int64_t p1,
                     int32_t* out, int64_t out_stride);
-// As HybridVnniSums with the reduction split into `taps` equal parts (b.k a
-// multiple of 4 * taps), part t of row r read at a + r * a_stride +
-// tap_off[t]: a convolution straight from a padded image, each filter tap
-// one part (no im2col).
-void HybridVnniSumsTaps(const uint8_t* a, int64_t a_stride, int64_t rows,
+// The float epilogue of the hybrid CONV_2D (hybrid_conv.cc, whose header
+// gives TFLite's order) for the sums of one image, applied by
+// HybridVnniConvTaps in registers: per column c < b.n, acc = sums -
+// a_offset * b.col_sums[c] (wrapping), v = float(acc) * wscale[c] * scale
+// (per_channel) or float(acc) * (scale * wscale[c]), + bias[c] where bias
+// is not null, each product and sum rounded on its own (no FMA), then
+// min(hi, max(lo, v)) with vmaxps / vminps (a NaN v stays NaN).
+struct HybridVnniConvEpilogue {
+  const float* wscale = nullptr;  // b.n values
+  const float* bias = nullptr;    // b.n values, or null
+  float lo = 0, hi = 0;
+  bool per_channel = true;
+  int32_t a_offset = 0;  // the image's zero point + 128
+  float scale = 1;       // the image's scale
+};
+// As HybridVnniSums for out_rows * cols rows with the reduction split into
+// `taps` equal parts (b.k a multiple of 4 * taps): part t of row (y, x)
+// read at a + y * a_row_stride + x * a_stride + tap_off[t] (a convolution
+// straight from a padded image, no im2col), its b.n columns through `e`
+// and stored as floats at out + (y * cols + x) * out_stride: a
+// convolution's output rows y of cols pixels, with no int32 sums in
+// memory. Tiles of rows run on across output rows. Needs
+// KernelIsa() == kAvx512Vnni.
+void HybridVnniConvTaps(const uint8_t* a, int64_t a_row_stride,
+                        int64_t a_stride, int64_t out_rows, int64_t cols,
                         const HybridVnniWeights& b, const int64_t* tap_off,
-                        int taps, int64_t p0, int64_t p1, int32_t* out,
+                        int taps, const HybridVnniConvEpilogue& e, float* out,
                         int64_t out_stride);
-// How many HybridVnniSums(Taps) calls ran (tests check the path is taken).
+// How many HybridVnniSums and HybridVnniConvTaps calls ran (tests
+// check the path is taken); HybridVnniConvTaps' calls on their own.
 int64_t HybridVnniCallsForTesting();
+int64_t HybridVnniConvCallsForTesting();
+// How many hybrid CONV_2D invokes ran the VNNI path with whole filter rows
+// as taps (hybrid_conv.cc; KernelIsa() kAvx512Vnni at prepare, not a 1x1
+// stride-1 unpadded convolution, dilation 1 in width).
+int64_t HybridConvRowTapsCallsForTesting();
 // How many hybrid DEPTHWISE_CONV_2D invokes ran its AVX-512 path
 // (hybrid_conv.cc; KernelIsa() kAvx512Vnni at prepare, multiplier 1).
 int64_t HybridDepthwiseAvx512CallsForTesting();
