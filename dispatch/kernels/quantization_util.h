@@ -176,6 +176,10 @@ bool HasPerChannelScales(const Tensor& t, int channels, int dim);
 // force is taken.
 int64_t QuantizedMaxPoolCallsForTesting(CpuIsa path);
 
+// The same for the 8-bit MEAN and SUM's accumulation (reduce.cc): kBaseline
+// or kAvx2.
+int64_t QuantizedSumCallsForTesting(CpuIsa path);
+
 // The same for the 8-bit ADD, SUB, MUL and SQUARED_DIFFERENCE
 // (quantized_elementwise.cc), one count per evaluation: kAvx512Vnni for the
 // AVX-512 VBMI build (KernelHasAvx512Vbmi), kAvx2, kBaseline.

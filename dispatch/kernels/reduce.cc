@@ -246,6 +246,56 @@ struct QuantizedSumState : ReduceState {
   int32_t out_min = 0, out_max = 0;
 };
 
+// Adds each input element into its output's uint32 sum (TFLite's int32
+// sums, wrapping; integer sums are the same in any order): in the block
+// form (global pooling) a kept inner dim is one vector add per reduced
+// row, else per broadcast run.
+template <typename T>
+GRAFT_SIMD_INLINE void AccumulateQuantized(const ReduceState& s, const T* in,
+                                           uint32_t* acc) {
+  if (s.block) {
+    for (int64_t o = 0; o < s.outer; ++o) {
+      uint32_t* dst = acc + o * s.inner;
+      const T* src = in + o * s.count * s.inner;
+      for (int64_t r = 0; r < s.count; ++r, src += s.inner) {
+        // The input is never the sums (scratch): no alias check.
+#pragma GCC ivdep
+        for (int64_t i = 0; i < s.inner; ++i) {
+          dst[i] += static_cast<uint32_t>(src[i]);
+        }
+      }
+    }
+    return;
+  }
+  ForEachBroadcastRun(s.plan, [&](int64_t, const int64_t* off, int64_t n,
+                                  const int64_t* st) {
+    const T* src = in + off[0];
+    uint32_t* dst = acc + off[1];
+    if (st[1] == 0) {
+      uint32_t sum = *dst;
+      for (int64_t i = 0; i < n; ++i) sum += static_cast<uint32_t>(src[i]);
+      *dst = sum;
+    } else {
+      for (int64_t i = 0; i < n; ++i) dst[i] += static_cast<uint32_t>(src[i]);
+    }
+  });
+}
+
+std::atomic<int64_t> g_quantized_sum_calls[2];
+
+template <typename T>
+void AccumulateQuantizedBaseline(const ReduceState& s, const T* in,
+                                 uint32_t* acc) {
+  AccumulateQuantized(s, in, acc);
+}
+#if GRAFT_HAVE_AVX2_FMA_BUILD
+template <typename T>
+GRAFT_AVX2_FMA_TARGET __attribute__((flatten)) void AccumulateQuantizedAvx2(
+    const ReduceState& s, const T* in, uint32_t* acc) {
+  AccumulateQuantized(s, in, acc);
+}
+#endif
+
 template <typename T>
 absl::Status EvalQuantizedMeanOrSum(EvalContext& ctx) {
   const QuantizedSumState& s = *ctx.state<QuantizedSumState>();
@@ -259,18 +309,16 @@ absl::Status EvalQuantizedMeanOrSum(EvalContext& ctx) {
   // TFLite accumulates in int32 with wrap-around: uint32 arithmetic.
   uint32_t* acc = ctx.scratch_as<uint32_t>();
   std::fill(acc, acc + out_n, 0u);
-  ForEachBroadcastRun(s.plan, [&](int64_t, const int64_t* off, int64_t n,
-                                  const int64_t* st) {
-    const T* src = in + off[0];
-    uint32_t* dst = acc + off[1];
-    if (st[1] == 0) {
-      uint32_t sum = *dst;
-      for (int64_t i = 0; i < n; ++i) sum += static_cast<uint32_t>(src[i]);
-      *dst = sum;
-    } else {
-      for (int64_t i = 0; i < n; ++i) dst[i] += static_cast<uint32_t>(src[i]);
-    }
-  });
+#if GRAFT_HAVE_AVX2_FMA_BUILD
+  if (CpuHasAvx2Fma()) {
+    g_quantized_sum_calls[1].fetch_add(1, std::memory_order_relaxed);
+    AccumulateQuantizedAvx2(s, in, acc);
+  } else
+#endif
+  {
+    g_quantized_sum_calls[0].fetch_add(1, std::memory_order_relaxed);
+    AccumulateQuantizedBaseline(s, in, acc);
+  }
   const uint32_t zero_sum = static_cast<uint32_t>(
       static_cast<int64_t>(s.in_zero_point) * s.count);
   for (int64_t i = 0; i < out_n; ++i) {
@@ -476,6 +524,11 @@ absl::Status PrepareArgMin(PrepareContext& ctx) {
 int64_t FloatReduceCallsForTesting(CpuIsa path) {
   const int i = static_cast<int>(path);
   return i < 2 ? g_float_reduce_calls[i].load(std::memory_order_relaxed) : 0;
+}
+
+int64_t QuantizedSumCallsForTesting(CpuIsa path) {
+  const int i = static_cast<int>(path);
+  return i < 2 ? g_quantized_sum_calls[i].load(std::memory_order_relaxed) : 0;
 }
 
 }  // namespace kernels
