@@ -104,8 +104,10 @@ int Main(int argc, char** argv) {
   std::printf("%8s %10s %10s %8s %14s %10s\n", "steps", "1 thread",
               "2 threads", "speedup", "over half", "one CPU");
   for (int steps : kSteps) {
-    const auto* one = Find(reporter, absl::StrCat("loop/1/", steps, "/real_time"));
-    const auto* two = Find(reporter, absl::StrCat("loop/2/", steps, "/real_time"));
+    const auto* one =
+        Find(reporter, absl::StrCat("loop/1/", steps, "/real_time"));
+    const auto* two =
+        Find(reporter, absl::StrCat("loop/2/", steps, "/real_time"));
     const auto* pinned =
         Find(reporter, absl::StrCat("loop_one_cpu/", steps, "/real_time"));
     if (one == nullptr || two == nullptr) continue;

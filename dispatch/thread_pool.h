@@ -9,9 +9,10 @@
 // consecutive ops (tens of microseconds apart) then cost no wake-up
 // (futex and scheduler latency, ~10 us a loop on a VM), and an idle pool
 // still sleeps. A polling thread yields its CPU only when the thread it
-// waits for was last seen on the same CPU (sched_getcpu): a yield on a
-// busy machine gives the CPU away for a time slice. Park() sends polling workers to sleep at once, for when the
-// cores are about to be someone else's (a vendor library's own threads).
+// waits for was last seen on the same CPU (sched_getcpu): on a busy
+// machine a yield gives the CPU away for a time slice. Park() sends
+// polling workers to sleep at once, for when the cores are about to be
+// someone else's (a vendor library's own threads).
 //
 // Chunks are dealt out in contiguous ranges, one per thread (the caller's
 // first): a thread takes its own range's chunks front to back, then takes

@@ -397,10 +397,12 @@ absl::Status PrepareConv2DHybrid(PrepareContext& ctx) {
     } else {
       s->hp = std::max<int64_t>(
           s->in_h + s->pad_h,
-          int64_t{s->out_h - 1} * s->stride_h + int64_t{s->k_h - 1} * s->dil_h + 1);
+          int64_t{s->out_h - 1} * s->stride_h +
+              int64_t{s->k_h - 1} * s->dil_h + 1);
       s->wp = std::max<int64_t>(
           s->in_w + s->pad_w,
-          int64_t{s->out_w - 1} * s->stride_w + int64_t{s->k_w - 1} * s->dil_w + 1);
+          int64_t{s->out_w - 1} * s->stride_w +
+              int64_t{s->k_w - 1} * s->dil_w + 1);
       s->row_taps = s->dil_w == 1;
       const int64_t taps = s->row_taps ? s->k_h : int64_t{s->k_h} * s->k_w;
       const int64_t tap_len = int64_t{s->row_taps ? s->k_w : 1} * s->in_c;

@@ -341,7 +341,9 @@ TEST(Conv2DHybridTest, MatchesTfliteArithmeticOnEveryIsa) {
       }
       c.scales = testing::RandomFloats(rng, p.cout, 0.001f, 0.02f);
       if (iter % 5 == 0) c.scales.assign(p.cout, c.scales[0]);
-      if (!c.bias.empty()) c.bias = testing::RandomFloats(rng, p.cout, -0.5f, 0.5f);
+      if (!c.bias.empty()) {
+        c.bias = testing::RandomFloats(rng, p.cout, -0.5f, 0.5f);
+      }
       const float shift = (iter % 4) * 0.3f;
       c.in = testing::RandomFloats(rng, int64_t{p.n} * p.h * p.w * p.cin,
                                    -1 + shift, 1 + shift);

@@ -63,10 +63,10 @@ inline __attribute__((always_inline)) void MaxPoolRowsBody(
   const int64_t pixel_step = int64_t{s.stride_w} * s.c;
   // Output columns [ox_in0, ox_in1) have windows inside [0, in_w).
   const int ox_in0 = std::min(s.out_w, (s.pad_w + s.stride_w - 1) / s.stride_w);
+  const int last_start = s.in_w + s.pad_w - s.k_w;  // of a window inside
   const int ox_in1 = std::max(
-      ox_in0, std::min(s.out_w, s.in_w + s.pad_w - s.k_w >= 0
-                                    ? (s.in_w + s.pad_w - s.k_w) / s.stride_w + 1
-                                    : 0));
+      ox_in0,
+      std::min(s.out_w, last_start >= 0 ? last_start / s.stride_w + 1 : 0));
   for (int b = 0; b < s.batch; ++b) {
     for (int oy = 0; oy < s.out_h; ++oy) {
       const int y0 = oy * s.stride_h - s.pad_h;

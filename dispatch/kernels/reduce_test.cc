@@ -466,8 +466,8 @@ TEST(ReduceTest, QuantizedMeanIsWithin1LsbOfTheRealMean) {
 // each build, forced and shown to run.
 TEST(ReduceTest, QuantizedSumAccumulatesExactlyInEveryBuild) {
   std::mt19937 rng = testing::SeededRng(4);
-  testing::ForEachForcedIsa({kernels::CpuIsa::kBaseline, kernels::CpuIsa::kAvx2},
-                            [&](kernels::CpuIsa isa) {
+  const auto isas = {kernels::CpuIsa::kBaseline, kernels::CpuIsa::kAvx2};
+  testing::ForEachForcedIsa(isas, [&](kernels::CpuIsa isa) {
     const int64_t before = kernels::QuantizedSumCallsForTesting(isa);
     for (int iter = 0; iter < 60; ++iter) {
       const bool pooling = RandomInt(rng, 0, 3) == 0;
@@ -476,8 +476,8 @@ TEST(ReduceTest, QuantizedSumAccumulatesExactlyInEveryBuild) {
       for (int& d : dims) d = RandomInt(rng, 1, 6);
       std::vector<int32_t> axes;
       if (pooling) {
-        dims = {RandomInt(rng, 1, 2), RandomInt(rng, 1, 5), RandomInt(rng, 1, 5),
-                RandomInt(rng, 8, 40)};
+        dims = {RandomInt(rng, 1, 2), RandomInt(rng, 1, 5),
+                RandomInt(rng, 1, 5), RandomInt(rng, 8, 40)};
         axes = {1, 2};
       } else {
         for (int d = 0; d < rank; ++d) {
