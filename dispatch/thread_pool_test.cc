@@ -62,7 +62,9 @@ TEST(ThreadPoolTest, OtherThreadsTakeTheRangeOfAHeldThread) {
     for (int64_t i = 0; i < kChunks; ++i) ASSERT_EQ(hits[i], 1) << i;
     EXPECT_FALSE(timed_out) << "the caller did not take the held range";
     EXPECT_EQ(first[0], 0);
-    if (first[1] >= 0) EXPECT_EQ(first[1], kChunks / 2);
+    if (first[1] >= 0) {
+      EXPECT_EQ(first[1], kChunks / 2);
+    }
   }
 }
 
