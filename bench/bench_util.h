@@ -43,6 +43,11 @@ class MedianReporter : public benchmark::ConsoleReporter {
   };
   void ReportRuns(const std::vector<Run>& runs) override;
   const std::map<std::string, Row>& rows() const { return rows_; }
+  // The row of `name` (e.g. "BM_X/arg/real_time"), or null.
+  const Row* Find(const std::string& name) const {
+    auto it = rows_.find(name);
+    return it == rows_.end() ? nullptr : &it->second;
+  }
 
  private:
   std::map<std::string, Row> rows_;

@@ -195,12 +195,6 @@ BENCHMARK_CAPTURE(BM_LoadToFirstInference, example_on_device_cached,
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
 
-const bench::MedianReporter::Row* Find(const bench::MedianReporter& r,
-                                       const std::string& name) {
-  auto it = r.rows().find(name);
-  return it == r.rows().end() ? nullptr : &it->second;
-}
-
 int Main(int argc, char** argv) {
   std::string tmpl =
       (std::filesystem::temp_directory_path() / "graft_dispatch_bench_XXXXXX")
@@ -232,9 +226,9 @@ int Main(int argc, char** argv) {
               "per op vs 0 ops");
   for (const char* mode : {"plain", "profiled"}) {
     const auto* base =
-        Find(reporter, absl::StrCat("BM_DispatchChain/", mode, "/0/real_time"));
+        reporter.Find(absl::StrCat("BM_DispatchChain/", mode, "/0/real_time"));
     for (int n : kChainLengths) {
-      const auto* row = Find(reporter, absl::StrCat("BM_DispatchChain/", mode,
+      const auto* row = reporter.Find(absl::StrCat("BM_DispatchChain/", mode,
                                                     "/", n, "/real_time"));
       if (row == nullptr) continue;
       std::string per_op = "-";
@@ -252,13 +246,13 @@ int Main(int argc, char** argv) {
       }
     }
   }
-  const auto* cpu = Find(reporter, "BM_LoadToFirstInference/cpu/real_time");
+  const auto* cpu = reporter.Find("BM_LoadToFirstInference/cpu/real_time");
   std::printf("\n%-32s %14s %10s\n", "load to first inference", "median",
               "vs cpu");
   for (const char* config :
        {"cpu", "example_compiled", "example_on_device_first_launch",
         "example_on_device_cached"}) {
-    const auto* row = Find(reporter, absl::StrCat("BM_LoadToFirstInference/",
+    const auto* row = reporter.Find(absl::StrCat("BM_LoadToFirstInference/",
                                                   config, "/real_time"));
     if (row == nullptr) continue;
     std::printf("%-32s %14s %9.2fx\n", config,

@@ -89,12 +89,6 @@ void Register() {
   }
 }
 
-const bench::MedianReporter::Row* Find(const bench::MedianReporter& r,
-                                       const std::string& name) {
-  auto it = r.rows().find(name);
-  return it == r.rows().end() ? nullptr : &it->second;
-}
-
 int Main(int argc, char** argv) {
   Register();
   if (!bench::InitializeWithMedians(&argc, argv, 5)) return 2;
@@ -105,11 +99,11 @@ int Main(int argc, char** argv) {
               "2 threads", "speedup", "over half", "one CPU");
   for (int steps : kSteps) {
     const auto* one =
-        Find(reporter, absl::StrCat("loop/1/", steps, "/real_time"));
+        reporter.Find(absl::StrCat("loop/1/", steps, "/real_time"));
     const auto* two =
-        Find(reporter, absl::StrCat("loop/2/", steps, "/real_time"));
+        reporter.Find(absl::StrCat("loop/2/", steps, "/real_time"));
     const auto* pinned =
-        Find(reporter, absl::StrCat("loop_one_cpu/", steps, "/real_time"));
+        reporter.Find(absl::StrCat("loop_one_cpu/", steps, "/real_time"));
     if (one == nullptr || two == nullptr) continue;
     std::printf("%8d %10s %10s %7.2fx %14s %10s\n", steps,
                 bench::HumanTime(one->seconds).c_str(),

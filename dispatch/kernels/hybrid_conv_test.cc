@@ -277,6 +277,31 @@ bool MakeRandomCase(std::mt19937& rng, int iter, bool depthwise,
   return true;
 }
 
+// Draws c's weights (about minus128 percent of them -128, the rest in
+// [-128, 127]), scales (one shared by all channels every fifth
+// iteration), bias (where it has one) and input again for a CONV_2D whose
+// shape c->p was changed after MakeRandomCase.
+void RedrawConvValues(std::mt19937& rng, int iter, int minus128,
+                      RandomCase* c) {
+  const ConvParams& p = c->p;
+  const int64_t nw = int64_t{p.cout} * p.kh * p.kw * p.cin;
+  c->w.clear();
+  for (int64_t i = 0; i < nw; ++i) {
+    c->w.push_back(static_cast<int8_t>(
+        RandomInt(rng, 0, 99) < minus128 ? -128
+                                          : RandomInt(rng, -128, 127)));
+  }
+  c->scales = testing::RandomFloats(rng, p.cout, 0.001f, 0.02f);
+  if (iter % 5 == 0) c->scales.assign(p.cout, c->scales[0]);
+  if (!c->bias.empty()) {
+    c->bias = testing::RandomFloats(rng, p.cout, -0.5f, 0.5f);
+  }
+  const float shift = (iter % 4) * 0.3f;
+  c->in = testing::RandomFloats(rng, int64_t{p.n} * p.h * p.w * p.cin,
+                                -1 + shift, 1 + shift);
+  if (iter % 7 == 3) std::fill(c->in.begin(), c->in.end(), 0.0f);
+}
+
 // Random shapes, strides, dilations, paddings, activations, batches and
 // thread counts against RefHybridConv, bit for bit.
 TEST(Conv2DHybridTest, MatchesTfliteArithmetic) {
@@ -331,23 +356,7 @@ TEST(Conv2DHybridTest, MatchesTfliteArithmeticOnEveryIsa) {
         p.kh = p.kw = 1, p.sh = p.sw = 1, p.dh = p.dw = 1;
         c.threads = 2;
       }
-      const int64_t nw = int64_t{p.cout} * p.kh * p.kw * p.cin;
-      c.w.clear();
-      const int minus128 = iter % 2 ? RandomInt(rng, 1, 30) : 0;
-      for (int64_t i = 0; i < nw; ++i) {
-        c.w.push_back(static_cast<int8_t>(
-            RandomInt(rng, 0, 99) < minus128 ? -128
-                                              : RandomInt(rng, -128, 127)));
-      }
-      c.scales = testing::RandomFloats(rng, p.cout, 0.001f, 0.02f);
-      if (iter % 5 == 0) c.scales.assign(p.cout, c.scales[0]);
-      if (!c.bias.empty()) {
-        c.bias = testing::RandomFloats(rng, p.cout, -0.5f, 0.5f);
-      }
-      const float shift = (iter % 4) * 0.3f;
-      c.in = testing::RandomFloats(rng, int64_t{p.n} * p.h * p.w * p.cin,
-                                   -1 + shift, 1 + shift);
-      if (iter % 7 == 3) std::fill(c.in.begin(), c.in.end(), 0.0f);
+      RedrawConvValues(rng, iter, iter % 2 ? RandomInt(rng, 1, 30) : 0, &c);
       auto rt = BuildAndLoad(p, c.w, c.scales, c.bias, c.threads);
       ASSERT_TRUE(rt.ok()) << rt.status();
       EXPECT_EQ(Invoke(**rt, c.in),
@@ -395,20 +404,7 @@ TEST(Conv2DHybridTest, VnniTapsMatchTfliteArithmetic) {
         OutSize(p, p.w, p.kw, p.sw, p.dw) <= 0) {
       continue;
     }
-    const int64_t nw = int64_t{p.cout} * p.kh * p.kw * p.cin;
-    c.w.clear();
-    for (int64_t i = 0; i < nw; ++i) {
-      c.w.push_back(static_cast<int8_t>(RandomInt(rng, -128, 127)));
-    }
-    c.scales = testing::RandomFloats(rng, p.cout, 0.001f, 0.02f);
-    if (iter % 5 == 0) c.scales.assign(p.cout, c.scales[0]);
-    if (!c.bias.empty()) {
-      c.bias = testing::RandomFloats(rng, p.cout, -0.5f, 0.5f);
-    }
-    const float shift = (iter % 4) * 0.3f;
-    c.in = testing::RandomFloats(rng, int64_t{p.n} * p.h * p.w * p.cin,
-                                 -1 + shift, 1 + shift);
-    if (iter % 7 == 3) std::fill(c.in.begin(), c.in.end(), 0.0f);
+    RedrawConvValues(rng, iter, /*minus128=*/0, &c);
     const bool direct = p.kh == 1 && p.kw == 1 && p.sh == 1 && p.sw == 1;
     const int64_t conv0 = kernels::HybridVnniConvCallsForTesting();
     const int64_t row_taps0 = kernels::HybridConvRowTapsCallsForTesting();
