@@ -21,9 +21,21 @@ struct PoolState : KernelState, PoolGeometry {
 // in a register over the window (the maximum as std::max, or the sum in
 // window order), then the average's division and the clamp, one store; the
 // last channels one at a time with the same operations, so every lane gets
-// the scalar loop's result. In float_simd.h's two builds, picked per call
-// and counted.
+// the scalar loop's result. Four neighbouring pixels whose windows lie
+// inside the input's columns run together (four independent chains). In
+// float_simd.h's two builds, picked per call and counted.
 std::atomic<int64_t> g_pool_calls[2];
+
+// One tap into a window's accumulator: the maximum as std::max(acc, v), or
+// the sum.
+template <bool kMax>
+GRAFT_SIMD_INLINE V8 Combine(V8 acc, V8 v) {
+  if constexpr (kMax) {
+    return acc < v ? v : acc;
+  } else {
+    return acc + v;
+  }
+}
 
 template <bool kMax>
 GRAFT_SIMD_INLINE void PoolRowsBody(const PoolState& s, const float* input,
@@ -39,6 +51,12 @@ GRAFT_SIMD_INLINE void PoolRowsBody(const PoolState& s, const float* input,
   const int pad_h = s.pad_h, pad_w = s.pad_w;
   const float lo = s.lo, hi = s.hi;
   const int64_t row_step = int64_t{in_w} * c;
+  const int64_t pixel_step = int64_t{stride_w} * c;
+  // Output columns [ox_in0, ox_in1) have windows inside [0, in_w).
+  const int ox_in0 = std::min(out_w, (pad_w + stride_w - 1) / stride_w);
+  const int last_start = in_w + pad_w - k_w;  // of a window inside
+  const int ox_in1 = std::max(
+      ox_in0, std::min(out_w, last_start >= 0 ? last_start / stride_w + 1 : 0));
   int b = static_cast<int>(row_begin / out_h);
   int oy = static_cast<int>(row_begin % out_h);
   float* out = output + row_begin * out_w * c;
@@ -46,38 +64,66 @@ GRAFT_SIMD_INLINE void PoolRowsBody(const PoolState& s, const float* input,
     const int y0 = std::max(0, oy * stride_h - pad_h);
     const int y1 = std::min(in_h, oy * stride_h - pad_h + k_h);
     const float* in_rows = input + (int64_t{b} * in_h + y0) * row_step;
-    for (int ox = 0; ox < out_w; ++ox, out += c) {
+    int ox = 0;
+    while (ox < out_w) {
       const int x0 = std::max(0, ox * stride_w - pad_w);
       const int x1 = std::min(in_w, ox * stride_w - pad_w + k_w);
       const float* first = in_rows + int64_t{x0} * c;
       const float count = static_cast<float>((y1 - y0) * (x1 - x0));
+      // Four pixels whose windows lie inside the input's columns (so the
+      // same count): four independent accumulators, each over its own
+      // window in window order.
+      const int pixels = ox >= ox_in0 && ox + 4 <= ox_in1 ? 4 : 1;
       int ch = 0;
-      for (; ch + 8 <= c; ch += 8) {
-        V8 acc = Splat(init);
+      for (; pixels == 4 && ch + 8 <= c; ch += 8) {
+        V8 a0 = Splat(init), a1 = a0, a2 = a0, a3 = a0;
         for (int y = 0; y < y1 - y0; ++y) {
-          for (int x = 0; x < x1 - x0; ++x) {
-            const V8 v = LoadV8(first + y * row_step + int64_t{x} * c + ch);
-            if constexpr (kMax) {
-              acc = acc < v ? v : acc;
-            } else {
-              acc += v;
+          for (int x = 0; x < k_w; ++x) {
+            const float* p = first + y * row_step + int64_t{x} * c + ch;
+            a0 = Combine<kMax>(a0, LoadV8(p));
+            a1 = Combine<kMax>(a1, LoadV8(p + pixel_step));
+            a2 = Combine<kMax>(a2, LoadV8(p + 2 * pixel_step));
+            a3 = Combine<kMax>(a3, LoadV8(p + 3 * pixel_step));
+          }
+        }
+        if constexpr (!kMax) {
+          const V8 n = Splat(count);
+          a0 = a0 / n, a1 = a1 / n, a2 = a2 / n, a3 = a3 / n;
+        }
+        StoreV8(out + ch, Clamp(a0, vlo, vhi));
+        StoreV8(out + c + ch, Clamp(a1, vlo, vhi));
+        StoreV8(out + 2 * c + ch, Clamp(a2, vlo, vhi));
+        StoreV8(out + 3 * c + ch, Clamp(a3, vlo, vhi));
+      }
+      for (int i = 0; i < pixels; ++i) {  // one pixel, or the four's tails
+        const float* pf = first + i * pixel_step;
+        float* po = out + i * c;
+        int cb = ch;
+        for (; cb + 8 <= c; cb += 8) {
+          V8 acc = Splat(init);
+          for (int y = 0; y < y1 - y0; ++y) {
+            for (int x = 0; x < x1 - x0; ++x) {
+              const float* q = pf + y * row_step + int64_t{x} * c + cb;
+              acc = Combine<kMax>(acc, LoadV8(q));
             }
           }
+          if constexpr (!kMax) acc = acc / Splat(count);
+          StoreV8(po + cb, Clamp(acc, vlo, vhi));
         }
-        if constexpr (!kMax) acc = acc / Splat(count);
-        StoreV8(out + ch, Clamp(acc, vlo, vhi));
-      }
-      for (; ch < c; ++ch) {
-        float acc = init;
-        for (int y = 0; y < y1 - y0; ++y) {
-          for (int x = 0; x < x1 - x0; ++x) {
-            const float v = first[y * row_step + int64_t{x} * c + ch];
-            acc = kMax ? std::max(acc, v) : acc + v;
+        for (; cb < c; ++cb) {
+          float acc = init;
+          for (int y = 0; y < y1 - y0; ++y) {
+            for (int x = 0; x < x1 - x0; ++x) {
+              const float v = pf[y * row_step + int64_t{x} * c + cb];
+              acc = kMax ? std::max(acc, v) : acc + v;
+            }
           }
+          const float v = kMax ? acc : acc / count;
+          po[cb] = std::min(std::max(v, lo), hi);
         }
-        const float v = kMax ? acc : acc / count;
-        out[ch] = std::min(std::max(v, lo), hi);
       }
+      ox += pixels;
+      out += pixels * int64_t{c};
     }
     if (++oy == out_h) oy = 0, ++b;
   }
