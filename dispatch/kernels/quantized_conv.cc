@@ -551,6 +551,17 @@ absl::Status PrepareQuantParams(PrepareContext& ctx, const Tensor& in,
   for (int64_t zp : w.quantization->zero_point) {
     if (zp != 0) return ctx.Unsupported("INT8 weights with a zero point");
   }
+  // A zero point is a value of its tensor's type (TFLite's quantization
+  // spec); past it, the reference path's int32 sums, as TFLite's, would
+  // overflow.
+  for (const Tensor* t : {&in, &out}) {
+    int32_t lo = 0, hi = 0;
+    TypeRange(t->type, &lo, &hi);
+    GRAFT_KERNEL_CHECK(ZeroPoint(*t) >= lo && ZeroPoint(*t) <= hi,
+                       "%s zero point %d is outside the %s range [%d, %d]",
+                       t == &in ? "input" : "output", ZeroPoint(*t),
+                       TensorTypeName(t->type), lo, hi);
+  }
   s->input_offset = -ZeroPoint(in);
   s->output_offset = ZeroPoint(out);
   s->mult = PerChannelMultipliers(in, w, out, s->out_c);

@@ -157,6 +157,17 @@ TEST(FuzzRegressionTest, ConvWhoseRescaleMeetsTheInt32LimitRunsWithoutUndefinedB
   EXPECT_TRUE(s.ok()) << s;
 }
 
+TEST(FuzzRegressionTest, ConvWithAnOutOfRangeZeroPointIsRefusedAtLoad) {
+  // An INT8 CONV_2D whose input zero point (1993549157) is no INT8 value:
+  // the reference path's int32 sum overflowed multiplying by the offset
+  // (UBSan). Such a zero point is now a load error naming the op.
+  absl::Status s = RunAsTheRuntimeTargetDoes(
+      "runtime/conv_input_zero_point_out_of_range.tflite");
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr("op 1 (CONV_2D): input zero point 1993549157 is "
+                        "outside the INT8 range [-128, 127]"));
+}
+
 TEST(FuzzRegressionTest, EveryFormatInputReplaysWithoutCrashing) {
   for (const auto& entry :
        fs::directory_iterator(absl::StrCat(GRAFT_FUZZ_REGRESSION_DIR, "/format"))) {
