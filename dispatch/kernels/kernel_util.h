@@ -227,6 +227,17 @@ inline PoolGeometry RowMajorPoolGeometry(PoolGeometry g) {
   return g;
 }
 
+// The output columns [*begin, *end) whose windows lie inside the input's
+// columns (no padding tap, so the same tap count): the pooling kernels run
+// four neighbouring ones together.
+inline void InteriorPoolColumns(const PoolGeometry& g, int* begin, int* end) {
+  *begin = std::min(g.out_w, (g.pad_w + g.stride_w - 1) / g.stride_w);
+  const int last_start = g.in_w + g.pad_w - g.k_w;  // of a window inside
+  *end = std::max(
+      *begin,
+      std::min(g.out_w, last_start >= 0 ? last_start / g.stride_w + 1 : 0));
+}
+
 // Collapsed N-D broadcast of up to kMaxBroadcastDims dims for binary and
 // ternary elementwise ops (and TILE, which views rank r as 2r dims).
 // Adjacent dims with the same broadcast pattern are merged, so the common

@@ -52,11 +52,8 @@ GRAFT_SIMD_INLINE void PoolRowsBody(const PoolState& s, const float* input,
   const float lo = s.lo, hi = s.hi;
   const int64_t row_step = int64_t{in_w} * c;
   const int64_t pixel_step = int64_t{stride_w} * c;
-  // Output columns [ox_in0, ox_in1) have windows inside [0, in_w).
-  const int ox_in0 = std::min(out_w, (pad_w + stride_w - 1) / stride_w);
-  const int last_start = in_w + pad_w - k_w;  // of a window inside
-  const int ox_in1 = std::max(
-      ox_in0, std::min(out_w, last_start >= 0 ? last_start / stride_w + 1 : 0));
+  int ox_in0 = 0, ox_in1 = 0;
+  InteriorPoolColumns(s, &ox_in0, &ox_in1);
   int b = static_cast<int>(row_begin / out_h);
   int oy = static_cast<int>(row_begin % out_h);
   float* out = output + row_begin * out_w * c;

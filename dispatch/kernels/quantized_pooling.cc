@@ -61,85 +61,70 @@ inline __attribute__((always_inline)) void MaxPoolRowsBody(
   };
   const int64_t row_step = int64_t{s.in_w} * s.c;
   const int64_t pixel_step = int64_t{s.stride_w} * s.c;
-  // Output columns [ox_in0, ox_in1) have windows inside [0, in_w).
-  const int ox_in0 = std::min(s.out_w, (s.pad_w + s.stride_w - 1) / s.stride_w);
-  const int last_start = s.in_w + s.pad_w - s.k_w;  // of a window inside
-  const int ox_in1 = std::max(
-      ox_in0,
-      std::min(s.out_w, last_start >= 0 ? last_start / s.stride_w + 1 : 0));
+  int ox_in0 = 0, ox_in1 = 0;
+  InteriorPoolColumns(s, &ox_in0, &ox_in1);
   for (int b = 0; b < s.batch; ++b) {
     for (int oy = 0; oy < s.out_h; ++oy) {
       const int y0 = oy * s.stride_h - s.pad_h;
       const int fy0 = std::max(0, -y0), fy1 = std::min(s.k_h, s.in_h - y0);
       const T* in_rows =
           in + (int64_t{b} * s.in_h + y0 + fy0) * row_step;  // first tap row
-      T* out_row = out + (int64_t{b} * s.out_h + oy) * s.out_w * int64_t{s.c};
+      T* op = out + (int64_t{b} * s.out_h + oy) * s.out_w * int64_t{s.c};
       int ox = 0;
       while (ox < s.out_w) {
         const int x0 = ox * s.stride_w - s.pad_w;
-        T* op = out_row + int64_t{ox} * s.c;
-        if (ox >= ox_in0 && ox + 4 <= ox_in1) {
-          const T* first = in_rows + int64_t{x0} * s.c;
-          for (int c = 0; c + kLanes <= s.c; c += kLanes) {
-            V a0 = lowest, a1 = lowest, a2 = lowest, a3 = lowest;
-            for (int fy = 0; fy < fy1 - fy0; ++fy) {
-              const T* row = first + fy * row_step + c;
-              for (int fx = 0; fx < s.k_w; ++fx) {
-                const T* p = row + int64_t{fx} * s.c;
-                const V x0v = load(p), x1v = load(p + pixel_step);
-                const V x2v = load(p + 2 * pixel_step);
-                const V x3v = load(p + 3 * pixel_step);
-                a0 = a0 > x0v ? a0 : x0v;
-                a1 = a1 > x1v ? a1 : x1v;
-                a2 = a2 > x2v ? a2 : x2v;
-                a3 = a3 > x3v ? a3 : x3v;
-              }
-            }
-            finish(a0, op + c);
-            finish(a1, op + s.c + c);
-            finish(a2, op + 2 * s.c + c);
-            finish(a3, op + 3 * s.c + c);
-          }
-          for (int i = 0; i < 4; ++i) {  // the last channels
-            for (int c = s.c / kLanes * kLanes; c < s.c; ++c) {
-              T m = std::numeric_limits<T>::lowest();
-              for (int fy = 0; fy < fy1 - fy0; ++fy) {
-                for (int fx = 0; fx < s.k_w; ++fx) {
-                  m = std::max(m, first[i * pixel_step + fy * row_step +
-                                        int64_t{fx} * s.c + c]);
-                }
-              }
-              op[i * s.c + c] = std::min(hi, std::max(lo, m));
-            }
-          }
-          ox += 4;
-          continue;
-        }
         const int fx0 = std::max(0, -x0), fx1 = std::min(s.k_w, s.in_w - x0);
         // The window's first in-bounds tap.
         const T* first = in_rows + int64_t{x0 + fx0} * s.c;
+        const int pixels = ox >= ox_in0 && ox + 4 <= ox_in1 ? 4 : 1;
         int c = 0;
-        for (; c + kLanes <= s.c; c += kLanes) {
-          V acc = lowest;
+        for (; pixels == 4 && c + kLanes <= s.c; c += kLanes) {
+          V a0 = lowest, a1 = lowest, a2 = lowest, a3 = lowest;
           for (int fy = 0; fy < fy1 - fy0; ++fy) {
             const T* row = first + fy * row_step + c;
-            for (int fx = 0; fx < fx1 - fx0; ++fx) {
-              const V x = load(row + int64_t{fx} * s.c);
-              acc = acc > x ? acc : x;
+            for (int fx = 0; fx < s.k_w; ++fx) {
+              const T* p = row + int64_t{fx} * s.c;
+              const V x0v = load(p), x1v = load(p + pixel_step);
+              const V x2v = load(p + 2 * pixel_step);
+              const V x3v = load(p + 3 * pixel_step);
+              a0 = a0 > x0v ? a0 : x0v;
+              a1 = a1 > x1v ? a1 : x1v;
+              a2 = a2 > x2v ? a2 : x2v;
+              a3 = a3 > x3v ? a3 : x3v;
             }
           }
-          finish(acc, op + c);
+          finish(a0, op + c);
+          finish(a1, op + s.c + c);
+          finish(a2, op + 2 * s.c + c);
+          finish(a3, op + 3 * s.c + c);
         }
-        for (; c < s.c; ++c) {
-          T m = std::numeric_limits<T>::lowest();
-          for (int fy = 0; fy < fy1 - fy0; ++fy) {
-            for (int fx = 0; fx < fx1 - fx0; ++fx) {
-              m = std::max(m, first[fy * row_step + int64_t{fx} * s.c + c]);
+        for (int i = 0; i < pixels; ++i) {  // one pixel, or the four's tails
+          const T* pf = first + i * pixel_step;
+          T* po = op + i * s.c;
+          int cb = c;
+          for (; cb + kLanes <= s.c; cb += kLanes) {
+            V acc = lowest;
+            for (int fy = 0; fy < fy1 - fy0; ++fy) {
+              const T* row = pf + fy * row_step + cb;
+              for (int fx = 0; fx < fx1 - fx0; ++fx) {
+                const V x = load(row + int64_t{fx} * s.c);
+                acc = acc > x ? acc : x;
+              }
             }
+            finish(acc, po + cb);
           }
-          op[c] = std::min(hi, std::max(lo, m));
+          for (; cb < s.c; ++cb) {
+            T m = std::numeric_limits<T>::lowest();
+            for (int fy = 0; fy < fy1 - fy0; ++fy) {
+              for (int fx = 0; fx < fx1 - fx0; ++fx) {
+                m = std::max(m, pf[fy * row_step + int64_t{fx} * s.c + cb]);
+              }
+            }
+            po[cb] = std::min(hi, std::max(lo, m));
+          }
         }
-        ++ox;
+        ox += pixels;
+        op += pixels * int64_t{s.c};
       }
     }
   }

@@ -66,41 +66,51 @@ inline T Combine(T acc, T v) {
   return acc + v;  // kSum, kMean
 }
 
-// Combines each input element into its output element, in input order: a
-// reduced innermost dim one element after the other (never reassociated,
-// so no build sums in another order), a kept one as a vector accumulate.
-template <typename T, ReduceKind kKind>
-GRAFT_SIMD_INLINE void ReduceRuns(const ReduceState& s, const T* in,
-                                  T* out) {
+// Combines each input element into its output element with Op::Apply(out,
+// in), in input order: a reduced innermost dim one element after the
+// other (never reassociated, so no build sums in another order), a kept
+// one as a vector accumulate; in the block form (global pooling) one
+// vector accumulate per reduced row.
+template <typename In, typename Out, typename Op>
+GRAFT_SIMD_INLINE void CombineRuns(const ReduceState& s, const In* in,
+                                   Out* out) {
   if (s.block) {
     for (int64_t o = 0; o < s.outer; ++o) {
-      T* dst = out + o * s.inner;
-      const T* src = in + o * s.count * s.inner;
+      Out* dst = out + o * s.inner;
+      const In* src = in + o * s.count * s.inner;
       for (int64_t r = 0; r < s.count; ++r, src += s.inner) {
         // The input is never the output: no alias check.
 #pragma GCC ivdep
         for (int64_t i = 0; i < s.inner; ++i) {
-          dst[i] = Combine<T, kKind>(dst[i], src[i]);
+          dst[i] = Op::Apply(dst[i], src[i]);
         }
       }
     }
     return;
   }
-  const BroadcastPlan& plan = s.plan;
-  ForEachBroadcastRun(plan, [&](int64_t, const int64_t* off, int64_t n,
-                                const int64_t* st) {
-    const T* src = in + off[0];
-    T* dst = out + off[1];
+  ForEachBroadcastRun(s.plan, [&](int64_t, const int64_t* off, int64_t n,
+                                  const int64_t* st) {
+    const In* src = in + off[0];
+    Out* dst = out + off[1];
     if (st[1] == 0) {
-      T acc = *dst;
-      for (int64_t i = 0; i < n; ++i) acc = Combine<T, kKind>(acc, src[i]);
+      Out acc = *dst;
+      for (int64_t i = 0; i < n; ++i) acc = Op::Apply(acc, src[i]);
       *dst = acc;
     } else {
-      for (int64_t i = 0; i < n; ++i) {
-        dst[i] = Combine<T, kKind>(dst[i], src[i]);
-      }
+      for (int64_t i = 0; i < n; ++i) dst[i] = Op::Apply(dst[i], src[i]);
     }
   });
+}
+
+template <typename T, ReduceKind kKind>
+struct CombineOp {
+  static T Apply(T acc, T v) { return Combine<T, kKind>(acc, v); }
+};
+
+template <typename T, ReduceKind kKind>
+GRAFT_SIMD_INLINE void ReduceRuns(const ReduceState& s, const T* in,
+                                  T* out) {
+  CombineRuns<T, T, CombineOp<T, kKind>>(s, in, out);
 }
 
 std::atomic<int64_t> g_float_reduce_calls[2];
@@ -247,38 +257,18 @@ struct QuantizedSumState : ReduceState {
 };
 
 // Adds each input element into its output's uint32 sum (TFLite's int32
-// sums, wrapping; integer sums are the same in any order): in the block
-// form (global pooling) a kept inner dim is one vector add per reduced
-// row, else per broadcast run.
+// sums, wrapping; integer sums are the same in any order).
+template <typename T>
+struct WrappingSumOp {
+  static uint32_t Apply(uint32_t acc, T v) {
+    return acc + static_cast<uint32_t>(v);
+  }
+};
+
 template <typename T>
 GRAFT_SIMD_INLINE void AccumulateQuantized(const ReduceState& s, const T* in,
                                            uint32_t* acc) {
-  if (s.block) {
-    for (int64_t o = 0; o < s.outer; ++o) {
-      uint32_t* dst = acc + o * s.inner;
-      const T* src = in + o * s.count * s.inner;
-      for (int64_t r = 0; r < s.count; ++r, src += s.inner) {
-        // The input is never the sums (scratch): no alias check.
-#pragma GCC ivdep
-        for (int64_t i = 0; i < s.inner; ++i) {
-          dst[i] += static_cast<uint32_t>(src[i]);
-        }
-      }
-    }
-    return;
-  }
-  ForEachBroadcastRun(s.plan, [&](int64_t, const int64_t* off, int64_t n,
-                                  const int64_t* st) {
-    const T* src = in + off[0];
-    uint32_t* dst = acc + off[1];
-    if (st[1] == 0) {
-      uint32_t sum = *dst;
-      for (int64_t i = 0; i < n; ++i) sum += static_cast<uint32_t>(src[i]);
-      *dst = sum;
-    } else {
-      for (int64_t i = 0; i < n; ++i) dst[i] += static_cast<uint32_t>(src[i]);
-    }
-  });
+  CombineRuns<T, uint32_t, WrappingSumOp<T>>(s, in, acc);
 }
 
 std::atomic<int64_t> g_quantized_sum_calls[2];
