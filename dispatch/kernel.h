@@ -51,11 +51,27 @@ class ThreadPool;
 class PrepareContext;
 class EvalContext;
 
+// An elementwise op the runtime may fold into the op that produces its
+// input (SubgraphExecutor::FuseEpilogues): the producer's kernel applies it
+// to each output value before storing it, and the consumer runs no code.
+enum class EpilogueOp {
+  kHardSwish,  // HARD_SWISH, float: x * min(max(x + 3, 0), 6) / 6
+};
+
 // Per-op state computed at prepare time (polymorphic so each kernel keeps its
 // own type; the runtime owns it and destroys it with the runtime).
 class KernelState {
  public:
   virtual ~KernelState() = default;
+  // Asked after prepare: will eval apply `op` to every value of output 0,
+  // after all it computes now (fused activation included), with the
+  // results bit for bit those of op's own kernel run afterwards? True
+  // commits the kernel to it; false (the default) leaves the state as it
+  // was.
+  virtual bool AppendEpilogue(EpilogueOp op) {
+    (void)op;
+    return false;
+  }
 };
 
 using PrepareFn = absl::Status (*)(PrepareContext& ctx);

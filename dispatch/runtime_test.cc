@@ -122,6 +122,78 @@ TEST(RuntimeTest, ReshapesShareTheirInputsBuffer) {
   EXPECT_EQ((*rt)->Report().subgraphs[0].unshared_bytes, 5u * 1024);
 }
 
+// A HARD_SWISH is fused into the float CONV_2D or DEPTHWISE_CONV_2D that
+// produces its input (the kernel applies it before storing; its output
+// shares the convolution's buffer) only where nothing else reads the
+// convolution's output, neither tensor is a model input or output, and the
+// producer takes it: here conv1 -> HARD_SWISH fuses; conv2's output is also
+// an ADD input, so its HARD_SWISH runs on its own, as does the HARD_SWISH
+// whose output is the model's and the one after an ADD (no epilogue).
+TEST(RuntimeTest, FusesHardSwishIntoTheConvolutionThatFeedsIt) {
+  ModelBuilder mb;
+  auto& g = mb.Subgraph("main");
+  TensorId x = g.Input("x", F32, {1, 4, 4, 8});
+  std::vector<float> wv(8 * 8), bv(8);
+  for (size_t i = 0; i < wv.size(); ++i) wv[i] = static_cast<float>(i % 9) * 0.25f - 1.0f;
+  for (size_t i = 0; i < bv.size(); ++i) bv[i] = static_cast<float>(i) - 3.5f;
+  TensorId w = g.Constant<float>("w", {8, 1, 1, 8}, wv);
+  TensorId b = g.Constant<float>("b", {8}, bv);
+  tfl::Conv2DOptionsT o;
+  o.padding = tfl::Padding_VALID, o.stride_h = 1, o.stride_w = 1;
+  auto conv = [&](TensorId in, const char* name) {
+    return g.Op(tfl::BuiltinOperator_CONV_2D).In(in, w, b).Options(o).Out(name, F32, {1, 4, 4, 8});
+  };
+  auto hard_swish = [&](TensorId in, const char* name) {
+    return g.Op(tfl::BuiltinOperator_HARD_SWISH).In(in).Out(name, F32, {1, 4, 4, 8});
+  };
+  TensorId c1 = conv(x, "c1");                                   // op 0
+  TensorId h1 = hard_swish(c1, "h1");                            // op 1: fused
+  TensorId c2 = conv(h1, "c2");                                  // op 2
+  TensorId h2 = hard_swish(c2, "h2");                            // op 3: c2 read twice
+  TensorId s = g.Op(tfl::BuiltinOperator_ADD).In(c2, h2).Out("s", F32, {1, 4, 4, 8});  // op 4
+  TensorId h3 = hard_swish(s, "h3");                             // op 5: after ADD
+  TensorId c3 = conv(h3, "c3");                                  // op 6
+  TensorId y = hard_swish(c3, "y");                              // op 7: model output
+  g.Output(y);
+  auto rt = LoadBuilt(mb, 2);
+  ASSERT_TRUE(rt.ok()) << rt.status();
+  const RuntimeReport report = (*rt)->Report();
+  const std::vector<OpReport>& ops = report.subgraphs[0].ops;
+  ASSERT_EQ(ops.size(), 8u);
+  EXPECT_EQ(ops[0].detail, "Conv2D + HARD_SWISH of op 1");
+  EXPECT_EQ(ops[1].detail, "fused into op 0 (CONV_2D)");
+  EXPECT_EQ(ops[1].where, OpReport::Where::kCpu);
+  for (int i : {3, 5, 7}) EXPECT_EQ(ops[i].detail, "HardSwish") << "op " << i;
+  EXPECT_EQ(report.CountOps(OpReport::Where::kCpu), 8);
+
+  // The same values as unfused: each step computed here in the kernels'
+  // order (bias + sum over input channels, in float).
+  std::vector<float> in(128);
+  for (int i = 0; i < 128; ++i) in[i] = static_cast<float>(i % 11) * 0.5f - 2.5f;
+  SetInput(**rt, 0, in);
+  ASSERT_TRUE((*rt)->Invoke().ok());
+  auto conv_ref = [&](const std::vector<float>& v) {
+    std::vector<float> out(128);
+    for (int p = 0; p < 16; ++p) {
+      for (int oc = 0; oc < 8; ++oc) {
+        float acc = bv[oc];
+        for (int ic = 0; ic < 8; ++ic) acc += v[p * 8 + ic] * wv[oc * 8 + ic];
+        out[p * 8 + oc] = acc;
+      }
+    }
+    return out;
+  };
+  auto hs_ref = [](std::vector<float> v) {
+    for (float& f : v) f = f * std::min(std::max(f + 3.0f, 0.0f), 6.0f) / 6.0f;
+    return v;
+  };
+  const std::vector<float> r_c2 = conv_ref(hs_ref(conv_ref(in)));
+  std::vector<float> r_s = hs_ref(r_c2);
+  for (int i = 0; i < 128; ++i) r_s[i] += r_c2[i];
+  testing::ExpectNear(GetOutput<float>(**rt, 0), hs_ref(conv_ref(hs_ref(r_s))), 8,
+                      "conv / HARD_SWISH chain", /*term_scale=*/8.0);
+}
+
 TEST(RuntimeTest, BoundBuffersAreUsedInPlace) {
   ModelBuilder mb;
   BuildChain(mb);

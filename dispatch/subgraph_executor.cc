@@ -107,6 +107,9 @@ struct SubgraphExecutor::PreparedOp {
     kCallOnce,
     kReadVariable,
     kAssignVariable,
+    // Runs as the epilogue of the op that produced its input (fused_into);
+    // its output shares that op's output buffer.
+    kFused,
     kMissing,
   };
   Kind kind = Kind::kMissing;
@@ -150,6 +153,8 @@ struct SubgraphExecutor::PreparedOp {
   DynamicBuffer cond_storage;
   // kReadVariable, kAssignVariable.
   ResourceVariable* variable = nullptr;
+  // kFused: the op whose kernel runs this one.
+  OpId fused_into = -1;
   // kDispatch
   std::unique_ptr<DispatchExecutable> executable;
   std::vector<const Tensor*> in_ptrs;
@@ -239,6 +244,7 @@ absl::StatusOr<std::unique_ptr<SubgraphExecutor>> SubgraphExecutor::Create(
   e->bound_in_.assign(e->subgraph().inputs.size(), nullptr);
   e->bound_out_.assign(e->subgraph().outputs.size(), CalleeOutput{});
   GRAFT_RETURN_IF_ERROR(e->PrepareOps(count_cpu_ops));
+  e->FuseEpilogues();
   GRAFT_RETURN_IF_ERROR(e->PlanMemory());
   return e;
 }
@@ -1307,6 +1313,59 @@ absl::Status SubgraphExecutor::PrepareFallback(PreparedOp& p,
   return PrepareCallOp(p, fallback_subgraph, count_cpu_ops, "");
 }
 
+bool SubgraphExecutor::CanShareBuffer(TensorId in, TensorId out) const {
+  const Subgraph& sg = subgraph();
+  auto planned = [&](TensorId t) {
+    const Tensor& tensor = tensors_[t];
+    return tensor.raw_data == nullptr && !tensor.constant && !dynamic_[t] &&
+           tensor.type != tfl::TensorType_STRING &&
+           std::find(sg.inputs.begin(), sg.inputs.end(), t) == sg.inputs.end() &&
+           std::find(sg.outputs.begin(), sg.outputs.end(), t) == sg.outputs.end();
+  };
+  return in >= 0 && out >= 0 && planned(in) && planned(out) &&
+         tensors_[in].bytes == tensors_[out].bytes;
+}
+
+void SubgraphExecutor::FuseEpilogues() {
+  const size_t n = tensors_.size();
+  // Per tensor: how many op inputs read it, and the op writing it.
+  std::vector<int32_t> reads(n, 0);
+  std::vector<OpId> producer(n, -1);
+  for (const PreparedOp& p : ops_) {
+    for (TensorId t : p.op->inputs) {
+      if (t >= 0) ++reads[t];
+    }
+    for (TensorId t : p.op->outputs) {
+      if (t >= 0) producer[t] = p.index;
+    }
+  }
+  for (PreparedOp& c : ops_) {
+    if (c.kind != PreparedOp::Kind::kKernel || c.dynamic ||
+        c.builtin != tfl::BuiltinOperator_HARD_SWISH ||
+        c.op->inputs.size() != 1 || c.op->outputs.size() != 1) {
+      continue;
+    }
+    const TensorId in = c.op->inputs[0], out = c.op->outputs[0];
+    if (!CanShareBuffer(in, out) || reads[in] != 1 || producer[in] < 0 ||
+        tensors_[in].type != tfl::TensorType_FLOAT32) {
+      continue;
+    }
+    PreparedOp& p = ops_[producer[in]];
+    if (p.kind != PreparedOp::Kind::kKernel || p.dynamic ||
+        p.state == nullptr || p.op->outputs.size() != 1 ||
+        !p.state->AppendEpilogue(EpilogueOp::kHardSwish)) {
+      continue;
+    }
+    c.kind = PreparedOp::Kind::kFused;
+    c.fused_into = p.index;
+    c.state.reset();
+    c.scratch_bytes = 0;
+    c.detail = absl::StrFormat("fused into op %d (%s)", p.index, p.name);
+    absl::StrAppend(&p.detail, absl::StrFormat(" + %s of op %d", c.name, c.index));
+    absl::StrAppend(&p.profile_name, "+", c.name);
+  }
+}
+
 absl::Status SubgraphExecutor::PlanMemory() {
   const Subgraph& sg = subgraph();
   const int32_t num_steps = static_cast<int32_t>(ops_.size());
@@ -1348,21 +1407,28 @@ absl::Status SubgraphExecutor::PlanMemory() {
   // or output, and the sizes match. root[t]: the tensor whose request holds
   // t's bytes, its lifetime widened to the group's. Ops run in order, so an
   // input's root is final when its reshape is reached.
+  // A fused op's output (kFused) shares its input's buffer the same way:
+  // there the producer's kernel wrote the fused op's result.
   std::vector<TensorId> root(n);
   for (size_t t = 0; t < n; ++t) root[t] = static_cast<TensorId>(t);
   for (int32_t i = 0; i < num_steps; ++i) {
     const PreparedOp& p = ops_[i];
-    if (p.kind != PreparedOp::Kind::kKernel || p.dynamic ||
-        (p.builtin != tfl::BuiltinOperator_RESHAPE &&
-         p.builtin != tfl::BuiltinOperator_SQUEEZE &&
-         p.builtin != tfl::BuiltinOperator_EXPAND_DIMS) ||
-        p.op->inputs.empty() || p.op->outputs.size() != 1) {
+    const bool reshape =
+        p.kind == PreparedOp::Kind::kKernel && !p.dynamic &&
+        (p.builtin == tfl::BuiltinOperator_RESHAPE ||
+         p.builtin == tfl::BuiltinOperator_SQUEEZE ||
+         p.builtin == tfl::BuiltinOperator_EXPAND_DIMS);
+    const bool fused = p.kind == PreparedOp::Kind::kFused;
+    if ((!reshape && !fused) || p.op->inputs.empty() ||
+        p.op->outputs.size() != 1) {
       continue;
     }
     const TensorId in = p.op->inputs[0], out = p.op->outputs[0];
-    if (in < 0 || out < 0 || io[in] || io[out] || !planned_here(in) ||
-        !planned_here(out) || tensors_[in].bytes != tensors_[out].bytes ||
-        tensors_[in].type == tfl::TensorType_STRING) {
+    if (!CanShareBuffer(in, out) || !planned_here(in) || !planned_here(out)) {
+      if (fused) {  // FuseEpilogues checked the same
+        return absl::InternalError(absl::StrCat(
+            OpLabel(p.index), ": fused, but its output cannot share its input's buffer"));
+      }
       continue;
     }
     const TensorId r = root[in];
@@ -1523,6 +1589,7 @@ inline absl::Status SubgraphExecutor::RunOp(PreparedOp& p) {
   absl::Status st;
   switch (p.kind) {
     case PreparedOp::Kind::kFolded:
+    case PreparedOp::Kind::kFused:
       return absl::OkStatus();
     case PreparedOp::Kind::kKernel: {
       if (p.dynamic) {
@@ -1695,7 +1762,10 @@ void SubgraphExecutor::RecordSpans(PreparedOp& p) {
 absl::Status SubgraphExecutor::RunProfiled() {
   const int64_t run_start = NowNs();
   for (PreparedOp& p : ops_) {
-    if (p.kind == PreparedOp::Kind::kFolded) continue;
+    if (p.kind == PreparedOp::Kind::kFolded ||
+        p.kind == PreparedOp::Kind::kFused) {
+      continue;
+    }
     const int64_t start = NowNs();
     GRAFT_RETURN_IF_ERROR(RunOp(p));
     p.profile_ns.push_back(NowNs() - start);
@@ -1847,6 +1917,7 @@ OpReport::Where SubgraphExecutor::WhereOf(const PreparedOp& p) {
       return OpReport::Where::kCall;
     case PreparedOp::Kind::kReadVariable:
     case PreparedOp::Kind::kAssignVariable:
+    case PreparedOp::Kind::kFused:
       return OpReport::Where::kCpu;
     case PreparedOp::Kind::kMissing:
       break;
@@ -1878,7 +1949,10 @@ SubgraphReport SubgraphExecutor::Report() const {
 void SubgraphExecutor::AppendProfile(int depth,
                                      std::vector<OpProfile>* out) const {
   for (const PreparedOp& p : ops_) {
-    if (p.kind == PreparedOp::Kind::kFolded) continue;
+    if (p.kind == PreparedOp::Kind::kFolded ||
+        p.kind == PreparedOp::Kind::kFused) {
+      continue;
+    }
     OpProfile o;
     o.subgraph = id_;
     o.op_index = p.index;

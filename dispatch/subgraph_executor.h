@@ -259,6 +259,14 @@ class SubgraphExecutor {
   // strings than its buffer format holds).
   absl::StatusOr<size_t> SizeOf(TensorId id, const Tensor& t) const;
   void UseDeclaredOutputShapes(const tfl::OperatorT& op);
+  // Folds each HARD_SWISH into the CPU kernel that produces its input where
+  // that kernel takes it as an epilogue (KernelState::AppendEpilogue) and
+  // the two tensors can share a buffer: the HARD_SWISH op becomes kFused.
+  void FuseEpilogues();
+  // Whether op output `out` may share the buffer of its input `in`
+  // (PlanMemory): both planned in the arena (computed here, fixed shapes,
+  // neither a subgraph input or output), of one byte size, not STRING.
+  bool CanShareBuffer(TensorId in, TensorId out) const;
   absl::Status PlanMemory();
   static OpReport::Where WhereOf(const PreparedOp& p);
   absl::Status RunOp(PreparedOp& p);

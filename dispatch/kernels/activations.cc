@@ -48,26 +48,13 @@ struct TanhOp {
   static float Apply(float x, const UnaryState&) { return std::tanh(x); }
 };
 struct HardSwishOp {
-  static float Apply(float x, const UnaryState&) {
-    return x * std::min(std::max(x + 3.0f, 0.0f), 6.0f) / 6.0f;
-  }
+  static float Apply(float x, const UnaryState&) { return HardSwish(x); }
 };
-// HARD_SWISH 8 floats at a time: per lane the operations of HardSwishOp
-// in the same order (add, the two comparisons, multiply, IEEE division; no
-// multiply-add to contract), so the same results, NaN included. Scalar,
-// the division made it a quarter of efficientnet_block_float's run. In the
-// two builds of float_simd.h, picked per call and counted.
+// HARD_SWISH 8 floats at a time (HardSwishRun, float_simd.h): per lane the
+// operations of the scalar form in the same order, so the same results.
+// Scalar, the division made it a quarter of efficientnet_block_float's run.
+// In the two builds of float_simd.h, picked per call and counted.
 std::atomic<int64_t> g_hard_swish_calls[2];
-
-GRAFT_SIMD_INLINE void HardSwishRun(const float* in, float* out, int64_t n) {
-  const V8 zero = Splat(0.0f), three = Splat(3.0f), six = Splat(6.0f);
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const V8 x = LoadV8(in + i);
-    StoreV8(out + i, x * Clamp(x + three, zero, six) / six);
-  }
-  for (; i < n; ++i) out[i] = HardSwishOp::Apply(in[i], UnaryState{});
-}
 
 void HardSwishBaseline(const float* in, float* out, int64_t n) {
   HardSwishRun(in, out, n);

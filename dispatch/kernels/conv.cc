@@ -1,6 +1,7 @@
 // CONV_2D (float32): NHWC input, OHWI filter [Cout, KH, KW, Cin/groups],
 // optional bias, SAME/VALID padding, strides, dilations, groups and a fused
-// activation, as TFLite.
+// activation, as TFLite; and a HARD_SWISH the runtime fuses into it
+// (EpilogueOp), applied in the GEMM tile's registers.
 //
 // Lowered to GEMM: the filter of each group is packed at prepare time (when
 // constant). A 1x1, stride-1, unpadded convolution needs no im2col: the input
@@ -58,6 +59,13 @@ struct ConvState : KernelState {
   size_t packed_floats = 0;     // per group
   size_t im2col_floats = 0;     // per thread
   int threads = 1;
+  bool hard_swish = false;  // a fused HARD_SWISH after the activation
+
+  bool AppendEpilogue(EpilogueOp op) override {
+    if (op != EpilogueOp::kHardSwish || hard_swish) return false;
+    hard_swish = true;
+    return true;
+  }
 };
 
 void PackFilter(const ConvState& s, const float* filter, float* packed) {
@@ -176,6 +184,7 @@ absl::Status EvalConv(EvalContext& ctx) {
     g.m = rows, g.n = s.out_c, g.k = s.k;
     g.a = input, g.lda = s.in_c;
     g.packed_b = packed, g.bias = bias, g.lo = s.lo, g.hi = s.hi;
+    g.hard_swish = s.hard_swish;
     g.c = output, g.ldc = s.out_c;
     Gemm(g, ctx.thread_pool());
     return absl::OkStatus();
@@ -200,7 +209,7 @@ absl::Status EvalConv(EvalContext& ctx) {
       ga.indirect = &ia;
       ga.packed_b = packed + g * s.packed_floats;
       ga.bias = bias ? bias + g * s.group_out_c : nullptr;
-      ga.lo = s.lo, ga.hi = s.hi;
+      ga.lo = s.lo, ga.hi = s.hi, ga.hard_swish = s.hard_swish;
       ga.c = output + g * s.group_out_c;
       ga.ldc = s.out_c;
       Gemm(ga, ctx.thread_pool());
@@ -220,7 +229,7 @@ absl::Status EvalConv(EvalContext& ctx) {
         ga.a = col, ga.lda = s.k;
         ga.packed_b = packed + g * s.packed_floats;
         ga.bias = bias ? bias + g * s.group_out_c : nullptr;
-        ga.lo = s.lo, ga.hi = s.hi;
+        ga.lo = s.lo, ga.hi = s.hi, ga.hard_swish = s.hard_swish;
         ga.c = output + r0 * s.out_c + g * s.group_out_c;
         ga.ldc = s.out_c;
         Gemm(ga, nullptr);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 
 #include "dispatch/kernels/cpu_features.h"
@@ -39,6 +40,56 @@ float Act(float v, tfl::ActivationFunctionType a) {
   return v;
 }
 
+// Makes `y` (shape `shape`) the output of `g`; with `hard_swish`, y through
+// a HARD_SWISH instead, then a RESHAPE to the same shape (the runtime fuses
+// a HARD_SWISH only where its output is not the model's).
+void OutputThroughHardSwish(SubgraphBuilder& g, TensorId y,
+                            const std::vector<int32_t>& shape, bool hard_swish) {
+  if (!hard_swish) {
+    g.Output(y);
+    return;
+  }
+  TensorId z = g.Op(tfl::BuiltinOperator_HARD_SWISH).In(y).Out("z", F32, shape);
+  TensorId dims =
+      g.Constant<int32_t>("dims", {static_cast<int32_t>(shape.size())}, shape);
+  g.Output(g.Op(tfl::BuiltinOperator_RESHAPE).In(z, dims).Out("out", F32, shape));
+}
+
+// Runs `mb` on `threads` threads with inputs `inputs` and returns output 0.
+// With `fused`, the runtime must have fused op 1 (a HARD_SWISH) into op 0.
+std::vector<float> RunFloatModel(ModelBuilder& mb, int threads,
+                                 const std::vector<std::vector<float>>& inputs,
+                                 bool fused) {
+  auto rt = testing::LoadBuilt(mb, threads);
+  EXPECT_TRUE(rt.ok()) << rt.status();
+  if (!rt.ok()) return {};
+  for (size_t i = 0; i < inputs.size(); ++i) testing::SetInput(**rt, i, inputs[i]);
+  absl::Status st = (*rt)->Invoke();
+  EXPECT_TRUE(st.ok()) << st;
+  if (fused) {
+    const RuntimeReport report = (*rt)->Report();
+    const std::vector<OpReport>& ops = report.subgraphs[0].ops;
+    EXPECT_EQ(ops.size(), 3u);
+    if (ops.size() == 3) {
+      EXPECT_THAT(ops[1].detail, ::testing::HasSubstr("fused into op 0"));
+    }
+  }
+  return testing::GetOutput<float>(**rt, 0);
+}
+
+// The fused result must be TFLite's HARD_SWISH of the unfused one, bit for
+// bit (NaN included: none arise from these inputs).
+void ExpectHardSwishOf(const std::vector<float>& fused,
+                       const std::vector<float>& plain, const std::string& what) {
+  ASSERT_EQ(fused.size(), plain.size()) << what;
+  for (size_t i = 0; i < plain.size(); ++i) {
+    const float want = kernels::HardSwish(plain[i]);
+    ASSERT_EQ(std::memcmp(&fused[i], &want, sizeof(float)), 0)
+        << what << ": element " << i << " is " << fused[i] << ", HARD_SWISH("
+        << plain[i] << ") is " << want;
+  }
+}
+
 std::vector<float> RefConv(const ConvParams& p, const std::vector<float>& in,
                            const std::vector<float>& w,
                            const std::vector<float>* bias, int oh, int ow) {
@@ -67,9 +118,11 @@ std::vector<float> RefConv(const ConvParams& p, const std::vector<float>& in,
 // Draws one CONV_2D case (iteration `iter` picks the kind: groups, 1x1,
 // dilation), runs it on 1 to 3 threads and compares with RefConv. `wide`
 // draws up to 24 input and 40 output channels per group (every tail of the
-// 16-column panel and the 8-column one) on up to 20 x 20 inputs.
+// 16-column panel and the 8-column one) on up to 20 x 20 inputs. With
+// `hard_swish`, runs it again followed by a HARD_SWISH, which the runtime
+// fuses into the convolution (ExpectHardSwishOf).
 void CheckConv2D(std::mt19937& rng, int iter, bool wide,
-                 const std::string& what) {
+                 const std::string& what, bool hard_swish = false) {
   const tfl::ActivationFunctionType acts[] = {
       tfl::ActivationFunctionType_NONE, tfl::ActivationFunctionType_RELU,
       tfl::ActivationFunctionType_RELU6, tfl::ActivationFunctionType_RELU_N1_TO_1};
@@ -92,31 +145,38 @@ void CheckConv2D(std::mt19937& rng, int iter, bool wide,
   auto w = testing::RandomFloats(rng, int64_t(p.cout) * p.kh * p.kw * (p.cin / p.groups));
   auto bias = testing::RandomFloats(rng, p.cout);
   const bool has_bias = iter % 3 != 1, const_w = iter % 4 != 2;
-  ModelBuilder mb;
-  auto& g = mb.Subgraph("main");
-  TensorId x = g.Input("x", F32, {p.n, p.h, p.w, p.cin});
-  std::vector<int32_t> wshape = {p.cout, p.kh, p.kw, p.cin / p.groups};
-  TensorId tw = const_w ? g.Constant<float>("w", wshape, w) : g.Input("w", F32, wshape);
-  TensorId tb = has_bias ? g.Constant<float>("b", {p.cout}, bias) : kNoTensor;
-  tfl::Conv2DOptionsT o;
-  o.padding = p.padding, o.stride_h = p.sh, o.stride_w = p.sw;
-  o.dilation_h_factor = p.dh, o.dilation_w_factor = p.dw;
-  o.fused_activation_function = p.act;
-  g.Output(g.Op(tfl::BuiltinOperator_CONV_2D).In(x, tw, tb).Options(o).Out(
-      "y", F32, {p.n, oh, ow, p.cout}));
-  auto rt = testing::LoadBuilt(mb, RandomInt(rng, 1, 3));
-  ASSERT_TRUE(rt.ok()) << rt.status();
-  testing::SetInput(**rt, 0, in);
-  if (!const_w) testing::SetInput(**rt, 1, w);
-  ASSERT_TRUE((*rt)->Invoke().ok());
-  testing::ExpectNear(testing::GetOutput<float>(**rt, 0),
-                      RefConv(p, in, w, has_bias ? &bias : nullptr, oh, ow),
-                      int64_t(p.kh) * p.kw * p.cin,
-                      absl::StrCat(what, "iteration ", iter, ": ", p.n, "x", p.h, "x", p.w,
-                                   "x", p.cin, " -> ", p.cout, " k ", p.kh, "x", p.kw,
-                                   " s ", p.sh, "x", p.sw, " d ", p.dh, " groups ",
-                                   p.groups),
+  auto model = [&](ModelBuilder& mb, bool with_hard_swish) {
+    auto& g = mb.Subgraph("main");
+    TensorId x = g.Input("x", F32, {p.n, p.h, p.w, p.cin});
+    std::vector<int32_t> wshape = {p.cout, p.kh, p.kw, p.cin / p.groups};
+    TensorId tw = const_w ? g.Constant<float>("w", wshape, w) : g.Input("w", F32, wshape);
+    TensorId tb = has_bias ? g.Constant<float>("b", {p.cout}, bias) : kNoTensor;
+    tfl::Conv2DOptionsT o;
+    o.padding = p.padding, o.stride_h = p.sh, o.stride_w = p.sw;
+    o.dilation_h_factor = p.dh, o.dilation_w_factor = p.dw;
+    o.fused_activation_function = p.act;
+    const std::vector<int32_t> out_shape = {p.n, oh, ow, p.cout};
+    OutputThroughHardSwish(
+        g, g.Op(tfl::BuiltinOperator_CONV_2D).In(x, tw, tb).Options(o).Out("y", F32, out_shape),
+        out_shape, with_hard_swish);
+  };
+  const int threads = RandomInt(rng, 1, 3);
+  std::vector<std::vector<float>> inputs = {in};
+  if (!const_w) inputs.push_back(w);
+  const std::string label =
+      absl::StrCat(what, "iteration ", iter, ": ", p.n, "x", p.h, "x", p.w, "x", p.cin,
+                   " -> ", p.cout, " k ", p.kh, "x", p.kw, " s ", p.sh, "x", p.sw, " d ",
+                   p.dh, " groups ", p.groups);
+  ModelBuilder plain_mb;
+  model(plain_mb, false);
+  const std::vector<float> plain = RunFloatModel(plain_mb, threads, inputs, false);
+  testing::ExpectNear(plain, RefConv(p, in, w, has_bias ? &bias : nullptr, oh, ow),
+                      int64_t(p.kh) * p.kw * p.cin, label,
                       /*term_scale=*/1.0);  // inputs, weights in [-1, 1]
+  if (!hard_swish) return;
+  ModelBuilder fused_mb;
+  model(fused_mb, true);
+  ExpectHardSwishOf(RunFloatModel(fused_mb, threads, inputs, true), plain, label);
 }
 
 TEST(ConvTest, Conv2DMatchesReference) {
@@ -129,7 +189,8 @@ TEST(ConvTest, Conv2DMatchesReference) {
 
 // The float GEMM's builds (baseline, AVX2+FMA, AVX-512 VL) forced in turn, on wider
 // shapes; every convolution that is not 1x1 / stride 1 / unpadded must read
-// its input through the indirection table (no im2col).
+// its input through the indirection table (no im2col). Every other case
+// also runs with a HARD_SWISH fused into the convolution's tiles.
 TEST(ConvTest, Conv2DMatchesReferenceOnEveryFloatGemmPath) {
   using kernels::CpuIsa;
   testing::ForEachForcedIsa({CpuIsa::kBaseline, CpuIsa::kAvx2, CpuIsa::kAvx512Vnni}, [&](CpuIsa isa) {
@@ -137,7 +198,8 @@ TEST(ConvTest, Conv2DMatchesReferenceOnEveryFloatGemmPath) {
     const int64_t indirect = kernels::IndirectGemmCallsForTesting();
     std::mt19937 rng = testing::SeededRng(10 + static_cast<int>(isa));
     for (int iter = 0; iter < 60; ++iter) {
-      CheckConv2D(rng, iter, /*wide=*/true, absl::StrCat(kernels::CpuIsaName(isa), " "));
+      CheckConv2D(rng, iter, /*wide=*/true, absl::StrCat(kernels::CpuIsaName(isa), " "),
+                  /*hard_swish=*/iter % 2 == 1);
       if (HasFatalFailure()) return;
     }
     EXPECT_GT(kernels::GemmCallsForTesting(isa), calls) << kernels::CpuIsaName(isa);
@@ -148,7 +210,8 @@ TEST(ConvTest, Conv2DMatchesReferenceOnEveryFloatGemmPath) {
 // Draws one DEPTHWISE_CONV_2D case and compares with RefConv. `wide` draws
 // channels that are mostly multiples of 8 (the multi-pixel path) on inputs
 // up to 24 wide.
-void CheckDepthwise(std::mt19937& rng, int iter, bool wide, const std::string& what) {
+void CheckDepthwise(std::mt19937& rng, int iter, bool wide, const std::string& what,
+                    bool hard_swish = false) {
   ConvParams p;
   const int max_hw = wide ? 24 : 10;
   p.n = RandomInt(rng, 1, 2), p.h = RandomInt(rng, 1, max_hw), p.w = RandomInt(rng, 1, max_hw);
@@ -193,28 +256,38 @@ void CheckDepthwise(std::mt19937& rng, int iter, bool wide, const std::string& w
     for (int kx = 0; kx < p.kw; ++kx)
       for (int oc = 0; oc < p.cout; ++oc)
         w_ohwi[(size_t(oc) * p.kh + ky) * p.kw + kx] = w[(size_t(ky) * p.kw + kx) * p.cout + oc];
-  ModelBuilder mb;
-  auto& g = mb.Subgraph("main");
-  TensorId x = g.Input("x", F32, {p.n, p.h, p.w, p.cin});
-  TensorId tw = g.Constant<float>("w", {1, p.kh, p.kw, p.cout}, w);
-  TensorId tb = has_bias ? g.Constant<float>("b", {p.cout}, bias) : kNoTensor;
-  tfl::DepthwiseConv2DOptionsT o;
-  o.padding = p.padding, o.stride_h = p.sh, o.stride_w = p.sw;
-  o.dilation_h_factor = p.dh, o.dilation_w_factor = p.dw;
-  o.depth_multiplier = p.mult, o.fused_activation_function = p.act;
-  g.Output(g.Op(tfl::BuiltinOperator_DEPTHWISE_CONV_2D).In(x, tw, tb).Options(o).Out(
-      "y", F32, {p.n, oh, ow, p.cout}));
-  auto rt = testing::LoadBuilt(mb, RandomInt(rng, 1, 2));
-  ASSERT_TRUE(rt.ok()) << rt.status();
-  testing::SetInput(**rt, 0, in);
-  ASSERT_TRUE((*rt)->Invoke().ok());
-  testing::ExpectNear(testing::GetOutput<float>(**rt, 0),
-                      RefConv(p, in, w_ohwi, has_bias ? &bias : nullptr, oh, ow),
-                      p.kh * p.kw,
-                      absl::StrCat(what, "iteration ", iter, ": ", p.n, "x", p.h, "x", p.w,
-                                   "x", p.cin, " mult ", p.mult, " k ", p.kh, "x", p.kw,
-                                   " s ", p.sh, "x", p.sw, " d ", p.dh, "x", p.dw),
+  auto model = [&](ModelBuilder& mb, bool with_hard_swish) {
+    auto& g = mb.Subgraph("main");
+    TensorId x = g.Input("x", F32, {p.n, p.h, p.w, p.cin});
+    TensorId tw = g.Constant<float>("w", {1, p.kh, p.kw, p.cout}, w);
+    TensorId tb = has_bias ? g.Constant<float>("b", {p.cout}, bias) : kNoTensor;
+    tfl::DepthwiseConv2DOptionsT o;
+    o.padding = p.padding, o.stride_h = p.sh, o.stride_w = p.sw;
+    o.dilation_h_factor = p.dh, o.dilation_w_factor = p.dw;
+    o.depth_multiplier = p.mult, o.fused_activation_function = p.act;
+    const std::vector<int32_t> out_shape = {p.n, oh, ow, p.cout};
+    OutputThroughHardSwish(g,
+                           g.Op(tfl::BuiltinOperator_DEPTHWISE_CONV_2D)
+                               .In(x, tw, tb)
+                               .Options(o)
+                               .Out("y", F32, out_shape),
+                           out_shape, with_hard_swish);
+  };
+  const int threads = RandomInt(rng, 1, 2);
+  const std::string label =
+      absl::StrCat(what, "iteration ", iter, ": ", p.n, "x", p.h, "x", p.w, "x", p.cin,
+                   " mult ", p.mult, " k ", p.kh, "x", p.kw, " s ", p.sh, "x", p.sw,
+                   " d ", p.dh, "x", p.dw);
+  ModelBuilder plain_mb;
+  model(plain_mb, false);
+  const std::vector<float> plain = RunFloatModel(plain_mb, threads, {in}, false);
+  testing::ExpectNear(plain, RefConv(p, in, w_ohwi, has_bias ? &bias : nullptr, oh, ow),
+                      p.kh * p.kw, label,
                       /*term_scale=*/1.0);  // inputs, weights in [-1, 1]
+  if (!hard_swish) return;
+  ModelBuilder fused_mb;
+  model(fused_mb, true);
+  ExpectHardSwishOf(RunFloatModel(fused_mb, threads, {in}, true), plain, label);
 }
 
 TEST(ConvTest, DepthwiseConv2DMatchesReference) {
@@ -228,7 +301,8 @@ TEST(ConvTest, DepthwiseConv2DMatchesReference) {
 // The float depthwise builds (baseline, AVX2+FMA, AVX-512 VL) forced in
 // turn, on wider inputs with channels mostly multiples of 8: the path
 // computing several output pixels together must be taken, also on rows
-// whose window the top or bottom edge cuts.
+// whose window the top or bottom edge cuts. Every other case also runs
+// with a HARD_SWISH fused into the convolution's rows.
 TEST(ConvTest, DepthwiseConv2DMatchesReferenceOnEveryFloatPath) {
   using kernels::CpuIsa;
   testing::ForEachForcedIsa({CpuIsa::kBaseline, CpuIsa::kAvx2, CpuIsa::kAvx512Vnni}, [&](CpuIsa isa) {
@@ -238,7 +312,8 @@ TEST(ConvTest, DepthwiseConv2DMatchesReferenceOnEveryFloatPath) {
     const int64_t edge = kernels::FloatDepthwiseEdgeGroupsForTesting();
     std::mt19937 rng = testing::SeededRng(20 + static_cast<int>(isa));
     for (int iter = 0; iter < 60; ++iter) {
-      CheckDepthwise(rng, iter, /*wide=*/true, absl::StrCat(kernels::CpuIsaName(isa), " "));
+      CheckDepthwise(rng, iter, /*wide=*/true, absl::StrCat(kernels::CpuIsaName(isa), " "),
+                     /*hard_swish=*/iter % 2 == 1);
       if (HasFatalFailure()) return;
     }
     EXPECT_GT(kernels::FloatDepthwisePixelGroupsForTesting(isa), groups)

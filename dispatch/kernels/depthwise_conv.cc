@@ -21,6 +21,8 @@
 //   held in registers (ChannelBlock; 32: four independent FMA chains).
 // - Other channels (all of them for a multiplier above 1) go tap by tap
 //   over the output vector.
+// A HARD_SWISH the runtime fuses into the op (EpilogueOp) runs over each
+// output row as soon as the row is complete, while it is in L1.
 // The same source runs as an AVX2+FMA build where the CPU has it, and as
 // an AVX-512 VL build (32 vector registers) where it has that
 // (float_simd.h).
@@ -40,6 +42,15 @@ struct DepthwiseState : KernelState {
   int batch, in_h, in_w, in_c, out_h, out_w, out_c, mult;
   int k_h, k_w, stride_h, stride_w, dil_h, dil_w, pad_h, pad_w;
   float lo, hi;
+  // A fused HARD_SWISH: applied to each output row once it is complete,
+  // while it is in L1.
+  bool hard_swish = false;
+
+  bool AppendEpilogue(EpilogueOp op) override {
+    if (op != EpilogueOp::kHardSwish || hard_swish) return false;
+    hard_swish = true;
+    return true;
+  }
 };
 
 struct DepthwiseArgs {
@@ -298,6 +309,11 @@ GRAFT_SIMD_INLINE void DepthwiseRowsBody(const DepthwiseState& s,
       (s.k_w == 3 || s.k_w == 5) && (s.stride_w == 1 || s.stride_w == 2)) {
     row_kind = s.k_w * 10 + s.stride_w;
   }
+  const int64_t row_floats = int64_t{s.out_w} * oc_n;
+  auto finish_row = [&](int64_t row) {
+    float* out = a.output + row * row_floats;
+    if (s.hard_swish) HardSwishRun(out, out, row_floats);
+  };
   for (int64_t row = row_begin; row < row_end; ++row) {
     const int b = static_cast<int>(row / s.out_h);
     const int oy = static_cast<int>(row % s.out_h);
@@ -357,6 +373,7 @@ GRAFT_SIMD_INLINE void DepthwiseRowsBody(const DepthwiseState& s,
         if (j_lo > 0 || j_hi < kcols) ++n.edge_groups;
         if (g0 + kPixels >= s.out_w) break;
       }
+      finish_row(row);
       continue;
     }
     for (int ox = 0; ox < s.out_w; ++ox) {
@@ -440,6 +457,7 @@ GRAFT_SIMD_INLINE void DepthwiseRowsBody(const DepthwiseState& s,
         out[c] = std::min(std::max(out[c], s.lo), s.hi);
       }
     }
+    finish_row(row);
   }
 }
 

@@ -15,6 +15,7 @@
 #ifndef GRAFT_DISPATCH_KERNELS_FLOAT_SIMD_H_
 #define GRAFT_DISPATCH_KERNELS_FLOAT_SIMD_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -117,6 +118,25 @@ GRAFT_SIMD_INLINE V8 Splat(float x) { return V8{x, x, x, x, x, x, x, x}; }
 GRAFT_SIMD_INLINE V8 Clamp(V8 v, V8 lo, V8 hi) {
   v = v < lo ? lo : v;
   return hi < v ? hi : v;
+}
+
+// HARD_SWISH, TFLite's float reference operation by operation: x * min(max(x
+// + 3, 0), 6) / 6 (an add, the two comparisons, a multiply and an IEEE
+// division, each rounded, with nothing to contract into a multiply-add), so
+// every width and build gives the same bits, NaN included. The HARD_SWISH
+// kernel (activations.cc) and the epilogues it is fused into
+// (EpilogueOp::kHardSwish) use these.
+GRAFT_SIMD_INLINE float HardSwish(float x) {
+  return x * std::min(std::max(x + 3.0f, 0.0f), 6.0f) / 6.0f;
+}
+GRAFT_SIMD_INLINE V8 HardSwish(V8 x) {
+  return x * Clamp(x + Splat(3.0f), Splat(0.0f), Splat(6.0f)) / Splat(6.0f);
+}
+// HardSwish over out[i] = HardSwish(in[i]), i < n (in == out allowed).
+GRAFT_SIMD_INLINE void HardSwishRun(const float* in, float* out, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) StoreV8(out + i, HardSwish(LoadV8(in + i)));
+  for (; i < n; ++i) out[i] = HardSwish(in[i]);
 }
 
 }  // namespace graft::kernels

@@ -44,7 +44,9 @@ GRAFT_SIMD_INLINE void Accumulate(V8 (&acc)[MR][NV], const float* const* a,
 // a buffer (TileRows), so this epilogue has no branch and no call, and the
 // accumulators stay in registers. kClamp: clamp to [lo, hi]; without it
 // (no fused activation: lo, hi = -inf, +inf, where the clamp is the
-// identity, NaN included) the stores follow the sums directly.
+// identity, NaN included) the stores follow the sums directly. Then
+// HARD_SWISH where the runtime fused one (g.hard_swish): its divisions
+// overlap the next tile's multiply-adds.
 template <int MR, int NV, bool kClamp>
 GRAFT_SIMD_INLINE void Tile(const GemmArgs& g, int64_t row0,
                             const float* bias, const float* bp, V8 lo, V8 hi,
@@ -96,8 +98,20 @@ GRAFT_SIMD_INLINE void Tile(const GemmArgs& g, int64_t row0,
   for (int i = 0; i < MR; ++i) {
 #pragma GCC unroll 2
     for (int v = 0; v < NV; ++v) {
-      StoreV8(c + i * ldc + 8 * v, kClamp ? Clamp(acc[i][v], lo, hi) : acc[i][v]);
+      if (kClamp) acc[i][v] = Clamp(acc[i][v], lo, hi);
     }
+  }
+  if (g.hard_swish) {
+#pragma GCC unroll 6
+    for (int i = 0; i < MR; ++i) {
+#pragma GCC unroll 2
+      for (int v = 0; v < NV; ++v) acc[i][v] = HardSwish(acc[i][v]);
+    }
+  }
+#pragma GCC unroll 6
+  for (int i = 0; i < MR; ++i) {
+#pragma GCC unroll 2
+    for (int v = 0; v < NV; ++v) StoreV8(c + i * ldc + 8 * v, acc[i][v]);
   }
 }
 
@@ -183,8 +197,10 @@ GRAFT_SIMD_INLINE void RowPanels(const GemmArgs& g, int64_t panel0, V8 lo,
 #pragma GCC unroll 4
   for (int p = 0; p < kRowPanels; ++p) {
     float* c = g.c + (panel0 + p) * kGemmNr;
-    StoreV8(c, Clamp(acc[p][0], lo, hi));
-    StoreV8(c + 8, Clamp(acc[p][1], lo, hi));
+    V8 c0 = Clamp(acc[p][0], lo, hi), c1 = Clamp(acc[p][1], lo, hi);
+    if (g.hard_swish) c0 = HardSwish(c0), c1 = HardSwish(c1);
+    StoreV8(c, c0);
+    StoreV8(c + 8, c1);
   }
 }
 

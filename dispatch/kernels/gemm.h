@@ -71,6 +71,9 @@ struct GemmArgs {
   float hi = std::numeric_limits<float>::infinity();
   float* c = nullptr;  // row i at c + i * ldc
   int64_t ldc = 0;
+  // Then HardSwish (float_simd.h) on each value, in the tile's registers:
+  // a HARD_SWISH op fused into the convolution (EpilogueOp::kHardSwish).
+  bool hard_swish = false;
 };
 
 // Runs the GEMM, split over `pool` (may be null) when the work is large.

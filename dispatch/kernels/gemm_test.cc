@@ -1,16 +1,20 @@
 // The float32 GEMM (gemm.h) against a naive double-precision product:
 // every row and column remainder of the 6 x 16 tile, K from 0, strided A and
 // C, both packings of B, bias or none, clamps, 1 and 2 threads. Elements of
-// C outside the M x N result (row padding past N) must stay untouched. And
-// A read through an indirection table (IndirectA) against the explicit A.
+// C outside the M x N result (row padding past N) must stay untouched; a
+// third of the cases also run with the HARD_SWISH epilogue, which must give
+// HardSwish of the plain result bit for bit. And A read through an
+// indirection table (IndirectA) against the explicit A.
 #include "dispatch/kernels/gemm.h"
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "dispatch/kernels/float_simd.h"
 #include "dispatch/kernels/kernel_test_util.h"
 #include "dispatch/thread_pool.h"
 #include "gtest/gtest.h"
@@ -25,6 +29,7 @@ struct Case {
   bool transposed_b;  // B given as [N, K] (weights) rather than [K, N]
   bool bias;
   float lo, hi;
+  bool hard_swish;  // also run with the HARD_SWISH epilogue (bit-exact)
 };
 
 void CheckCase(const Case& t, std::mt19937& rng, ThreadPool* pool,
@@ -69,6 +74,21 @@ void CheckCase(const Case& t, std::mt19937& rng, ThreadPool* pool,
   }
   testing::ExpectNear(got, want, t.k, what,
                       /*term_scale=*/1.0);  // A, B and bias in [-1, 1]
+  if (!t.hard_swish) return;
+  // The epilogue is TFLite's HARD_SWISH on the same sums, bit for bit.
+  std::vector<float> fused(c.size(), kSentinel);
+  g.c = fused.data();
+  g.hard_swish = true;
+  Gemm(g, pool);
+  for (int64_t i = 0; i < t.m; ++i) {
+    for (int64_t j = 0; j < t.ldc; ++j) {
+      const float plain = c[i * t.ldc + j];
+      const float want_hs = j < t.n ? HardSwish(plain) : kSentinel;
+      ASSERT_EQ(std::memcmp(&fused[i * t.ldc + j], &want_hs, sizeof(float)), 0)
+          << what << ": HARD_SWISH epilogue at (" << i << ", " << j << ") gave "
+          << fused[i * t.ldc + j] << ", want " << want_hs;
+    }
+  }
 }
 
 Case RandomCase(std::mt19937& rng, int64_t max_m, int64_t max_n,
@@ -81,6 +101,7 @@ Case RandomCase(std::mt19937& rng, int64_t max_m, int64_t max_n,
   t.ldc = t.n + RandomInt(rng, 0, 5);
   t.transposed_b = RandomInt(rng, 0, 1);
   t.bias = RandomInt(rng, 0, 2) != 0;
+  t.hard_swish = RandomInt(rng, 0, 2) == 0;
   const float inf = std::numeric_limits<float>::infinity();
   switch (RandomInt(rng, 0, 2)) {
     case 0:
