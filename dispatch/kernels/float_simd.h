@@ -114,8 +114,10 @@ GRAFT_SIMD_INLINE void StoreV8(float* p, V8 v) {
 
 GRAFT_SIMD_INLINE V8 Splat(float x) { return V8{x, x, x, x, x, x, x, x}; }
 
-// std::min(std::max(v, lo), hi) per lane (a NaN stays NaN).
-GRAFT_SIMD_INLINE V8 Clamp(V8 v, V8 lo, V8 hi) {
+// std::min(std::max(v, lo), hi) per lane (a NaN stays NaN); for V8 and the
+// GEMM's 16-float vectors.
+template <typename V>
+GRAFT_SIMD_INLINE V Clamp(V v, V lo, V hi) {
   v = v < lo ? lo : v;
   return hi < v ? hi : v;
 }
@@ -129,8 +131,10 @@ GRAFT_SIMD_INLINE V8 Clamp(V8 v, V8 lo, V8 hi) {
 GRAFT_SIMD_INLINE float HardSwish(float x) {
   return x * std::min(std::max(x + 3.0f, 0.0f), 6.0f) / 6.0f;
 }
-GRAFT_SIMD_INLINE V8 HardSwish(V8 x) {
-  return x * Clamp(x + Splat(3.0f), Splat(0.0f), Splat(6.0f)) / Splat(6.0f);
+template <typename V>  // V8, or the GEMM's 16-float vectors
+GRAFT_SIMD_INLINE V HardSwish(V x) {
+  const V zero = {};
+  return x * Clamp(x + 3.0f, zero, zero + 6.0f) / 6.0f;
 }
 // HardSwish over out[i] = HardSwish(in[i]), i < n (in == out allowed).
 GRAFT_SIMD_INLINE void HardSwishRun(const float* in, float* out, int64_t n) {

@@ -16,16 +16,54 @@ static_assert(kGemmNr == 16, "the micro-kernel holds two V8 per row");
 std::atomic<int64_t> gemm_calls[3];  // per CpuIsa
 std::atomic<int64_t> indirect_calls;
 std::atomic<int64_t> row_panels_calls;
+std::atomic<int64_t> wide_calls;
 
-// acc[i][v] += sum over kk < len of a[i][kk] * bp[kk * kGemmNr + 8 v .. +8],
-// in order; in the AVX2 build each step is one fused multiply-add.
-template <int MR, int NV>
-GRAFT_SIMD_INLINE void Accumulate(V8 (&acc)[MR][NV], const float* const* a,
-                                  const float* bp, int64_t len) {
+// Sixteen floats: the AVX-512 build's wide tile (RowsBodyAs) keeps a row of
+// 32 columns in two of them. Used only inside GRAFT_AVX512VL_TARGET code.
+typedef float V16 __attribute__((vector_size(64), aligned(4)));
+
+// Loads, stores and splats of V8 or V16 (float_simd.h's for V8).
+template <typename V>
+inline constexpr int kLanes = static_cast<int>(sizeof(V) / sizeof(float));
+template <typename V>
+GRAFT_SIMD_INLINE V LoadVec(const float* p) {
+  V v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+template <typename V>
+GRAFT_SIMD_INLINE void StoreVec(float* p, V v) {
+  std::memcpy(p, &v, sizeof(v));
+}
+template <typename V>
+GRAFT_SIMD_INLINE V SplatVec(float x) {
+  V v;
+#pragma GCC unroll 16
+  for (int i = 0; i < kLanes<V>; ++i) v[i] = x;
+  return v;
+}
+
+// Where vector v of a tile row's B values for one k starts, relative to
+// the first panel's: 8-float vectors split one 16-column panel, 16-float
+// ones take a panel each (`panel_stride` floats apart).
+template <typename V>
+GRAFT_SIMD_INLINE int64_t BOffset(int v, int64_t panel_stride) {
+  return v * kLanes<V> / kGemmNr * panel_stride + v * kLanes<V> % kGemmNr;
+}
+
+// acc[i][v] += sum over kk < len of a[i][kk] * (B row kk's vector v), in
+// order; in the AVX2 and AVX-512 builds each step is one fused
+// multiply-add.
+template <int MR, int NV, typename V>
+GRAFT_SIMD_INLINE void Accumulate(V (&acc)[MR][NV], const float* const* a,
+                                  const float* bp, int64_t panel_stride,
+                                  int64_t len) {
   for (int64_t kk = 0; kk < len; ++kk) {
-    alignas(32) V8 b[NV];
+    alignas(sizeof(V)) V b[NV];
 #pragma GCC unroll 2
-    for (int v = 0; v < NV; ++v) b[v] = LoadV8(bp + kk * kGemmNr + 8 * v);
+    for (int v = 0; v < NV; ++v) {
+      b[v] = LoadVec<V>(bp + BOffset<V>(v, panel_stride) + kk * kGemmNr);
+    }
 #pragma GCC unroll 6
     for (int i = 0; i < MR; ++i) {
       const float x = a[i][kk];
@@ -35,31 +73,34 @@ GRAFT_SIMD_INLINE void Accumulate(V8 (&acc)[MR][NV], const float* const* a,
   }
 }
 
-// One MR x (8 NV) tile of C over the whole K, in registers: NV * MR
+// One MR x (NV vectors) tile of C over the whole K, in registers: NV * MR
 // accumulators (12 for MR = 6, NV = 2) plus NV B vectors and one broadcast
-// fit the 16 AVX registers. NV = 1 serves a last panel of at most 8
-// columns. Each C element is bias + sum over k in order. The tile always
-// writes 8 NV whole columns at `c` (row stride ldc) starting from the 8 NV
-// values at `bias` (or zeros): a last panel narrower than that goes through
-// a buffer (TileRows), so this epilogue has no branch and no call, and the
-// accumulators stay in registers. kClamp: clamp to [lo, hi]; without it
-// (no fused activation: lo, hi = -inf, +inf, where the clamp is the
-// identity, NaN included) the stores follow the sums directly. Then
-// HARD_SWISH where the runtime fused one (g.hard_swish): its divisions
-// overlap the next tile's multiply-adds.
-template <int MR, int NV, bool kClamp>
+// fit the 16 AVX registers. With V8, NV = 1 serves a last panel of at most
+// 8 columns; with V16 (the AVX-512 build's RowsBodyAs), the two vectors are
+// two whole panels, 32 columns. Each C element is bias + sum over k in
+// order, whatever the vector width. The tile always writes NV whole vectors
+// at `c` (row stride ldc) starting from the ones at `bias` (or zeros): a
+// last panel narrower than that goes through a buffer (TileRows), so this
+// epilogue has no branch and no call, and the accumulators stay in
+// registers. kClamp: clamp to [lo, hi]; without it (no fused activation:
+// lo, hi = -inf, +inf, where the clamp is the identity, NaN included) the
+// stores follow the sums directly. Then HARD_SWISH where the runtime fused
+// one (g.hard_swish).
+template <int MR, int NV, bool kClamp, typename V>
 GRAFT_SIMD_INLINE void Tile(const GemmArgs& g, int64_t row0,
-                            const float* bias, const float* bp, V8 lo, V8 hi,
+                            const float* bias, const float* bp, V lo, V hi,
                             float* c, int64_t ldc) {
-  alignas(32) V8 init[NV] = {};
-  if (bias != nullptr) {
+  constexpr int W = kLanes<V>;
+  const int64_t panel_stride = kGemmNr * g.k;
+  alignas(sizeof(V)) V init[NV];
 #pragma GCC unroll 2
-    for (int v = 0; v < NV; ++v) init[v] = LoadV8(bias + 8 * v);
+  for (int v = 0; v < NV; ++v) {
+    init[v] = bias != nullptr ? LoadVec<V>(bias + W * v) : SplatVec<V>(0.0f);
   }
-  // alignas(32): Clang moves V8 values with aligned vector loads, but its
+  // alignas: Clang moves vector values with aligned vector loads, but its
   // ASan stack slots honour only the typedef's 4 bytes (a fault on the
   // CI's fuzz build).
-  alignas(32) V8 acc[MR][NV];
+  alignas(sizeof(V)) V acc[MR][NV];
 #pragma GCC unroll 6
   for (int i = 0; i < MR; ++i) {
 #pragma GCC unroll 2
@@ -69,7 +110,7 @@ GRAFT_SIMD_INLINE void Tile(const GemmArgs& g, int64_t row0,
   if (g.indirect == nullptr) {
 #pragma GCC unroll 6
     for (int i = 0; i < MR; ++i) a[i] = g.a + (row0 + i) * g.lda;
-    Accumulate<MR, NV>(acc, a, bp, g.k);
+    Accumulate<MR, NV>(acc, a, bp, panel_stride, g.k);
   } else {
     const IndirectA& ia = *g.indirect;
     const int32_t* off[MR];
@@ -90,7 +131,7 @@ GRAFT_SIMD_INLINE void Tile(const GemmArgs& g, int64_t row0,
         const int32_t o = off[i][t];
         a[i] = o < 0 ? ia.zeros : base[i] + o;
       }
-      Accumulate<MR, NV>(acc, a, bp, ia.tap_len);
+      Accumulate<MR, NV>(acc, a, bp, panel_stride, ia.tap_len);
       bp += ia.tap_len * kGemmNr;
     }
   }
@@ -111,14 +152,14 @@ GRAFT_SIMD_INLINE void Tile(const GemmArgs& g, int64_t row0,
 #pragma GCC unroll 6
   for (int i = 0; i < MR; ++i) {
 #pragma GCC unroll 2
-    for (int v = 0; v < NV; ++v) StoreV8(c + i * ldc + 8 * v, acc[i][v]);
+    for (int v = 0; v < NV; ++v) StoreVec<V>(c + i * ldc + W * v, acc[i][v]);
   }
 }
 
-template <int NV, bool kClamp>
+template <int NV, bool kClamp, typename V = V8>
 GRAFT_SIMD_INLINE void TileRowsTo(const GemmArgs& g, int64_t row0, int rows,
-                                  const float* bias, const float* bp, V8 lo,
-                                  V8 hi, float* c, int64_t ldc) {
+                                  const float* bias, const float* bp, V lo,
+                                  V hi, float* c, int64_t ldc) {
   static_assert(kGemmMr == 6, "the row-count switch below lists 1 to 6");
   switch (rows) {
     case 1:
@@ -250,11 +291,62 @@ GRAFT_SIMD_INLINE void TilesBody(const GemmArgs& g, int64_t m_tiles,
   }
 }
 
-using TilesFn = void (*)(const GemmArgs&, int64_t, int64_t, int64_t);
+// Row tiles [r_begin, r_end) of every panel, panel by panel: whole rows
+// of C (a thread given rows writes whole output rows). kWide (the AVX-512
+// build): two whole panels at a time as one 6 x 32 tile of 16-float
+// vectors, half the instructions of two 6 x 16 tiles of 8-float ones for
+// the same sums in the same order (bit-identical results); the panels
+// left over go as TilesBodyAs.
+template <bool kClamp, bool kWide>
+GRAFT_SIMD_INLINE void RowsBodyAs(const GemmArgs& g, int64_t m_tiles,
+                                  int64_t r_begin, int64_t r_end) {
+  const int64_t panels = (g.n + kGemmNr - 1) / kGemmNr;
+  int64_t p = 0;
+  if constexpr (kWide) {
+    const V16 lo = SplatVec<V16>(g.lo), hi = SplatVec<V16>(g.hi);
+    for (; p + 2 <= g.n / kGemmNr; p += 2) {
+      const float* bias = g.bias != nullptr ? g.bias + p * kGemmNr : nullptr;
+      const float* bp = g.packed_b + p * kGemmNr * g.k;
+      for (int64_t r = r_begin; r < r_end; ++r) {
+        const int64_t row0 = r * kGemmMr;
+        const int rows = static_cast<int>(std::min<int64_t>(kGemmMr, g.m - row0));
+        TileRowsTo<2, kClamp, V16>(g, row0, rows, bias, bp, lo, hi,
+                                   g.c + row0 * g.ldc + p * kGemmNr, g.ldc);
+      }
+    }
+    if (p > 0) wide_calls.fetch_add(1, std::memory_order_relaxed);
+  }
+  for (; p < panels; ++p) {
+    TilesBodyAs<kClamp>(g, m_tiles, p * m_tiles + r_begin, p * m_tiles + r_end);
+  }
+}
+
+template <bool kWide>
+GRAFT_SIMD_INLINE void RowsBody(const GemmArgs& g, int64_t m_tiles,
+                                int64_t r_begin, int64_t r_end) {
+  if (g.lo == -std::numeric_limits<float>::infinity() &&
+      g.hi == std::numeric_limits<float>::infinity()) {
+    RowsBodyAs<false, kWide>(g, m_tiles, r_begin, r_end);
+  } else {
+    RowsBodyAs<true, kWide>(g, m_tiles, r_begin, r_end);
+  }
+}
+
+// Each build's tiles (a range of the panel-major tile grid) and rows (a
+// range of row tiles over every panel).
+using RangeFn = void (*)(const GemmArgs&, int64_t, int64_t, int64_t);
+struct GemmFns {
+  RangeFn tiles;
+  RangeFn rows;
+};
 
 void TilesBaseline(const GemmArgs& g, int64_t m_tiles, int64_t t_begin,
                    int64_t t_end) {
   TilesBody(g, m_tiles, t_begin, t_end);
+}
+void RowsBaseline(const GemmArgs& g, int64_t m_tiles, int64_t r_begin,
+                  int64_t r_end) {
+  RowsBody<false>(g, m_tiles, r_begin, r_end);
 }
 
 #if GRAFT_HAVE_AVX2_FMA_BUILD
@@ -262,27 +354,35 @@ GRAFT_AVX2_FMA_TARGET void TilesAvx2Fma(const GemmArgs& g, int64_t m_tiles,
                                         int64_t t_begin, int64_t t_end) {
   TilesBody(g, m_tiles, t_begin, t_end);
 }
+GRAFT_AVX2_FMA_TARGET void RowsAvx2Fma(const GemmArgs& g, int64_t m_tiles,
+                                       int64_t r_begin, int64_t r_end) {
+  RowsBody<false>(g, m_tiles, r_begin, r_end);
+}
 
 GRAFT_AVX512VL_TARGET void TilesAvx512Vl(const GemmArgs& g, int64_t m_tiles,
                                          int64_t t_begin, int64_t t_end) {
   TilesBody(g, m_tiles, t_begin, t_end);
 }
+GRAFT_AVX512VL_TARGET void RowsAvx512Vl(const GemmArgs& g, int64_t m_tiles,
+                                        int64_t r_begin, int64_t r_end) {
+  RowsBody<true>(g, m_tiles, r_begin, r_end);
+}
 #endif
 
-TilesFn PickTiles(const GemmArgs& g) {
+GemmFns PickFns(const GemmArgs& g) {
   if (g.indirect != nullptr) indirect_calls.fetch_add(1, std::memory_order_relaxed);
 #if GRAFT_HAVE_AVX2_FMA_BUILD
   if (CpuHasAvx512Vl()) {
     gemm_calls[2].fetch_add(1, std::memory_order_relaxed);
-    return TilesAvx512Vl;
+    return {TilesAvx512Vl, RowsAvx512Vl};
   }
   if (CpuHasAvx2Fma()) {
     gemm_calls[1].fetch_add(1, std::memory_order_relaxed);
-    return TilesAvx2Fma;
+    return {TilesAvx2Fma, RowsAvx2Fma};
   }
 #endif
   gemm_calls[0].fetch_add(1, std::memory_order_relaxed);
-  return TilesBaseline;
+  return {TilesBaseline, RowsBaseline};
 }
 
 }  // namespace
@@ -308,7 +408,7 @@ constexpr int64_t kRowSplitTilesPerThread = 4;
 
 void Gemm(const GemmArgs& g, ThreadPool* pool) {
   if (g.m <= 0 || g.n <= 0) return;
-  const TilesFn tiles_fn = PickTiles(g);
+  const GemmFns fns = PickFns(g);
   const int64_t m_tiles = (g.m + kGemmMr - 1) / kGemmMr;
   const int64_t panels = (g.n + kGemmNr - 1) / kGemmNr;
   const int64_t tiles = m_tiles * panels;
@@ -317,7 +417,13 @@ void Gemm(const GemmArgs& g, ThreadPool* pool) {
   const int64_t per_tile = std::max<int64_t>(1, kGemmMr * kGemmNr * g.k);
   const int64_t min_chunk = std::max<int64_t>(1, 65536 / per_tile);
   if (pool == nullptr || pool->num_threads() == 1 || tiles <= min_chunk) {
-    tiles_fn(g, m_tiles, 0, tiles);
+    // One row of A read directly goes several panels at a time (the tiles'
+    // RowPanels); anything else row tile by row tile over every panel.
+    if (g.m == 1 && g.indirect == nullptr) {
+      fns.tiles(g, m_tiles, 0, tiles);
+    } else {
+      fns.rows(g, m_tiles, 0, m_tiles);
+    }
     return;
   }
   if (m_tiles >= kRowSplitTilesPerThread * pool->num_threads()) {
@@ -327,14 +433,12 @@ void Gemm(const GemmArgs& g, ThreadPool* pool) {
     // panels would leave half of every row in the other core's cache).
     const int64_t min_rows = std::max<int64_t>(1, min_chunk / panels);
     pool->ParallelFor(m_tiles, min_rows, [&](int64_t begin, int64_t end) {
-      for (int64_t p = 0; p < panels; ++p) {
-        tiles_fn(g, m_tiles, p * m_tiles + begin, p * m_tiles + end);
-      }
+      fns.rows(g, m_tiles, begin, end);
     });
     return;
   }
   pool->ParallelFor(tiles, min_chunk, [&](int64_t begin, int64_t end) {
-    tiles_fn(g, m_tiles, begin, end);
+    fns.tiles(g, m_tiles, begin, end);
   });
 }
 
@@ -345,5 +449,7 @@ int64_t GemmCallsForTesting(CpuIsa path) {
 int64_t IndirectGemmCallsForTesting() { return indirect_calls.load(); }
 
 int64_t GemmRowPanelsCallsForTesting() { return row_panels_calls.load(); }
+
+int64_t GemmWideTilesCallsForTesting() { return wide_calls.load(); }
 
 }  // namespace graft::kernels

@@ -3,8 +3,9 @@
 // C, both packings of B, bias or none, clamps, 1 and 2 threads. Elements of
 // C outside the M x N result (row padding past N) must stay untouched; a
 // third of the cases also run with the HARD_SWISH epilogue, which must give
-// HardSwish of the plain result bit for bit. And A read through an
-// indirection table (IndirectA) against the explicit A.
+// HardSwish of the plain result bit for bit. The AVX-512 build's wide tiles
+// against the AVX2 build's, bit for bit. And A read through an indirection
+// table (IndirectA) against the explicit A.
 #include "dispatch/kernels/gemm.h"
 
 #include <cmath>
@@ -186,6 +187,47 @@ TEST(GemmTest, ClampKeepsNaN) {
   EXPECT_EQ(c[1], 2.0f);
 }
 
+// The AVX-512 build's 6 x 32 tiles of 16-float vectors (two whole panels at
+// a time) against the AVX2+FMA build's 6 x 16 tiles of 8-float ones: the
+// same fused multiply-adds in the same order, so bit-identical results, for
+// every row remainder, odd and partial last panels, clamps and the
+// HARD_SWISH epilogue, 1 and 2 threads.
+TEST(GemmTest, WideTilesMatchEightFloatTilesBitForBit) {
+  testing::ForEachForcedIsa({CpuIsa::kAvx512Vnni}, [&](CpuIsa) {
+    const int64_t wide = GemmWideTilesCallsForTesting();
+    std::mt19937 rng = testing::SeededRng(7);
+    ThreadPool pool(2);
+    for (int iter = 0; iter < 150; ++iter) {
+      const Case t = RandomCase(rng, iter % 2 ? 13 : 80, 110, 48);
+      const std::vector<float> a = testing::RandomFloats(rng, t.m * t.lda);
+      const std::vector<float> b = testing::RandomFloats(rng, t.k * t.n);
+      const std::vector<float> bias = testing::RandomFloats(rng, t.n);
+      std::vector<float> packed(PackedRhsSize(t.k, t.n));
+      PackRhs(b.data(), t.k, t.n, /*stride_k=*/t.n, /*stride_n=*/1, packed.data());
+      std::vector<float> narrow(t.m * t.ldc, 3.0f), wide_c(t.m * t.ldc, 3.0f);
+      GemmArgs g;
+      g.m = t.m, g.n = t.n, g.k = t.k;
+      g.a = a.data(), g.lda = t.lda;
+      g.packed_b = packed.data();
+      g.bias = t.bias ? bias.data() : nullptr;
+      g.lo = t.lo, g.hi = t.hi;
+      g.ldc = t.ldc;
+      g.hard_swish = t.hard_swish;
+      ThreadPool* p = iter % 3 == 0 ? &pool : nullptr;
+      g.c = wide_c.data();
+      Gemm(g, p);
+      {
+        testing::IsaCap cap(CpuIsa::kAvx2);
+        g.c = narrow.data();
+        Gemm(g, p);
+      }
+      ASSERT_EQ(std::memcmp(narrow.data(), wide_c.data(), narrow.size() * sizeof(float)), 0)
+          << "iteration " << iter << ": m=" << t.m << " n=" << t.n << " k=" << t.k;
+    }
+    EXPECT_GT(GemmWideTilesCallsForTesting(), wide);
+  });
+}
+
 // Reads A through an IndirectA (random offsets, padding taps, several
 // images, a channel offset) and compares with the same product on the
 // explicit A the table describes: the sums run in the same order, so the
@@ -206,7 +248,7 @@ TEST(GemmTest, IndirectAMatchesExplicitA) {
       const int64_t channel_offset = RandomInt(rng, 0, channels - tap_len);
       const int64_t in_pixels = RandomInt(rng, 1, 30);
       const int64_t image_stride = in_pixels * channels;
-      const int64_t m = images * pixels, n = RandomInt(rng, 1, 40);
+      const int64_t m = images * pixels, n = RandomInt(rng, 1, iter % 3 ? 40 : 80);
       const int64_t k = taps * tap_len;
       const std::vector<float> input = testing::RandomFloats(rng, images * image_stride);
       std::vector<int32_t> offsets(pixels * taps);
