@@ -54,7 +54,7 @@ struct ConvState : KernelState {
   int padded_w = 0;
   bool padded_copy = false;
   float lo, hi;
-  std::vector<float> packed;    // per group, PackedRhsSize(k, group_out_c)
+  PackedVector packed;    // per group, PackedRhsSize(k, group_out_c)
   bool pack_at_eval = false;    // filter is not constant: pack into scratch
   size_t packed_floats = 0;     // per group
   size_t im2col_floats = 0;     // per thread

@@ -42,7 +42,7 @@ struct Conv3DState : KernelState {
   Axis d, h, w;
   int64_t k = 0;  // GEMM K = kd * kh * kw * in_c
   float lo = 0, hi = 0;
-  std::vector<float> packed;  // PackedRhsSize(k, out_c), constant filter
+  PackedVector packed;  // PackedRhsSize(k, out_c), constant filter
   bool pack_at_eval = false;  // the filter is not constant: pack into scratch
   size_t packed_floats = 0;
   size_t im2col_floats = 0;  // per thread

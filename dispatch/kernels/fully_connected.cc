@@ -21,7 +21,7 @@ namespace {
 struct FullyConnectedState : KernelState {
   int64_t m, n, k;
   float lo, hi;
-  std::vector<float> packed;
+  PackedVector packed;
   bool pack_at_eval = false;
 };
 
@@ -99,7 +99,7 @@ struct BatchMatMulState : KernelState {
   int64_t lhs_batch_elems, rhs_batch_elems;
   // Per output batch: the lhs and rhs batch it reads.
   std::vector<std::pair<int64_t, int64_t>> batches;
-  std::vector<float> packed;  // all rhs batches, when rhs is constant
+  PackedVector packed;  // all rhs batches, when rhs is constant
   size_t packed_floats;       // one rhs batch
   size_t scratch_per_thread;  // floats
 };

@@ -18,7 +18,7 @@ std::atomic<int64_t> indirect_calls;
 std::atomic<int64_t> row_panels_calls;
 std::atomic<int64_t> wide_calls;
 
-// Sixteen floats: the AVX-512 build's wide tile (RowsBodyAs) keeps a row of
+// Sixteen floats: the AVX-512 build's wide tile (WideBodyAs) keeps a row of
 // 32 columns in two of them. Used only inside GRAFT_AVX512VL_TARGET code.
 typedef float V16 __attribute__((vector_size(64), aligned(4)));
 
@@ -76,7 +76,7 @@ GRAFT_SIMD_INLINE void Accumulate(V (&acc)[MR][NV], const float* const* a,
 // One MR x (NV vectors) tile of C over the whole K, in registers: NV * MR
 // accumulators (12 for MR = 6, NV = 2) plus NV B vectors and one broadcast
 // fit the 16 AVX registers. With V8, NV = 1 serves a last panel of at most
-// 8 columns; with V16 (the AVX-512 build's RowsBodyAs), the two vectors are
+// 8 columns; with V16 (the AVX-512 build's WideBodyAs), the two vectors are
 // two whole panels, 32 columns. Each C element is bias + sum over k in
 // order, whatever the vector width. The tile always writes NV whole vectors
 // at `c` (row stride ldc) starting from the ones at `bias` (or zeros): a
@@ -291,62 +291,42 @@ GRAFT_SIMD_INLINE void TilesBody(const GemmArgs& g, int64_t m_tiles,
   }
 }
 
-// Row tiles [r_begin, r_end) of every panel, panel by panel: whole rows
-// of C (a thread given rows writes whole output rows). kWide (the AVX-512
-// build): two whole panels at a time as one 6 x 32 tile of 16-float
-// vectors, half the instructions of two 6 x 16 tiles of 8-float ones for
-// the same sums in the same order (bit-identical results); the panels
-// left over go as TilesBodyAs.
-template <bool kClamp, bool kWide>
-GRAFT_SIMD_INLINE void RowsBodyAs(const GemmArgs& g, int64_t m_tiles,
-                                  int64_t r_begin, int64_t r_end) {
-  const int64_t panels = (g.n + kGemmNr - 1) / kGemmNr;
+// The AVX-512 build's wide tiles: row tiles [r_begin, r_end) of the whole
+// panels two at a time, each pair as one 6 x 32 tile of 16-float vectors:
+// half the instructions of two 6 x 16 tiles of 8-float ones, for the same
+// fused multiply-adds in the same order (bit-identical results). Returns
+// how many panels it did (an even number; the rest go as tiles).
+template <bool kClamp>
+GRAFT_SIMD_INLINE int64_t WideBodyAs(const GemmArgs& g, int64_t r_begin,
+                                     int64_t r_end) {
+  const V16 lo = SplatVec<V16>(g.lo), hi = SplatVec<V16>(g.hi);
   int64_t p = 0;
-  if constexpr (kWide) {
-    const V16 lo = SplatVec<V16>(g.lo), hi = SplatVec<V16>(g.hi);
-    for (; p + 2 <= g.n / kGemmNr; p += 2) {
-      const float* bias = g.bias != nullptr ? g.bias + p * kGemmNr : nullptr;
-      const float* bp = g.packed_b + p * kGemmNr * g.k;
-      for (int64_t r = r_begin; r < r_end; ++r) {
-        const int64_t row0 = r * kGemmMr;
-        const int rows = static_cast<int>(std::min<int64_t>(kGemmMr, g.m - row0));
-        TileRowsTo<2, kClamp, V16>(g, row0, rows, bias, bp, lo, hi,
-                                   g.c + row0 * g.ldc + p * kGemmNr, g.ldc);
-      }
+  for (; p + 2 <= g.n / kGemmNr; p += 2) {
+    const float* bias = g.bias != nullptr ? g.bias + p * kGemmNr : nullptr;
+    const float* bp = g.packed_b + p * kGemmNr * g.k;
+    for (int64_t r = r_begin; r < r_end; ++r) {
+      const int64_t row0 = r * kGemmMr;
+      const int rows = static_cast<int>(std::min<int64_t>(kGemmMr, g.m - row0));
+      TileRowsTo<2, kClamp, V16>(g, row0, rows, bias, bp, lo, hi,
+                                 g.c + row0 * g.ldc + p * kGemmNr, g.ldc);
     }
-    if (p > 0) wide_calls.fetch_add(1, std::memory_order_relaxed);
   }
-  for (; p < panels; ++p) {
-    TilesBodyAs<kClamp>(g, m_tiles, p * m_tiles + r_begin, p * m_tiles + r_end);
-  }
+  if (p > 0) wide_calls.fetch_add(1, std::memory_order_relaxed);
+  return p;
 }
 
-template <bool kWide>
-GRAFT_SIMD_INLINE void RowsBody(const GemmArgs& g, int64_t m_tiles,
-                                int64_t r_begin, int64_t r_end) {
-  if (g.lo == -std::numeric_limits<float>::infinity() &&
-      g.hi == std::numeric_limits<float>::infinity()) {
-    RowsBodyAs<false, kWide>(g, m_tiles, r_begin, r_end);
-  } else {
-    RowsBodyAs<true, kWide>(g, m_tiles, r_begin, r_end);
-  }
-}
-
-// Each build's tiles (a range of the panel-major tile grid) and rows (a
-// range of row tiles over every panel).
-using RangeFn = void (*)(const GemmArgs&, int64_t, int64_t, int64_t);
+// Each build's tiles (a range of the panel-major tile grid) and, in the
+// AVX-512 build, wide tiles (null elsewhere).
+using TilesFn = void (*)(const GemmArgs&, int64_t, int64_t, int64_t);
+using WideFn = int64_t (*)(const GemmArgs&, int64_t, int64_t);
 struct GemmFns {
-  RangeFn tiles;
-  RangeFn rows;
+  TilesFn tiles;
+  WideFn wide = nullptr;
 };
 
 void TilesBaseline(const GemmArgs& g, int64_t m_tiles, int64_t t_begin,
                    int64_t t_end) {
   TilesBody(g, m_tiles, t_begin, t_end);
-}
-void RowsBaseline(const GemmArgs& g, int64_t m_tiles, int64_t r_begin,
-                  int64_t r_end) {
-  RowsBody<false>(g, m_tiles, r_begin, r_end);
 }
 
 #if GRAFT_HAVE_AVX2_FMA_BUILD
@@ -354,18 +334,19 @@ GRAFT_AVX2_FMA_TARGET void TilesAvx2Fma(const GemmArgs& g, int64_t m_tiles,
                                         int64_t t_begin, int64_t t_end) {
   TilesBody(g, m_tiles, t_begin, t_end);
 }
-GRAFT_AVX2_FMA_TARGET void RowsAvx2Fma(const GemmArgs& g, int64_t m_tiles,
-                                       int64_t r_begin, int64_t r_end) {
-  RowsBody<false>(g, m_tiles, r_begin, r_end);
-}
 
 GRAFT_AVX512VL_TARGET void TilesAvx512Vl(const GemmArgs& g, int64_t m_tiles,
                                          int64_t t_begin, int64_t t_end) {
   TilesBody(g, m_tiles, t_begin, t_end);
 }
-GRAFT_AVX512VL_TARGET void RowsAvx512Vl(const GemmArgs& g, int64_t m_tiles,
-                                        int64_t r_begin, int64_t r_end) {
-  RowsBody<true>(g, m_tiles, r_begin, r_end);
+
+GRAFT_AVX512VL_TARGET int64_t WideAvx512Vl(const GemmArgs& g, int64_t r_begin,
+                                           int64_t r_end) {
+  if (g.lo == -std::numeric_limits<float>::infinity() &&
+      g.hi == std::numeric_limits<float>::infinity()) {
+    return WideBodyAs<false>(g, r_begin, r_end);
+  }
+  return WideBodyAs<true>(g, r_begin, r_end);
 }
 #endif
 
@@ -374,15 +355,27 @@ GemmFns PickFns(const GemmArgs& g) {
 #if GRAFT_HAVE_AVX2_FMA_BUILD
   if (CpuHasAvx512Vl()) {
     gemm_calls[2].fetch_add(1, std::memory_order_relaxed);
-    return {TilesAvx512Vl, RowsAvx512Vl};
+    return {TilesAvx512Vl, WideAvx512Vl};
   }
   if (CpuHasAvx2Fma()) {
     gemm_calls[1].fetch_add(1, std::memory_order_relaxed);
-    return {TilesAvx2Fma, RowsAvx2Fma};
+    return {TilesAvx2Fma};
   }
 #endif
   gemm_calls[0].fetch_add(1, std::memory_order_relaxed);
-  return {TilesBaseline, RowsBaseline};
+  return {TilesBaseline};
+}
+
+// Row tiles [r_begin, r_end) of every panel, panel by panel: whole rows of
+// C (a thread given rows writes whole output rows); wide tiles first where
+// the build has them.
+void RowTiles(const GemmFns& fns, const GemmArgs& g, int64_t m_tiles,
+              int64_t r_begin, int64_t r_end) {
+  const int64_t panels = (g.n + kGemmNr - 1) / kGemmNr;
+  int64_t p = fns.wide != nullptr ? fns.wide(g, r_begin, r_end) : 0;
+  for (; p < panels; ++p) {
+    fns.tiles(g, m_tiles, p * m_tiles + r_begin, p * m_tiles + r_end);
+  }
 }
 
 }  // namespace
@@ -422,7 +415,7 @@ void Gemm(const GemmArgs& g, ThreadPool* pool) {
     if (g.m == 1 && g.indirect == nullptr) {
       fns.tiles(g, m_tiles, 0, tiles);
     } else {
-      fns.rows(g, m_tiles, 0, m_tiles);
+      RowTiles(fns, g, m_tiles, 0, m_tiles);
     }
     return;
   }
@@ -433,7 +426,7 @@ void Gemm(const GemmArgs& g, ThreadPool* pool) {
     // panels would leave half of every row in the other core's cache).
     const int64_t min_rows = std::max<int64_t>(1, min_chunk / panels);
     pool->ParallelFor(m_tiles, min_rows, [&](int64_t begin, int64_t end) {
-      fns.rows(g, m_tiles, begin, end);
+      RowTiles(fns, g, m_tiles, begin, end);
     });
     return;
   }

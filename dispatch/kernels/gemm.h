@@ -20,6 +20,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <new>
+#include <vector>
 
 #include "dispatch/kernels/cpu_features.h"
 
@@ -31,6 +33,25 @@ namespace graft::kernels {
 
 inline constexpr int kGemmMr = 6;
 inline constexpr int kGemmNr = 16;
+
+// Memory for packed B: 64-byte aligned, so each row of a 16-column panel
+// is one cache line and a 16-float load never straddles two.
+template <typename T>
+struct CacheLineAllocator {
+  using value_type = T;
+  CacheLineAllocator() = default;
+  template <typename U>
+  CacheLineAllocator(const CacheLineAllocator<U>&) {}
+  T* allocate(size_t n) {
+    return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{64}));
+  }
+  void deallocate(T* p, size_t) { ::operator delete(p, std::align_val_t{64}); }
+  template <typename U>
+  bool operator==(const CacheLineAllocator<U>&) const { return true; }
+  template <typename U>
+  bool operator!=(const CacheLineAllocator<U>&) const { return false; }
+};
+using PackedVector = std::vector<float, CacheLineAllocator<float>>;
 
 // Floats a packed B of K x N takes.
 inline size_t PackedRhsSize(int64_t k, int64_t n) {
