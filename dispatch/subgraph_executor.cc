@@ -107,8 +107,8 @@ struct SubgraphExecutor::PreparedOp {
     kCallOnce,
     kReadVariable,
     kAssignVariable,
-    // Runs as the epilogue of the op that produced its input (fused_into);
-    // its output shares that op's output buffer.
+    // Runs as the epilogue of the op that produced its input (its detail
+    // names that op); its output shares that op's output buffer.
     kFused,
     kMissing,
   };
@@ -153,8 +153,6 @@ struct SubgraphExecutor::PreparedOp {
   DynamicBuffer cond_storage;
   // kReadVariable, kAssignVariable.
   ResourceVariable* variable = nullptr;
-  // kFused: the op whose kernel runs this one.
-  OpId fused_into = -1;
   // kDispatch
   std::unique_ptr<DispatchExecutable> executable;
   std::vector<const Tensor*> in_ptrs;
@@ -1357,7 +1355,6 @@ void SubgraphExecutor::FuseEpilogues() {
       continue;
     }
     c.kind = PreparedOp::Kind::kFused;
-    c.fused_into = p.index;
     c.state.reset();
     c.scratch_bytes = 0;
     c.detail = absl::StrFormat("fused into op %d (%s)", p.index, p.name);

@@ -33,6 +33,20 @@ struct Case {
   bool hard_swish;  // also run with the HARD_SWISH epilogue (bit-exact)
 };
 
+// The GemmArgs of case `t` over these operands, writing C at `c`.
+GemmArgs ArgsOf(const Case& t, const std::vector<float>& a,
+                const std::vector<float>& packed, const std::vector<float>& bias,
+                float* c) {
+  GemmArgs g;
+  g.m = t.m, g.n = t.n, g.k = t.k;
+  g.a = a.data(), g.lda = t.lda;
+  g.packed_b = packed.data();
+  g.bias = t.bias ? bias.data() : nullptr;
+  g.lo = t.lo, g.hi = t.hi;
+  g.c = c, g.ldc = t.ldc;
+  return g;
+}
+
 void CheckCase(const Case& t, std::mt19937& rng, ThreadPool* pool,
                const std::string& what) {
   const std::vector<float> a = testing::RandomFloats(rng, t.m * t.lda);
@@ -48,13 +62,7 @@ void CheckCase(const Case& t, std::mt19937& rng, ThreadPool* pool,
   }
   constexpr float kSentinel = 12345.0f;
   std::vector<float> c(t.m * t.ldc, kSentinel);
-  GemmArgs g;
-  g.m = t.m, g.n = t.n, g.k = t.k;
-  g.a = a.data(), g.lda = t.lda;
-  g.packed_b = packed.data();
-  g.bias = t.bias ? bias.data() : nullptr;
-  g.lo = t.lo, g.hi = t.hi;
-  g.c = c.data(), g.ldc = t.ldc;
+  GemmArgs g = ArgsOf(t, a, packed, bias, c.data());
   Gemm(g, pool);
 
   std::vector<float> got, want;
@@ -205,16 +213,9 @@ TEST(GemmTest, WideTilesMatchEightFloatTilesBitForBit) {
       std::vector<float> packed(PackedRhsSize(t.k, t.n));
       PackRhs(b.data(), t.k, t.n, /*stride_k=*/t.n, /*stride_n=*/1, packed.data());
       std::vector<float> narrow(t.m * t.ldc, 3.0f), wide_c(t.m * t.ldc, 3.0f);
-      GemmArgs g;
-      g.m = t.m, g.n = t.n, g.k = t.k;
-      g.a = a.data(), g.lda = t.lda;
-      g.packed_b = packed.data();
-      g.bias = t.bias ? bias.data() : nullptr;
-      g.lo = t.lo, g.hi = t.hi;
-      g.ldc = t.ldc;
+      GemmArgs g = ArgsOf(t, a, packed, bias, wide_c.data());
       g.hard_swish = t.hard_swish;
       ThreadPool* p = iter % 3 == 0 ? &pool : nullptr;
-      g.c = wide_c.data();
       Gemm(g, p);
       {
         testing::IsaCap cap(CpuIsa::kAvx2);
