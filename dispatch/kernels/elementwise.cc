@@ -280,6 +280,7 @@ absl::Status PrepareBinary(PrepareContext& ctx, unsigned types) {
   auto* s = MakeState<BinaryState>(ctx);
   const Shape* operands[] = {&a->shape, &b->shape};
   GRAFT_ASSIGN_OR_RETURN(s->plan, MakeBroadcastPlan(shape, operands));
+  SplitLongRuns(&s->plan);
   GRAFT_RETURN_IF_ERROR(ctx.SetOutputShape(0, std::move(shape)));
 
   tfl::ActivationFunctionType act = FusedActivation(ctx.op());

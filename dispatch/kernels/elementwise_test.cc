@@ -2,6 +2,7 @@
 // random shapes with random broadcasting, every arithmetic op, fused
 // activations, integer variants, comparisons and SELECT_V2.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <cstdio>
@@ -11,6 +12,7 @@
 
 #include "dispatch/kernels/cpu_features.h"
 #include "dispatch/kernels/float_simd.h"
+#include "dispatch/kernels/kernel_util.h"
 #include "dispatch/kernels/kernel_test_util.h"
 #include "gtest/gtest.h"
 
@@ -242,6 +244,48 @@ TEST(ElementwiseTest, SplitOverThreadsMatchesReference) {
             << ", " << threads << " threads";
       }
     }
+  }
+}
+
+// Every (output, a, b) offset triple the plan's runs visit, in order.
+std::vector<std::array<int64_t, 3>> Visits(const kernels::BroadcastPlan& p) {
+  std::vector<std::array<int64_t, 3>> v;
+  kernels::ForEachBroadcastRun(p, [&](int64_t o, const int64_t* off,
+                                      int64_t n, const int64_t* st) {
+    for (int64_t i = 0; i < n; ++i) {
+      v.push_back({o + i, off[0] + i * st[0], off[1] + i * st[1]});
+    }
+  });
+  return v;
+}
+
+// A long innermost run is cut into pieces (a multiple of 64 elements where
+// the length allows) that the pool can deal out: a same-shape op is one
+// run otherwise, run on one thread. The pieces visit the same elements in
+// the same order.
+TEST(ElementwiseTest, LongRunsSplitIntoPiecesWithTheSameElements) {
+  struct Case {
+    Shape a, b;
+    std::vector<int64_t> want_dims;  // after the split
+  };
+  const Case cases[] = {
+      {{1, 56, 56, 24}, {1, 56, 56, 24}, {56, 1344}},  // one run of 75264
+      {{2, 75264}, {1, 75264}, {2, 56, 1344}},          // b broadcast
+      {{56, 56, 24}, {24}, {3136, 24}},                 // short runs: kept
+      {{8192}, {8192}, {8192}},                         // not long: kept
+      {{9, 1031}, {9, 1031}, {9, 1031}},  // 9279: no multiple of 64 divides
+      {{10007}, {1}, {10007}},            // prime: kept
+  };
+  for (const Case& c : cases) {
+    const Shape* operands[] = {&c.a, &c.b};
+    auto plan = kernels::MakeBroadcastPlan(c.a, operands);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    kernels::BroadcastPlan split = *plan;
+    kernels::SplitLongRuns(&split);
+    EXPECT_EQ(std::vector<int64_t>(split.out_dims, split.out_dims + split.rank),
+              c.want_dims)
+        << ShapeToString(c.a) << " x " << ShapeToString(c.b);
+    EXPECT_EQ(Visits(split), Visits(*plan)) << ShapeToString(c.a);
   }
 }
 

@@ -199,6 +199,26 @@ absl::StatusOr<BroadcastPlan> MakeBroadcastPlan(
   return p;
 }
 
+void SplitLongRuns(BroadcastPlan* p) {
+  const int64_t n = p->out_dims[p->rank - 1];
+  if (p->rank == kMaxBroadcastDims || n <= 2 * kMaxRunPiece) return;
+  int64_t piece = 0;
+  for (const int64_t step : {int64_t{64}, int64_t{1}}) {
+    for (int64_t l = kMinRunPiece; piece == 0 && l <= kMaxRunPiece; l += step) {
+      if (n % l == 0) piece = l;
+    }
+  }
+  if (piece == 0) return;
+  const int r = p->rank - 1;
+  p->out_dims[r] = n / piece;
+  p->out_dims[r + 1] = piece;
+  for (int k = 0; k < p->num_operands; ++k) {
+    p->strides[k][r + 1] = p->strides[k][r];
+    p->strides[k][r] *= piece;
+  }
+  ++p->rank;
+}
+
 absl::StatusOr<MatMulGeometry> ResolveBatchMatMul(const PrepareContext& ctx,
                                                   const Tensor& lhs,
                                                   const Tensor& rhs) {

@@ -309,17 +309,30 @@ void ForEachBroadcastRun(const BroadcastPlan& p, Fn&& fn) {
 // smaller pieces cost more to hand out than they save.
 inline constexpr int64_t kElementwiseChunk = 16384;
 
-// Calls fn(run_begin, run_end) over ranges covering the plan's runs, split
-// over `pool` (may be null) in pieces of at least kElementwiseChunk output
-// elements; fn walks its runs with ForEachBroadcastRunIn.
+// Splits a plan's innermost dim of more than 2 * kMaxRunPiece elements into
+// two, [n / L, L], with L the piece length that divides n: a multiple of 64
+// elements in [kMinRunPiece, kMaxRunPiece] if n has one, else any divisor
+// there (the plan is unchanged if n has none, or has no dim to spare). The
+// same elements in the same order, so the same results; a same-shape op
+// (one run) then has runs to split over threads. For the elementwise ops
+// that ParallelForBroadcastRuns splits; apply at prepare.
+inline constexpr int64_t kMinRunPiece = 1024;
+inline constexpr int64_t kMaxRunPiece = 4096;
+void SplitLongRuns(BroadcastPlan* p);
+
+// Calls fn(run_begin, run_end) over ranges covering the plan's runs: all of
+// them at once when the output has at most kElementwiseChunk elements,
+// else split over `pool` (may be null) in pieces of at least a quarter of
+// that (finer pieces even out the threads' shares). fn walks its runs with
+// ForEachBroadcastRunIn.
 template <typename Fn>
 void ParallelForBroadcastRuns(ThreadPool* pool, const BroadcastPlan& p,
                               Fn&& fn) {
   const int64_t runs = BroadcastRuns(p);
   const int64_t inner = std::max<int64_t>(1, p.out_dims[p.rank - 1]);
-  const int64_t min_runs = std::max<int64_t>(1, kElementwiseChunk / inner);
-  if (pool != nullptr && runs > min_runs) {
-    pool->ParallelFor(runs, min_runs, fn);
+  if (pool != nullptr && runs > 1 && runs * inner > kElementwiseChunk) {
+    pool->ParallelFor(runs, std::max<int64_t>(1, kElementwiseChunk / 4 / inner),
+                      fn);
   } else {
     fn(int64_t{0}, runs);
   }

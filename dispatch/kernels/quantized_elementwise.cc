@@ -358,6 +358,7 @@ absl::Status PrepareQBinary(PrepareContext& ctx) {
   auto* s = MakeState<QBinaryState>(ctx);
   const Shape* operands[] = {&a->shape, &b->shape};
   GRAFT_ASSIGN_OR_RETURN(s->plan, MakeBroadcastPlan(shape, operands));
+  SplitLongRuns(&s->plan);
   GRAFT_RETURN_IF_ERROR(ctx.SetOutputShape(0, std::move(shape)));
 
   const float sa = Scale(*a), sb = Scale(*b), so = Scale(*out);
