@@ -10,8 +10,9 @@
 //
 // loop_one_cpu/STEPS: the same 2-thread loop with the whole process pinned
 // to one CPU, as the scheduler sometimes places a worker and its caller:
-// each should wait for the other only as long as the other needs the CPU,
-// not for the pool's whole polling time.
+// the worker sits the loops out (ThreadPool::SitOut), so each should cost
+// what the 1-thread loop does, not a context switch per chunk or the
+// pool's whole polling time.
 #include <cstdint>
 #include <cstdio>
 #include <string>

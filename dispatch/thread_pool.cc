@@ -78,6 +78,7 @@ ThreadPool::~ThreadPool() {
     stop_.store(true);
   }
   work_cv_.notify_all();
+  crowded_cv_.notify_all();
   for (std::thread& t : workers_) t.join();
 }
 
@@ -136,6 +137,14 @@ void ThreadPool::RunChunks(int thread_index) {
   tls_in_parallel_for = was_inside;
 }
 
+void ThreadPool::SitOut(std::atomic<int>& seat) {
+  seat.store(kNotRunning, std::memory_order_relaxed);
+  sit_outs_.fetch_add(1, std::memory_order_relaxed);
+  std::unique_lock<std::mutex> lock(mutex_);
+  crowded_cv_.wait_for(lock, std::chrono::microseconds(kSitOutMicros),
+                       [&] { return stop_.load(std::memory_order_acquire); });
+}
+
 void ThreadPool::WorkerLoop(int thread_index) {
   tls_thread_index = thread_index;
   std::atomic<int>& seat = seats_[thread_index].cpu;
@@ -146,10 +155,20 @@ void ThreadPool::WorkerLoop(int thread_index) {
              generation_.load(std::memory_order_acquire) != seen;
     };
     seat.store(CurrentCpu(), std::memory_order_relaxed);
+    bool crowded = false;
     SpinUntil(
         kSpinMicros,
-        [&] { return ready() || parked_.load(std::memory_order_relaxed); },
-        [&] { return SharesCpu(thread_index); });
+        [&] {
+          return ready() || crowded || parked_.load(std::memory_order_relaxed);
+        },
+        [&] {
+          crowded = SharesCpu(thread_index);
+          return false;
+        });
+    if (crowded && !ready()) {
+      SitOut(seat);
+      continue;
+    }
     if (!ready()) {
       seat.store(kNotRunning, std::memory_order_relaxed);
       std::unique_lock<std::mutex> lock(mutex_);
@@ -159,6 +178,10 @@ void ThreadPool::WorkerLoop(int thread_index) {
     }
     if (stop_.load(std::memory_order_acquire)) return;
     seen = generation_.load(std::memory_order_acquire);
+    if (SharesCpu(thread_index)) {
+      SitOut(seat);
+      continue;
+    }
     active_.fetch_add(1, std::memory_order_seq_cst);
     if (open_.load(std::memory_order_seq_cst)) RunChunks(thread_index);
     active_.fetch_sub(1, std::memory_order_release);

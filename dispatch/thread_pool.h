@@ -10,7 +10,11 @@
 // (futex and scheduler latency, ~10 us a loop on a VM), and an idle pool
 // still sleeps. A polling thread yields its CPU only when the thread it
 // waits for was last seen on the same CPU (sched_getcpu): on a busy
-// machine a yield gives the CPU away for a time slice. Park() sends
+// machine a yield gives the CPU away for a time slice. A worker the
+// scheduler put on the CPU of another pool thread sits out the loops of
+// the next millisecond, asleep, and the caller does them (see SitOut: a
+// 2-thread model ran at half its 1-thread speed while the scheduler kept
+// both threads on one CPU). Park() sends
 // polling workers to sleep at once, for when the cores are about to be
 // someone else's (a vendor library's own threads).
 //
@@ -51,6 +55,9 @@ class ThreadPool {
 
   int num_threads() const { return num_threads_; }
 
+  // How many times a worker sat out loops for sharing a CPU (SitOut).
+  int64_t sit_outs() const { return sit_outs_.load(std::memory_order_relaxed); }
+
   // Calls fn(begin, end) over disjoint ranges covering [0, n), each at least
   // `min_chunk` long (except possibly the last), and returns when all calls
   // have returned. Ranges are contiguous and split as evenly as the thread
@@ -88,6 +95,14 @@ class ThreadPool {
   // was last seen on the same CPU, or the system cannot tell.
   bool SharesCpu(int thread_index);
   void WorkerLoop(int thread_index);
+  // A worker found on the CPU of another pool thread (the caller's, as a
+  // rule) sits out the loops of the next kSitOutMicros, asleep: two threads
+  // on one CPU are no faster than one, a polling worker takes half the CPU
+  // from the thread with the work, and trading chunks between them costs
+  // context switches. Nothing wakes it early but the pool's end, so loops
+  // meanwhile cost the caller no wake-up; the timer's wake-up lets the
+  // scheduler place it on an idle CPU.
+  void SitOut(std::atomic<int>& seat);
   void RunChunks(int thread_index);
   // Takes a chunk of range r: its front (own range) or its back (stealing);
   // -1 when the range is empty.
@@ -97,6 +112,7 @@ class ThreadPool {
   std::vector<std::thread> workers_;
 
   static constexpr int kSpinMicros = 50;
+  static constexpr int kSitOutMicros = 1000;
 
   std::mutex call_mutex_;  // one ParallelFor at a time
   // Guards the sleeping side: generation_ and stop_ change, and the last
@@ -105,6 +121,8 @@ class ThreadPool {
   std::mutex mutex_;
   std::condition_variable work_cv_;
   std::condition_variable done_cv_;
+  std::condition_variable crowded_cv_;  // SitOut's; notified only at the end
+  std::atomic<int64_t> sit_outs_{0};
   // Bumped per loop (release: the loop's fields below are published by
   // it); workers wait for a change.
   alignas(64) std::atomic<uint64_t> generation_{0};
