@@ -6,8 +6,16 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "dispatch/thread_pool.h"
 
 namespace graft {
+
+void EvalContext::RunConsumer(int64_t begin, int64_t end) {
+  consumer_->fn(*consumer_->ctx, begin, end);
+  const int slot = ThreadPool::CurrentThreadIndex() % consumer_->num_counters;
+  consumer_->counters[slot].elements.fetch_add(end - begin,
+                                               std::memory_order_relaxed);
+}
 
 absl::Status PrepareContext::SetOutputShape(int i, Shape shape) {
   const size_t elem =

@@ -32,6 +32,7 @@
 #ifndef GRAFT_DISPATCH_KERNEL_H_
 #define GRAFT_DISPATCH_KERNEL_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -76,6 +77,11 @@ class KernelState {
 
 using PrepareFn = absl::Status (*)(PrepareContext& ctx);
 using EvalFn = absl::Status (*)(EvalContext& ctx);
+// Computes elements [begin, end) of output 0 from the same elements of
+// each input (PrepareContext::SetRangeEval). Called from any thread, for
+// disjoint ranges at once; it must not use the thread pool or scratch
+// (the context has neither).
+using RangeEvalFn = void (*)(EvalContext& ctx, int64_t begin, int64_t end);
 
 struct Kernel {
   // For reports: "Conv2D", "AddFloat", ...
@@ -166,6 +172,17 @@ class PrepareContext : public OpContext {
   void RequestScratch(size_t bytes) { scratch_bytes_ = bytes; }
   // The eval to run instead of Kernel::eval.
   void SetEval(EvalFn eval) { eval_ = eval; }
+  // An elementwise op (output element i depends on element i of each input
+  // alone: no broadcast) offers to run piecewise: the runtime may then run
+  // it inside the op that produces one of its inputs, on each range of
+  // that op's output as soon as it is written (EvalContext::OutputReady),
+  // while the rows are in that core's cache and on every thread the
+  // producer uses; the op itself then runs no code of its own.
+  void SetRangeEval(RangeEvalFn fn) { range_eval_ = fn; }
+  // Declares that eval calls EvalContext::OutputReady for every element of
+  // output 0, exactly once, after the element's final value is stored:
+  // the runtime may then fuse a consumer that set a range eval into it.
+  void MarkReportsOutputReady() { reports_output_ready_ = true; }
   // The length of the longest dot product / reduction one output element
   // needs (K of a matmul, kh*kw*cin of a conv, the reduced count of a mean).
   // Feeds the numeric tolerance of differential tests (tolerance.h).
@@ -205,6 +222,8 @@ class PrepareContext : public OpContext {
   std::unique_ptr<KernelState> TakeState() { return std::move(state_); }
   size_t scratch_bytes() const { return scratch_bytes_; }
   EvalFn eval() const { return eval_; }
+  RangeEvalFn range_eval() const { return range_eval_; }
+  bool reports_output_ready() const { return reports_output_ready_; }
   int64_t reduction_length() const { return reduction_length_; }
   bool output_shape_set(int i) const;
   bool shape_only() const { return shape_only_; }
@@ -219,6 +238,8 @@ class PrepareContext : public OpContext {
   std::unique_ptr<KernelState> state_;
   size_t scratch_bytes_ = 0;
   EvalFn eval_ = nullptr;
+  RangeEvalFn range_eval_ = nullptr;
+  bool reports_output_ready_ = false;
   int64_t reduction_length_ = 0;
   uint64_t shapes_set_ = 0;  // bit i: output i has a shape
   bool shape_only_ = false;
@@ -247,10 +268,39 @@ class EvalContext : public OpContext {
   }
   ThreadPool* thread_pool() const { return pool_; }
 
+  // Elements [begin, end) of output 0 hold their final values: runs the
+  // consumer fused into this op on them, on the calling thread (any of
+  // the pool's), or does nothing when none is. See MarkReportsOutputReady.
+  void OutputReady(int64_t begin, int64_t end) {
+    if (consumer_ != nullptr && begin < end) RunConsumer(begin, end);
+  }
+  // Whether a consumer is fused into this op: a kernel may skip finding
+  // its rows' ends when none is.
+  bool has_consumer() const { return consumer_ != nullptr; }
+
+  // Set by the runtime: the consumer OutputReady runs, and the count of
+  // elements reported to it, which the runtime checks after eval: one
+  // counter per pool thread (the calling thread's ThreadPool index modulo
+  // `num_counters`), a cache line each, so threads reporting at once do
+  // not pass one line back and forth.
+  struct alignas(64) ReportCounter {
+    std::atomic<int64_t> elements{0};
+  };
+  struct FusedConsumer {
+    RangeEvalFn fn = nullptr;
+    EvalContext* ctx = nullptr;
+    ReportCounter* counters = nullptr;
+    int num_counters = 0;
+  };
+  void set_consumer(const FusedConsumer* consumer) { consumer_ = consumer; }
+
  private:
+  void RunConsumer(int64_t begin, int64_t end);
+
   KernelState* state_;
   uint8_t* scratch_;
   ThreadPool* pool_;
+  const FusedConsumer* consumer_ = nullptr;
 };
 
 // The kernels registered for `op` (kernel_list.inc order); empty when the

@@ -17,6 +17,7 @@
 #include "dispatch/litert_backend.h"
 #include "dispatch/memory_planner.h"
 #include "dispatch/string_tensor.h"
+#include "dispatch/thread_pool.h"
 
 namespace graft {
 namespace {
@@ -130,6 +131,16 @@ struct SubgraphExecutor::PreparedOp {
   std::vector<Shape> prepared_shapes;
   DynamicBuffer dynamic_scratch;
   EvalFn eval = nullptr;
+  // Set by prepare (PrepareContext::SetRangeEval, MarkReportsOutputReady).
+  RangeEvalFn range_eval = nullptr;
+  bool reports_output_ready = false;
+  // kFused: the input whose buffer the output shares (the producer's
+  // output). kKernel: the op fused into this one through OutputReady, or -1.
+  int fused_input = 0;
+  OpId fused_consumer = -1;
+  // kKernel with a fused consumer: the elements reported per pool thread.
+  std::unique_ptr<EvalContext::ReportCounter[]> report_counters;
+  int num_report_counters = 0;
   std::unique_ptr<KernelState> state;
   size_t scratch_bytes = 0;
   uint8_t* scratch = nullptr;
@@ -553,6 +564,8 @@ absl::Status SubgraphExecutor::PrepareKernelOp(PreparedOp& p,
     p.state = ctx.TakeState();
     p.scratch_bytes = ctx.scratch_bytes();
     p.reduction_length = ctx.reduction_length();
+    p.range_eval = ctx.range_eval();
+    p.reports_output_ready = ctx.reports_output_ready();
     p.detail = kernel->name;
     // Fold ops whose outputs are fixed at load: every present input is
     // constant, or the kernel reads only shapes (SHAPE).
@@ -1361,6 +1374,83 @@ void SubgraphExecutor::FuseEpilogues() {
     absl::StrAppend(&p.detail, absl::StrFormat(" + %s of op %d", c.name, c.index));
     absl::StrAppend(&p.profile_name, "+", c.name);
   }
+  // Piecewise consumers (a residual ADD): into the producer of the input
+  // computed last, when every other input is ready before that producer
+  // runs. The consumer keeps its state (the producer's eval runs it).
+  for (PreparedOp& c : ops_) {
+    if (c.kind != PreparedOp::Kind::kKernel || c.dynamic ||
+        c.range_eval == nullptr || c.op->outputs.size() != 1) {
+      continue;
+    }
+    int fused_input = -1;
+    OpId latest = -1;
+    bool inputs_ok = true;
+    for (size_t i = 0; i < c.op->inputs.size(); ++i) {
+      const TensorId t = c.op->inputs[i];
+      if (t < 0) continue;
+      if (dynamic_[t]) inputs_ok = false;
+      if (producer[t] > latest) {
+        latest = producer[t];
+        fused_input = static_cast<int>(i);
+      }
+    }
+    if (!inputs_ok || fused_input < 0) continue;
+    const TensorId in = c.op->inputs[fused_input], out = c.op->outputs[0];
+    // Read by this op alone, once (not ADD(x, x)), and its buffer can
+    // become the output's.
+    if (!CanShareBuffer(in, out) || reads[in] != 1) continue;
+    PreparedOp& p = ops_[latest];
+    if (p.kind != PreparedOp::Kind::kKernel || p.dynamic ||
+        !p.reports_output_ready || p.fused_consumer >= 0 ||
+        p.op->outputs.size() != 1) {
+      continue;
+    }
+    c.kind = PreparedOp::Kind::kFused;
+    c.fused_input = fused_input;
+    c.scratch_bytes = 0;
+    p.fused_consumer = c.index;
+    p.num_report_counters = env_->pool != nullptr ? env_->pool->num_threads() : 1;
+    p.report_counters.reset(
+        new EvalContext::ReportCounter[p.num_report_counters]);
+    c.detail = absl::StrFormat("fused into op %d (%s), run on its output "
+                               "rows as they are written",
+                               p.index, p.name);
+    absl::StrAppend(&p.detail,
+                    absl::StrFormat(" + %s of op %d", c.name, c.index));
+    absl::StrAppend(&p.profile_name, "+", c.name);
+  }
+}
+
+absl::Status SubgraphExecutor::RunWithConsumer(PreparedOp& p,
+                                               EvalContext& ctx) {
+  const PreparedOp& c = ops_[p.fused_consumer];
+  EvalContext consumer_ctx(*c.op, absl::MakeSpan(tensors_), c.state.get(),
+                           nullptr, nullptr);
+  EvalContext::FusedConsumer consumer;
+  consumer.fn = c.range_eval;
+  consumer.ctx = &consumer_ctx;
+  consumer.counters = p.report_counters.get();
+  consumer.num_counters = p.num_report_counters;
+  for (int i = 0; i < p.num_report_counters; ++i) {
+    p.report_counters[i].elements.store(0, std::memory_order_relaxed);
+  }
+  ctx.set_consumer(&consumer);
+  GRAFT_RETURN_IF_ERROR(p.eval(ctx));
+  // A kernel that reported less than its whole output left the fused op's
+  // result partly unwritten: an error, never a silently wrong output. (The
+  // pool's loop end orders the workers' counts before these loads.)
+  const int64_t want = tensors_[p.op->outputs[0]].num_elements();
+  int64_t got = 0;
+  for (int i = 0; i < p.num_report_counters; ++i) {
+    got += p.report_counters[i].elements.load(std::memory_order_relaxed);
+  }
+  if (got != want) {
+    return absl::InternalError(absl::StrFormat(
+        "%s: kernel %s reported %d of its %d output elements to the %s fused "
+        "into it (%s)",
+        OpLabel(p.index), p.kernel->name, got, want, c.name, OpLabel(c.index)));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status SubgraphExecutor::PlanMemory() {
@@ -1420,7 +1510,8 @@ absl::Status SubgraphExecutor::PlanMemory() {
         p.op->outputs.size() != 1) {
       continue;
     }
-    const TensorId in = p.op->inputs[0], out = p.op->outputs[0];
+    const TensorId in = p.op->inputs[fused ? p.fused_input : 0];
+    const TensorId out = p.op->outputs[0];
     if (!CanShareBuffer(in, out) || !planned_here(in) || !planned_here(out)) {
       if (fused) {  // FuseEpilogues checked the same
         return absl::InternalError(absl::StrCat(
@@ -1595,7 +1686,11 @@ inline absl::Status SubgraphExecutor::RunOp(PreparedOp& p) {
       }
       EvalContext ctx(*p.op, absl::MakeSpan(tensors_), p.state.get(), p.scratch,
                       env_->pool);
-      st = p.eval(ctx);
+      if (p.fused_consumer < 0) {
+        st = p.eval(ctx);
+        break;
+      }
+      st = RunWithConsumer(p, ctx);
       break;
     }
     case PreparedOp::Kind::kCall:

@@ -262,7 +262,13 @@ class SubgraphExecutor {
   // Folds each HARD_SWISH into the CPU kernel that produces its input where
   // that kernel takes it as an epilogue (KernelState::AppendEpilogue) and
   // the two tensors can share a buffer: the HARD_SWISH op becomes kFused.
+  // Then each op with a range eval (a same-shape ADD) into the kernel that
+  // produces its last-computed input, where that kernel reports its output
+  // as it writes it (PrepareContext::MarkReportsOutputReady).
   void FuseEpilogues();
+  // Runs kernel op `p` with its fused consumer attached to `ctx`, and checks
+  // that the kernel reported every output element to it.
+  absl::Status RunWithConsumer(PreparedOp& p, EvalContext& ctx);
   // Whether op output `out` may share the buffer of its input `in`
   // (PlanMemory): both planned in the arena (computed here, fixed shapes,
   // neither a subgraph input or output), of one byte size, not STRING.

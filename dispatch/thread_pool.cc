@@ -62,6 +62,8 @@ thread_local bool tls_in_parallel_for = false;
 thread_local int tls_thread_index = 0;
 }  // namespace
 
+int ThreadPool::CurrentThreadIndex() { return tls_thread_index; }
+
 ThreadPool::ThreadPool(int num_threads)
     : num_threads_(std::max(1, num_threads)),
       ranges_(new Range[num_threads_]),

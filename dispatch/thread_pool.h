@@ -55,6 +55,10 @@ class ThreadPool {
 
   int num_threads() const { return num_threads_; }
 
+  // The index in [0, num_threads()) of the calling thread in the pool it
+  // works for: a worker's own, 0 for any thread that is not a worker.
+  static int CurrentThreadIndex();
+
   // How many times a worker sat out loops for sharing a CPU (SitOut).
   int64_t sit_outs() const { return sit_outs_.load(std::memory_order_relaxed); }
 

@@ -179,6 +179,12 @@ absl::Status EvalConv(EvalContext& ctx) {
     scratch += s.packed_floats * s.groups;
   }
   const int64_t rows = int64_t{s.batch} * s.out_h * s.out_w;
+  // Output rows (pixels) [r0, r1) are final: a fused consumer runs on them.
+  auto report_rows = [&](int64_t r0, int64_t r1) {
+    ctx.OutputReady(r0 * s.out_c, r1 * s.out_c);
+  };
+  const absl::FunctionRef<void(int64_t, int64_t)> rows_done = report_rows;
+  const auto* gemm_rows_done = ctx.has_consumer() ? &rows_done : nullptr;
   if (s.direct) {
     GemmArgs g;
     g.m = rows, g.n = s.out_c, g.k = s.k;
@@ -186,6 +192,7 @@ absl::Status EvalConv(EvalContext& ctx) {
     g.packed_b = packed, g.bias = bias, g.lo = s.lo, g.hi = s.hi;
     g.hard_swish = s.hard_swish;
     g.c = output, g.ldc = s.out_c;
+    g.rows_done = gemm_rows_done;
     Gemm(g, ctx.thread_pool());
     return absl::OkStatus();
   }
@@ -212,8 +219,11 @@ absl::Status EvalConv(EvalContext& ctx) {
       ga.lo = s.lo, ga.hi = s.hi, ga.hard_swish = s.hard_swish;
       ga.c = output + g * s.group_out_c;
       ga.ldc = s.out_c;
+      // A row is final after its last group's columns.
+      if (s.groups == 1) ga.rows_done = gemm_rows_done;
       Gemm(ga, ctx.thread_pool());
     }
+    if (s.groups != 1) rows_done(0, rows);
     return absl::OkStatus();
   }
   const int64_t chunks = (rows + kRowsPerChunk - 1) / kRowsPerChunk;
@@ -234,6 +244,7 @@ absl::Status EvalConv(EvalContext& ctx) {
         ga.ldc = s.out_c;
         Gemm(ga, nullptr);
       }
+      rows_done(r0, r1);
     }
   };
   if (ctx.thread_pool() != nullptr) {
@@ -311,6 +322,7 @@ absl::Status PrepareConv2D(PrepareContext& ctx) {
   }
   ctx.RequestScratch(scratch_floats * sizeof(float));
   ctx.SetEval(EvalConv);
+  ctx.MarkReportsOutputReady();
   ctx.SetReductionLength(s->k);
   return ctx.SetOutputShape(0, {s->batch, s->out_h, s->out_w, s->out_c});
 }

@@ -6,6 +6,8 @@
 // Every op shares one evaluator templated on the element op: the broadcast is
 // collapsed at prepare time (kernel_util.h) so eval walks contiguous inner
 // runs with a scalar-or-vector operand each, which the compiler vectorizes.
+// A float op whose inputs have the same shape also runs piecewise
+// (EvalBinaryRange), fused into the convolution that writes an input.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -204,6 +206,33 @@ GRAFT_AVX2_FMA_TARGET __attribute__((flatten)) void BinaryRunsAvx2(
 }
 #endif
 
+#if GRAFT_HAVE_AVX2_FMA_BUILD
+template <typename Op, bool kClamp>
+GRAFT_AVX2_FMA_TARGET __attribute__((flatten)) void BinaryRunAvx2(
+    const float* a, const float* b, float* out, int64_t n, float lo,
+    float hi) {
+  BinaryRun<float, float, Op, kClamp>(a, 1, b, 1, out, n, lo, hi);
+}
+#endif
+
+// The piecewise form of a float op whose inputs both have the output's
+// shape (PrepareContext::SetRangeEval): elements [begin, end), one run.
+template <typename Op, bool kClamp>
+void EvalBinaryRange(EvalContext& ctx, int64_t begin, int64_t end) {
+  const auto* s = ctx.state<BinaryState>();
+  const float* a = ctx.input(0)->data<float>() + begin;
+  const float* b = ctx.input(1)->data<float>() + begin;
+  float* out = ctx.output(0)->data<float>() + begin;
+  const float lo = static_cast<float>(s->lo), hi = static_cast<float>(s->hi);
+#if GRAFT_HAVE_AVX2_FMA_BUILD
+  if (CpuHasAvx2Fma()) {
+    BinaryRunAvx2<Op, kClamp>(a, b, out, end - begin, lo, hi);
+    return;
+  }
+#endif
+  BinaryRun<float, float, Op, kClamp>(a, 1, b, 1, out, end - begin, lo, hi);
+}
+
 template <typename T, typename Out, typename Op, bool kClamp>
 absl::Status EvalBinary(EvalContext& ctx) {
   const auto* s = ctx.state<BinaryState>();
@@ -317,6 +346,10 @@ absl::Status PrepareBinary(PrepareContext& ctx, unsigned types) {
       case tfl::TensorType_FLOAT32:
         ctx.SetEval(clamp ? EvalBinary<float, float, Op, true>
                           : EvalBinary<float, float, Op, false>);
+        if (a->shape == b->shape) {
+          ctx.SetRangeEval(clamp ? EvalBinaryRange<Op, true>
+                                 : EvalBinaryRange<Op, false>);
+        }
         break;
       case tfl::TensorType_INT32:
         ctx.SetEval(clamp ? EvalBinary<int32_t, int32_t, Op, true>

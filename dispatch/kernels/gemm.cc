@@ -398,6 +398,9 @@ void PackRhs(const float* b, int64_t k, int64_t n, int64_t stride_k,
 // Row tiles per thread from which a split over threads goes by whole rows
 // instead of by tiles.
 constexpr int64_t kRowSplitTilesPerThread = 4;
+// Row tiles per block reported to GemmArgs::rows_done on one thread (48
+// rows: a few KiB of C, still in L1 when the consumer reads it).
+constexpr int64_t kRowsDoneTiles = 8;
 
 void Gemm(const GemmArgs& g, ThreadPool* pool) {
   if (g.m <= 0 || g.n <= 0) return;
@@ -409,13 +412,26 @@ void Gemm(const GemmArgs& g, ThreadPool* pool) {
   // than they save.
   const int64_t per_tile = std::max<int64_t>(1, kGemmMr * kGemmNr * g.k);
   const int64_t min_chunk = std::max<int64_t>(1, 65536 / per_tile);
+  auto rows_done = [&](int64_t tile_begin, int64_t tile_end) {
+    if (g.rows_done != nullptr) {
+      (*g.rows_done)(tile_begin * kGemmMr, std::min(g.m, tile_end * kGemmMr));
+    }
+  };
   if (pool == nullptr || pool->num_threads() == 1 || tiles <= min_chunk) {
     // One row of A read directly goes several panels at a time (the tiles'
     // RowPanels); anything else row tile by row tile over every panel.
     if (g.m == 1 && g.indirect == nullptr) {
       fns.tiles(g, m_tiles, 0, tiles);
-    } else {
+      rows_done(0, 1);
+    } else if (g.rows_done == nullptr) {
       RowTiles(fns, g, m_tiles, 0, m_tiles);
+    } else {
+      // Blocks of rows, each reported while it is in the cache.
+      for (int64_t t = 0; t < m_tiles; t += kRowsDoneTiles) {
+        const int64_t end = std::min(m_tiles, t + kRowsDoneTiles);
+        RowTiles(fns, g, m_tiles, t, end);
+        rows_done(t, end);
+      }
     }
     return;
   }
@@ -427,12 +443,15 @@ void Gemm(const GemmArgs& g, ThreadPool* pool) {
     const int64_t min_rows = std::max<int64_t>(1, min_chunk / panels);
     pool->ParallelFor(m_tiles, min_rows, [&](int64_t begin, int64_t end) {
       RowTiles(fns, g, m_tiles, begin, end);
+      rows_done(begin, end);
     });
     return;
   }
+  // Few rows: split by tiles, so a row is final only at the end.
   pool->ParallelFor(tiles, min_chunk, [&](int64_t begin, int64_t end) {
     fns.tiles(g, m_tiles, begin, end);
   });
+  rows_done(0, m_tiles);
 }
 
 int64_t GemmCallsForTesting(CpuIsa path) {

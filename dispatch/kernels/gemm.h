@@ -23,6 +23,7 @@
 #include <new>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "dispatch/kernels/cpu_features.h"
 
 namespace graft {
@@ -97,6 +98,10 @@ struct GemmArgs {
   // Then HardSwish (float_simd.h) on each value, in the tile's registers:
   // a HARD_SWISH op fused into the convolution (EpilogueOp::kHardSwish).
   bool hard_swish = false;
+  // When set, called with [r0, r1) once those rows of C are final in every
+  // column, on the thread that wrote them; each row once, in blocks of a
+  // few row tiles (EvalContext::OutputReady's feed).
+  const absl::FunctionRef<void(int64_t, int64_t)>* rows_done = nullptr;
 };
 
 // Runs the GEMM, split over `pool` (may be null) when the work is large.

@@ -209,6 +209,7 @@ absl::Status EvalQConvGemm(EvalContext& ctx) {
               s.group_out_c, 0, s.panels, s.rq, int64_t{g} * s.group_out_c,
               out + r0 * s.out_c + int64_t{g} * s.group_out_c, s.out_c);
       }
+      ctx.OutputReady(r0 * s.out_c, r1 * s.out_c);
     }
   };
   if (ctx.thread_pool() != nullptr) {
@@ -279,6 +280,7 @@ absl::Status EvalQConvVnni(EvalContext& ctx) {
       QIm2ColVnni(s, in, r0, r1, col);
       QGemmVnni(col, r1 - r0, s.vnni, 0, s.panels, s.rq, 0, out + r0 * s.out_c,
                 s.out_c);
+      ctx.OutputReady(r0 * s.out_c, r1 * s.out_c);
     }
   };
   if (ctx.thread_pool() != nullptr) {
@@ -379,6 +381,7 @@ absl::Status EvalQConvVnniTaps(EvalContext& ctx) {
       }
       QGemmVnniTaps(corner, r1 - r0, s.taps, s.vnni, 0, s.panels, s.rq, 0,
                     out + r0 * s.out_c, s.out_c);
+      ctx.OutputReady(r0 * s.out_c, r1 * s.out_c);
     }
   };
   if (ctx.thread_pool() != nullptr) {
@@ -518,6 +521,8 @@ absl::Status EvalQConv(EvalContext& ctx) {
       } else {
         DepthwiseRows<T, Acc>(s, in, w, out, r0, r1);
       }
+      const int64_t row_elems = int64_t{s.out_w} * s.out_c;
+      ctx.OutputReady(r0 * row_elems, r1 * row_elems);
     };
     // The VNNI depthwise rows are fast enough that a thread's share of a
     // small layer costs less than handing it over: at least kDwMinWork
@@ -600,10 +605,13 @@ absl::Status CheckTypes(PrepareContext& ctx, const Tensor& in, const Tensor& w,
   return absl::OkStatus();
 }
 
+// Every eval of a convolution and a depthwise one (not a transposed one)
+// reports its output rows as it writes them (OutputReady).
 template <ConvKind kKind>
 void SetEvalFor(PrepareContext& ctx, bool is16) {
   ctx.SetEval(is16 ? EvalQConv<int16_t, int64_t, kKind>
                    : EvalQConv<int8_t, int32_t, kKind>);
+  if (kKind != ConvKind::kTranspose) ctx.MarkReportsOutputReady();
 }
 
 // The padded copy's geometry, the taps and the filter packed for them

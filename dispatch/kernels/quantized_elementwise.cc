@@ -31,7 +31,9 @@
 // picks the half), interleaved back into int32 lanes, combined, rescaled
 // (the GEMM's AVX-512 forms, the short ones where QGemmPrepareRequant
 // finds them exact and every combined value lies in (-2^30, 2^30)) and
-// packed with saturation; the last partial block is masked.
+// packed with saturation; the last partial block is masked. An 8-bit op
+// whose inputs have the same shape also runs piecewise (EvalQBinary8Range),
+// fused into the convolution that writes an input.
 #include <algorithm>
 #include <array>
 #include <atomic>
@@ -272,54 +274,72 @@ GRAFT_VBMI_TARGET void CombineRunVbmi(const QBinaryState& s, const T* pa,
 }
 #endif
 
-// 8-bit types: contributions from the tables; runs with a contiguous or a
-// fixed operand get their own loops.
+// 8-bit types: n outputs at po from the operands at pa and pb, stepping
+// sa and sb elements; contributions from the tables; a contiguous or a
+// fixed operand gets its own loop.
+template <typename T, QOp kOp>
+void QBinary8Run(const QBinaryState& s, const T* pa, int64_t sa, const T* pb,
+                 int64_t sb, T* po, int64_t n) {
+  const int32_t* t1 = s.table1.data();
+  const int32_t* t2 = s.table2.data();
+  auto u8 = [](T v) { return static_cast<uint8_t>(v); };
+  if (sa == 1 && sb == 1) {
+    int64_t i = 0;
+#if GRAFT_QGEMM_AVX2
+    if (s.vbmi) {
+      CombineRunVbmi<T, kOp>(s, pa, pb, po, n);
+      return;
+    }
+    if (s.avx2) i = CombineRunAvx2<T, kOp>(s, pa, pb, po, n);
+#endif
+    for (; i < n; ++i) {
+      po[i] = Combine<T, kOp>(s, t1[u8(pa[i])], t2[u8(pb[i])]);
+    }
+  } else if (sa == 1 && sb == 0) {
+    const int32_t y = t2[u8(pb[0])];
+    for (int64_t i = 0; i < n; ++i) po[i] = Combine<T, kOp>(s, t1[u8(pa[i])], y);
+  } else if (sa == 0 && sb == 1) {
+    const int32_t x = t1[u8(pa[0])];
+    for (int64_t i = 0; i < n; ++i) po[i] = Combine<T, kOp>(s, x, t2[u8(pb[i])]);
+  } else {
+    for (int64_t i = 0; i < n; ++i) {
+      po[i] = Combine<T, kOp>(s, t1[u8(pa[i * sa])], t2[u8(pb[i * sb])]);
+    }
+  }
+}
+
+void CountBinaryCall(const QBinaryState& s) {
+  CountBinaryCall(s.vbmi   ? CpuIsa::kAvx512Vnni
+                  : s.avx2 ? CpuIsa::kAvx2
+                           : CpuIsa::kBaseline);
+}
+
 template <typename T, QOp kOp>
 absl::Status EvalQBinary8(EvalContext& ctx) {
   const auto& s = *ctx.state<QBinaryState>();
   const T* a = ctx.input(0)->data<T>();
   const T* b = ctx.input(1)->data<T>();
   T* out = ctx.output(0)->data<T>();
-  const int32_t* t1 = s.table1.data();
-  const int32_t* t2 = s.table2.data();
-  auto u8 = [](T v) { return static_cast<uint8_t>(v); };
   auto run = [&](int64_t o, const int64_t* off, int64_t n,
                  const int64_t* st) {
-    const T* pa = a + off[0];
-    const T* pb = b + off[1];
-    T* po = out + o;
-    if (st[0] == 1 && st[1] == 1) {
-      int64_t i = 0;
-#if GRAFT_QGEMM_AVX2
-      if (s.vbmi) {
-        CombineRunVbmi<T, kOp>(s, pa, pb, po, n);
-        return;
-      }
-      if (s.avx2) i = CombineRunAvx2<T, kOp>(s, pa, pb, po, n);
-#endif
-      for (; i < n; ++i) {
-        po[i] = Combine<T, kOp>(s, t1[u8(pa[i])], t2[u8(pb[i])]);
-      }
-    } else if (st[0] == 1 && st[1] == 0) {
-      const int32_t y = t2[u8(pb[0])];
-      for (int64_t i = 0; i < n; ++i) po[i] = Combine<T, kOp>(s, t1[u8(pa[i])], y);
-    } else if (st[0] == 0 && st[1] == 1) {
-      const int32_t x = t1[u8(pa[0])];
-      for (int64_t i = 0; i < n; ++i) po[i] = Combine<T, kOp>(s, x, t2[u8(pb[i])]);
-    } else {
-      for (int64_t i = 0; i < n; ++i) {
-        po[i] = Combine<T, kOp>(s, t1[u8(pa[i * st[0]])], t2[u8(pb[i * st[1]])]);
-      }
-    }
+    QBinary8Run<T, kOp>(s, a + off[0], st[0], b + off[1], st[1], out + o, n);
   };
-  CountBinaryCall(s.vbmi   ? CpuIsa::kAvx512Vnni
-                  : s.avx2 ? CpuIsa::kAvx2
-                           : CpuIsa::kBaseline);
+  CountBinaryCall(s);
   ParallelForBroadcastRuns(ctx.thread_pool(), s.plan,
                            [&](int64_t begin, int64_t end) {
                              ForEachBroadcastRunIn(s.plan, begin, end, run);
                            });
   return absl::OkStatus();
+}
+
+// The piecewise form where both inputs have the output's shape
+// (PrepareContext::SetRangeEval): elements [begin, end), one run.
+template <typename T, QOp kOp>
+void EvalQBinary8Range(EvalContext& ctx, int64_t begin, int64_t end) {
+  const auto& s = *ctx.state<QBinaryState>();
+  QBinary8Run<T, kOp>(s, ctx.input(0)->data<T>() + begin, 1,
+                      ctx.input(1)->data<T>() + begin, 1,
+                      ctx.output(0)->data<T>() + begin, end - begin);
 }
 
 tfl::ActivationFunctionType FusedActivation(const tfl::OperatorT& op) {
@@ -439,6 +459,10 @@ absl::Status PrepareQBinary(PrepareContext& ctx) {
   }
   ctx.SetEval(t == tfl::TensorType_INT8 ? EvalQBinary8<int8_t, kOp>
                                         : EvalQBinary8<uint8_t, kOp>);
+  if (a->shape == b->shape) {
+    ctx.SetRangeEval(t == tfl::TensorType_INT8 ? EvalQBinary8Range<int8_t, kOp>
+                                               : EvalQBinary8Range<uint8_t, kOp>);
+  }
   return absl::OkStatus();
 }
 
