@@ -308,12 +308,6 @@ void QBinary8Run(const QBinaryState& s, const T* pa, int64_t sa, const T* pb,
   }
 }
 
-void CountBinaryCall(const QBinaryState& s) {
-  CountBinaryCall(s.vbmi   ? CpuIsa::kAvx512Vnni
-                  : s.avx2 ? CpuIsa::kAvx2
-                           : CpuIsa::kBaseline);
-}
-
 template <typename T, QOp kOp>
 absl::Status EvalQBinary8(EvalContext& ctx) {
   const auto& s = *ctx.state<QBinaryState>();
@@ -324,7 +318,9 @@ absl::Status EvalQBinary8(EvalContext& ctx) {
                  const int64_t* st) {
     QBinary8Run<T, kOp>(s, a + off[0], st[0], b + off[1], st[1], out + o, n);
   };
-  CountBinaryCall(s);
+  CountBinaryCall(s.vbmi   ? CpuIsa::kAvx512Vnni
+                  : s.avx2 ? CpuIsa::kAvx2
+                           : CpuIsa::kBaseline);
   ParallelForBroadcastRuns(ctx.thread_pool(), s.plan,
                            [&](int64_t begin, int64_t end) {
                              ForEachBroadcastRunIn(s.plan, begin, end, run);
