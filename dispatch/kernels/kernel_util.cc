@@ -69,7 +69,7 @@ absl::StatusOr<Shape> BroadcastShapes(const Shape& a, const Shape& b) {
 }
 
 absl::StatusOr<int> NormalizeAxis(int64_t axis, int rank) {
-  if (axis < -rank || axis >= std::max(rank, 1)) {
+  if (axis < -rank || axis >= rank) {
     return absl::InvalidArgumentError(
         absl::StrFormat("axis %d out of range for rank %d", axis, rank));
   }

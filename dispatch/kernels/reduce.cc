@@ -164,6 +164,9 @@ absl::Status EvalReduce(EvalContext& ctx) {
 // The axes input as a sorted set of dims in [0, rank).
 absl::StatusOr<std::vector<bool>> ReducedDims(const PrepareContext& ctx,
                                               const Tensor& axes, int rank) {
+  // A scalar has no dims to reduce: TFLite's ResolveAxis skips the axes
+  // for one (the output is the input) instead of checking them.
+  if (rank == 0) return std::vector<bool>{};
   GRAFT_ASSIGN_OR_RETURN(std::vector<int64_t> values, ReadIntValues(axes));
   std::vector<bool> reduced(rank, false);
   for (int64_t a : values) {

@@ -259,6 +259,32 @@ TEST(ReduceTest, ArgMaxPicksTheFirstMaximum) {
   EXPECT_EQ(testing::GetOutput<int64_t>(**rt, 0), (std::vector<int64_t>{1, 0}));
 }
 
+// A scalar has no dims to reduce: TFLite skips the axes (whatever they
+// say) and the output is the input; ARG_MAX has no axis to take and fails.
+TEST(ReduceTest, AScalarReducesToItselfAndHasNoArgMaxAxis) {
+  ModelBuilder mb;
+  auto& g = mb.Subgraph("main");
+  TensorId x = g.Input("x", F32, {});
+  TensorId axis = g.Constant<int32_t>("axis", {1}, {0});
+  g.Output(g.Op(tfl::BuiltinOperator_MEAN).In(x, axis).Out("y", F32, {}));
+  auto rt = testing::LoadBuilt(mb);
+  ASSERT_TRUE(rt.ok()) << rt.status();
+  testing::SetInput<float>(**rt, 0, {2.5f});
+  ASSERT_TRUE((*rt)->Invoke().ok());
+  EXPECT_EQ(testing::GetOutput<float>(**rt, 0), (std::vector<float>{2.5f}));
+
+  ModelBuilder arg;
+  auto& a = arg.Subgraph("main");
+  TensorId ax = a.Input("x", F32, {});
+  TensorId aaxis = a.Constant<int32_t>("axis", {1}, {0});
+  a.Output(a.Op(tfl::BuiltinOperator_ARG_MAX).In(ax, aaxis).Out("y", tfl::TensorType_INT64, {}));
+  auto bad = testing::LoadBuilt(arg);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(std::string(bad.status().message()).find("axis 0 out of range for rank 0"),
+            std::string::npos)
+      << bad.status();
+}
+
 TEST(PoolingTest, AverageAndMaxMatchReference) {
   std::mt19937 rng = testing::SeededRng(1);
   for (int iter = 0; iter < 30; ++iter) {

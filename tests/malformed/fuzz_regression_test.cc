@@ -140,6 +140,17 @@ TEST(FuzzRegressionTest, GatherOfEmptySlicesRunsWithoutUndefinedBehaviour) {
   EXPECT_TRUE(s.ok()) << s;
 }
 
+TEST(FuzzRegressionTest, AnAxisOfAScalarIsRefused) {
+  // GATHER with scalar params: the axis check let axis 0 through for rank
+  // 0 and the kernel read the params' dim 0 (a hardened-container abort in
+  // the fuzz build, out of bounds elsewhere). SPLIT, UNPACK,
+  // CONCATENATION, ARG_MAX, SQUEEZE, TRANSPOSE and REVERSE took the same
+  // check; the reductions now skip a scalar's axes as TFLite does.
+  absl::Status s = RunAsTheRuntimeTargetDoes("runtime/gather_scalar_params.tflite");
+  EXPECT_THAT(std::string(s.message()),
+              HasSubstr("op 0 (GATHER): axis 0 out of range for rank 0"));
+}
+
 TEST(FuzzRegressionTest, HybridConvOfOnePanelRunsWithoutUndefinedBehaviour) {
   // A hybrid CONV_2D with one 16-channel panel: the VNNI tile advanced its
   // null second-panel pointer after every tap (UBSan: offset on null).
