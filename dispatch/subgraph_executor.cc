@@ -1384,17 +1384,17 @@ void SubgraphExecutor::FuseEpilogues() {
     }
     int fused_input = -1;
     OpId latest = -1;
-    bool inputs_ok = true;
+    bool dynamic_input = false;
     for (size_t i = 0; i < c.op->inputs.size(); ++i) {
       const TensorId t = c.op->inputs[i];
       if (t < 0) continue;
-      if (dynamic_[t]) inputs_ok = false;
+      dynamic_input = dynamic_input || dynamic_[t];
       if (producer[t] > latest) {
         latest = producer[t];
         fused_input = static_cast<int>(i);
       }
     }
-    if (!inputs_ok || fused_input < 0) continue;
+    if (dynamic_input || fused_input < 0) continue;
     const TensorId in = c.op->inputs[fused_input], out = c.op->outputs[0];
     // Read by this op alone, once (not ADD(x, x)), and its buffer can
     // become the output's.
@@ -1686,11 +1686,7 @@ inline absl::Status SubgraphExecutor::RunOp(PreparedOp& p) {
       }
       EvalContext ctx(*p.op, absl::MakeSpan(tensors_), p.state.get(), p.scratch,
                       env_->pool);
-      if (p.fused_consumer < 0) {
-        st = p.eval(ctx);
-        break;
-      }
-      st = RunWithConsumer(p, ctx);
+      st = p.fused_consumer < 0 ? p.eval(ctx) : RunWithConsumer(p, ctx);
       break;
     }
     case PreparedOp::Kind::kCall:
