@@ -68,10 +68,13 @@ ThreadPool::ThreadPool(int num_threads)
     : num_threads_(std::max(1, num_threads)),
       ranges_(new Range[num_threads_]),
       seats_(new Seat[num_threads_]) {
+  seats_[0].cpu.store(CurrentCpu(), std::memory_order_relaxed);
   workers_.reserve(num_threads_ - 1);
   for (int i = 0; i < num_threads_ - 1; ++i) {
     workers_.emplace_back([this, i] { WorkerLoop(i + 1); });
   }
+  std::unique_lock<std::mutex> lock(mutex_);
+  done_cv_.wait(lock, [&] { return started_ == num_threads_ - 1; });
 }
 
 ThreadPool::~ThreadPool() {
@@ -139,6 +142,30 @@ void ThreadPool::RunChunks(int thread_index) {
   tls_in_parallel_for = was_inside;
 }
 
+bool ThreadPool::MoveOffSharedCpu(int thread_index) {
+#if defined(__linux__)
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return false;
+  cpu_set_t free_cpus = allowed;
+  for (int t = 0; t < num_threads_; ++t) {
+    const int cpu = t == thread_index
+                        ? CurrentCpu()
+                        : seats_[t].cpu.load(std::memory_order_relaxed);
+    if (cpu >= 0 && cpu < CPU_SETSIZE) CPU_CLR(cpu, &free_cpus);
+  }
+  if (CPU_COUNT(&free_cpus) == 0) return false;
+  // The kernel migrates the thread off its CPU before returning; then the
+  // mask is the user's again and the thread stays where it went.
+  if (sched_setaffinity(0, sizeof(free_cpus), &free_cpus) != 0) return false;
+  sched_setaffinity(0, sizeof(allowed), &allowed);
+  moves_.fetch_add(1, std::memory_order_relaxed);
+  return !SharesCpu(thread_index);
+#else
+  (void)thread_index;
+  return false;
+#endif
+}
+
 void ThreadPool::SitOut(std::atomic<int>& seat) {
   seat.store(kNotRunning, std::memory_order_relaxed);
   sit_outs_.fetch_add(1, std::memory_order_relaxed);
@@ -150,6 +177,12 @@ void ThreadPool::SitOut(std::atomic<int>& seat) {
 void ThreadPool::WorkerLoop(int thread_index) {
   tls_thread_index = thread_index;
   std::atomic<int>& seat = seats_[thread_index].cpu;
+  if (SharesCpu(thread_index)) MoveOffSharedCpu(thread_index);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++started_;
+  }
+  done_cv_.notify_all();
   uint64_t seen = 0;
   for (;;) {
     auto ready = [&] {
@@ -168,7 +201,7 @@ void ThreadPool::WorkerLoop(int thread_index) {
           return false;
         });
     if (crowded && !ready()) {
-      SitOut(seat);
+      if (!MoveOffSharedCpu(thread_index)) SitOut(seat);
       continue;
     }
     if (!ready()) {
@@ -180,7 +213,7 @@ void ThreadPool::WorkerLoop(int thread_index) {
     }
     if (stop_.load(std::memory_order_acquire)) return;
     seen = generation_.load(std::memory_order_acquire);
-    if (SharesCpu(thread_index)) {
+    if (SharesCpu(thread_index) && !MoveOffSharedCpu(thread_index)) {
       SitOut(seat);
       continue;
     }

@@ -11,10 +11,14 @@
 // still sleeps. A polling thread yields its CPU only when the thread it
 // waits for was last seen on the same CPU (sched_getcpu): on a busy
 // machine a yield gives the CPU away for a time slice. A worker the
-// scheduler put on the CPU of another pool thread sits out the loops of
-// the next millisecond, asleep, and the caller does them (see SitOut: a
-// 2-thread model ran at half its 1-thread speed while the scheduler kept
-// both threads on one CPU). Park() sends
+// scheduler put on the CPU of another pool thread moves to an allowed CPU
+// no pool thread was seen on (MoveOffSharedCpu); where there is none, it
+// sits out the loops of the next millisecond, asleep, and the caller does
+// them (see SitOut: a 2-thread model ran at half its 1-thread speed while
+// the scheduler kept both threads on one CPU). A new thread starts on its
+// creator's CPU, so the constructor returns only once each worker has
+// run and moved: otherwise the first milliseconds of loops, a short
+// benchmark's whole run, went to one CPU. Park() sends
 // polling workers to sleep at once, for when the cores are about to be
 // someone else's (a vendor library's own threads).
 //
@@ -61,6 +65,8 @@ class ThreadPool {
 
   // How many times a worker sat out loops for sharing a CPU (SitOut).
   int64_t sit_outs() const { return sit_outs_.load(std::memory_order_relaxed); }
+  // How many times a worker moved off a CPU it shared (MoveOffSharedCpu).
+  int64_t moves() const { return moves_.load(std::memory_order_relaxed); }
 
   // Calls fn(begin, end) over disjoint ranges covering [0, n), each at least
   // `min_chunk` long (except possibly the last), and returns when all calls
@@ -107,6 +113,12 @@ class ThreadPool {
   // meanwhile cost the caller no wake-up; the timer's wake-up lets the
   // scheduler place it on an idle CPU.
   void SitOut(std::atomic<int>& seat);
+  // Moves this thread to an allowed CPU no other pool thread was last seen
+  // on (its affinity narrowed to those CPUs, which migrates it at once,
+  // then set back to what it was); true when it is on one now. False
+  // where there is none (more threads than allowed CPUs) or the system
+  // refuses.
+  bool MoveOffSharedCpu(int thread_index);
   void RunChunks(int thread_index);
   // Takes a chunk of range r: its front (own range) or its back (stealing);
   // -1 when the range is empty.
@@ -127,6 +139,8 @@ class ThreadPool {
   std::condition_variable done_cv_;
   std::condition_variable crowded_cv_;  // SitOut's; notified only at the end
   std::atomic<int64_t> sit_outs_{0};
+  std::atomic<int64_t> moves_{0};
+  int started_ = 0;  // workers past their start (under mutex_)
   // Bumped per loop (release: the loop's fields below are published by
   // it); workers wait for a change.
   alignas(64) std::atomic<uint64_t> generation_{0};

@@ -2,6 +2,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -9,6 +12,7 @@
 
 #if defined(__linux__)
 #include <sched.h>
+#include <unistd.h>
 #endif
 
 namespace graft {
@@ -166,6 +170,56 @@ TEST(ThreadPoolTest, LoopsWithAllThreadsOnOneCpu) {
     EXPECT_GT(pool.sit_outs(), 0);
   }
   ASSERT_EQ(sched_setaffinity(0, sizeof(old_set), &old_set), 0);
+#else
+  GTEST_SKIP() << "needs sched_setaffinity";
+#endif
+}
+
+// A worker that finds itself on the caller's CPU while another CPU is
+// free moves there (MoveOffSharedCpu) instead of sitting the loops out.
+// The pool is made while the caller is pinned to one CPU, so its worker
+// starts there and cannot leave; then the worker's mask is widened, as a
+// scheduler placing both threads on one CPU leaves it, and loops run. Its
+// next look at the seats moves it, unless the scheduler moved it first
+// (when it woke from a sit-out): the attempt is then made again.
+TEST(ThreadPoolTest, AWorkerOnTheCallersCpuMovesToAFreeCpu) {
+#if defined(__linux__)
+  cpu_set_t old_set;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(old_set), &old_set), 0);
+  if (CPU_COUNT(&old_set) < 2) GTEST_SKIP() << "needs two allowed CPUs";
+  int64_t moves = 0;
+  for (int attempt = 0; attempt < 50 && moves == 0; ++attempt) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(sched_getcpu(), &one);
+    ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+    ThreadPool pool(2);
+    EXPECT_EQ(pool.moves(), 0);  // nowhere to go
+    // The pool's worker is the process's only other thread in this test.
+    const pid_t self = gettid();
+    int widened = 0;
+    for (const auto& task :
+         std::filesystem::directory_iterator("/proc/self/task")) {
+      const pid_t tid = std::atoi(task.path().filename().c_str());
+      if (tid != self &&
+          sched_setaffinity(tid, sizeof(old_set), &old_set) == 0) {
+        ++widened;
+      }
+    }
+    ASSERT_GE(widened, 1);
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::milliseconds(50);
+    while (pool.moves() == 0 && std::chrono::steady_clock::now() < deadline) {
+      std::vector<std::atomic<int>> hits(64);
+      pool.ParallelFor(64, 1, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) hits[i]++;
+      });
+      for (int i = 0; i < 64; ++i) ASSERT_EQ(hits[i], 1);
+    }
+    moves = pool.moves();
+    ASSERT_EQ(sched_setaffinity(0, sizeof(old_set), &old_set), 0);
+  }
+  EXPECT_GT(moves, 0);
 #else
   GTEST_SKIP() << "needs sched_setaffinity";
 #endif
