@@ -73,6 +73,21 @@ class KernelState {
     (void)op;
     return false;
   }
+  // Asked after prepare, for a float MUL whose only reader is this op's
+  // input 0 (SubgraphExecutor::FuseEpilogues): will eval read input 0 as
+  // `x` (input 0's shape) times `scale` (one value per element of input
+  // 0's last dim, the same for every other index), both read at eval, and
+  // leave input 0 itself unread? The kernel may apply the scale to its
+  // weights instead of to x, so results may differ from the op run on the
+  // product in rounding, within the op's float tolerance. True commits
+  // the kernel and sets *extra_scratch_bytes to the scratch eval needs
+  // then past the scratch prepare requested; false (the default) leaves
+  // the state as it was.
+  virtual bool AbsorbInputScale(const Tensor* x, const Tensor* scale,
+                                size_t* extra_scratch_bytes) {
+    (void)x, (void)scale, (void)extra_scratch_bytes;
+    return false;
+  }
 };
 
 using PrepareFn = absl::Status (*)(PrepareContext& ctx);

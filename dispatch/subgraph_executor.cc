@@ -135,9 +135,17 @@ struct SubgraphExecutor::PreparedOp {
   RangeEvalFn range_eval = nullptr;
   bool reports_output_ready = false;
   // kFused: the input whose buffer the output shares (the producer's
-  // output). kKernel: the op fused into this one through OutputReady, or -1.
+  // output), or -1 when the op was absorbed into the op that reads its
+  // output (a MUL folded into a convolution's weights): its output is
+  // never written. kKernel: the op fused into this one through
+  // OutputReady, or -1.
   int fused_input = 0;
   OpId fused_consumer = -1;
+  // kKernel that absorbed the MUL before it (KernelState::AbsorbInputScale):
+  // the tensors it reads in place of that MUL's output, kept live until it
+  // runs.
+  TensorId scaled_input = -1;
+  TensorId input_scale = -1;
   // kKernel with a fused consumer: the elements reported per pool thread.
   std::unique_ptr<EvalContext::ReportCounter[]> report_counters;
   int num_report_counters = 0;
@@ -1374,6 +1382,72 @@ void SubgraphExecutor::FuseEpilogues() {
     absl::StrAppend(&p.detail, absl::StrFormat(" + %s of op %d", c.name, c.index));
     absl::StrAppend(&p.profile_name, "+", c.name);
   }
+  // A MUL by a per-channel vector whose only reader is the next op's input
+  // 0: into that op (a 1x1 convolution scales its weights instead).
+  for (PreparedOp& m : ops_) {
+    if (m.kind != PreparedOp::Kind::kKernel || m.dynamic ||
+        m.builtin != tfl::BuiltinOperator_MUL || m.op->inputs.size() != 2 ||
+        m.op->outputs.size() != 1 ||
+        static_cast<size_t>(m.index) + 1 >= ops_.size()) {
+      continue;
+    }
+    const auto* options = m.op->builtin_options.AsMulOptions();
+    if (options != nullptr && options->fused_activation_function !=
+                                  tfl::ActivationFunctionType_NONE) {
+      continue;
+    }
+    const TensorId out = m.op->outputs[0];
+    PreparedOp& c = ops_[m.index + 1];
+    if (out < 0 || reads[out] != 1 || dynamic_[out] ||
+        tensors_[out].type != tfl::TensorType_FLOAT32 ||
+        c.kind != PreparedOp::Kind::kKernel || c.dynamic ||
+        c.state == nullptr || c.op->inputs.empty() || c.op->inputs[0] != out) {
+      continue;
+    }
+    const Subgraph& sg = subgraph();
+    if (std::find(sg.outputs.begin(), sg.outputs.end(), out) != sg.outputs.end()) {
+      continue;
+    }
+    // Which input is x (the output's shape) and which the scale (the last
+    // dim's length, every other dim 1).
+    const Shape& shape = tensors_[out].shape;
+    auto per_channel = [&](TensorId t) {
+      const Shape& v = tensors_[t].shape;
+      if (shape.empty() || v.empty() || v.size() > shape.size() ||
+          v.back() != shape.back()) {
+        return false;
+      }
+      return std::all_of(v.begin(), v.end() - 1, [](int32_t d) { return d == 1; });
+    };
+    const TensorId a = m.op->inputs[0], b = m.op->inputs[1];
+    if (a < 0 || b < 0 || a == b || dynamic_[a] || dynamic_[b]) continue;
+    TensorId x = -1, scale = -1;
+    if (tensors_[a].shape == shape && per_channel(b)) {
+      x = a, scale = b;
+    } else if (tensors_[b].shape == shape && per_channel(a)) {
+      x = b, scale = a;
+    } else {
+      continue;
+    }
+    size_t extra_scratch = 0;
+    if (!c.state->AbsorbInputScale(&tensors_[x], &tensors_[scale],
+                                   &extra_scratch)) {
+      continue;
+    }
+    c.scaled_input = x;
+    c.input_scale = scale;
+    c.scratch_bytes += extra_scratch;
+    m.kind = PreparedOp::Kind::kFused;
+    m.fused_input = -1;
+    m.state.reset();
+    m.scratch_bytes = 0;
+    m.detail = absl::StrFormat(
+        "fused into op %d (%s), its per-channel scale applied to that op's "
+        "weights",
+        c.index, c.name);
+    absl::StrAppend(&c.detail, absl::StrFormat(" + input %s of op %d", m.name, m.index));
+    absl::StrAppend(&c.profile_name, "+", m.name);
+  }
   // Piecewise consumers (a residual ADD): into the producer of the input
   // computed last, when every other input is ready before that producer
   // runs. The consumer keeps its state (the producer's eval runs it).
@@ -1482,6 +1556,8 @@ absl::Status SubgraphExecutor::PlanMemory() {
     if (p.kind == PreparedOp::Kind::kFolded) continue;
     for (TensorId t : p.op->inputs) touch(t, i + 1);
     for (TensorId t : p.op->outputs) touch(t, i + 1);
+    touch(p.scaled_input, i + 1);
+    touch(p.input_scale, i + 1);
   }
   auto planned_here = [&](TensorId t) {
     const Tensor& tensor = tensors_[t];
@@ -1505,7 +1581,8 @@ absl::Status SubgraphExecutor::PlanMemory() {
         (p.builtin == tfl::BuiltinOperator_RESHAPE ||
          p.builtin == tfl::BuiltinOperator_SQUEEZE ||
          p.builtin == tfl::BuiltinOperator_EXPAND_DIMS);
-    const bool fused = p.kind == PreparedOp::Kind::kFused;
+    const bool fused =
+        p.kind == PreparedOp::Kind::kFused && p.fused_input >= 0;
     if ((!reshape && !fused) || p.op->inputs.empty() ||
         p.op->outputs.size() != 1) {
       continue;

@@ -262,9 +262,14 @@ class SubgraphExecutor {
   // Folds each HARD_SWISH into the CPU kernel that produces its input where
   // that kernel takes it as an epilogue (KernelState::AppendEpilogue) and
   // the two tensors can share a buffer: the HARD_SWISH op becomes kFused.
-  // Then each op with a range eval (a same-shape ADD) into the kernel that
-  // produces its last-computed input, where that kernel reports its output
-  // as it writes it (PrepareContext::MarkReportsOutputReady).
+  // Then each float MUL by a per-channel vector into the next op, when
+  // that op alone reads its output, as input 0, and takes the scale
+  // (KernelState::AbsorbInputScale: a 1x1 convolution scales its weights):
+  // the MUL becomes kFused and writes nothing; the op reads the MUL's
+  // inputs, kept live until it runs. Then each op with a range eval (a
+  // same-shape ADD) into the kernel that produces its last-computed input,
+  // where that kernel reports its output as it writes it
+  // (PrepareContext::MarkReportsOutputReady).
   void FuseEpilogues();
   // Runs kernel op `p` with its fused consumer attached to `ctx`, and checks
   // that the kernel reported every output element to it.

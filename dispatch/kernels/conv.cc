@@ -14,14 +14,19 @@
 // in_c floats; fewer, longer runs for the micro-kernel): where the window
 // crosses the left or right edge, the input is first copied into a buffer
 // with zero columns on both sides (scratch; rows above and below the input
-// still read as zero taps). Only an input too large for 32-bit offsets falls back to chunks
-// of output pixels expanded into an im2col buffer (one per thread, from
-// scratch).
+// still read as zero taps). Only an input too large for 32-bit offsets
+// falls back to chunks of output pixels expanded into an im2col buffer (one
+// per thread, from scratch). A direct convolution with constant weights
+// also takes a per-channel MUL before it (a squeeze-and-excite scale;
+// AbsorbInputScale): each eval packs the weights with row k times the
+// scale's element k into scratch and reads the MUL's input, so the product
+// is never written.
 #include <algorithm>
 #include <cstring>
 #include <limits>
 #include <vector>
 
+#include "dispatch/kernels/float_simd.h"
 #include "dispatch/kernels/gemm.h"
 #include "dispatch/kernels/kernel_util.h"
 #include "dispatch/thread_pool.h"
@@ -66,7 +71,44 @@ struct ConvState : KernelState {
     hard_swish = true;
     return true;
   }
+
+  // A per-channel MUL before a direct convolution with constant weights
+  // goes into the weights: row k of B (input channel k) times scale[k],
+  // packed anew into scratch at each eval (k * out_c multiplies, against
+  // the MUL's pixels * k), and the GEMM reads x.
+  bool AbsorbInputScale(const Tensor* x, const Tensor* scale,
+                        size_t* extra_scratch_bytes) override {
+    if (!direct || pack_at_eval || scaled_input != nullptr ||
+        scale->num_elements() != in_c ||
+        x->num_elements() != int64_t{batch} * in_h * in_w * in_c) {
+      return false;
+    }
+    scaled_input = x;
+    input_scale = scale;
+    *extra_scratch_bytes = packed_floats * sizeof(float);
+    return true;
+  }
+
+  // Set by AbsorbInputScale: eval reads these instead of input 0.
+  const Tensor* scaled_input = nullptr;
+  const Tensor* input_scale = nullptr;
+  size_t prepared_scratch_floats = 0;  // what prepare requested
 };
+
+// packed (PackRhs's panels of B) with row k times scale[k], into scaled.
+void ScalePackedRows(const ConvState& s, const float* packed,
+                     const float* scale, float* scaled) {
+  const int64_t panels = int64_t{s.group_out_c + kGemmNr - 1} / kGemmNr;
+  for (int64_t p = 0; p < panels; ++p) {
+    for (int64_t kk = 0; kk < s.k; ++kk) {
+      const int64_t row = (p * s.k + kk) * kGemmNr;
+      const V8 x = Splat(scale[kk]);
+      static_assert(kGemmNr == 16, "a panel row is two V8");
+      StoreV8(scaled + row, LoadV8(packed + row) * x);
+      StoreV8(scaled + row + 8, LoadV8(packed + row + 8) * x);
+    }
+  }
+}
 
 void PackFilter(const ConvState& s, const float* filter, float* packed) {
   for (int g = 0; g < s.groups; ++g) {
@@ -186,6 +228,12 @@ absl::Status EvalConv(EvalContext& ctx) {
   const absl::FunctionRef<void(int64_t, int64_t)> rows_done = report_rows;
   const auto* gemm_rows_done = ctx.has_consumer() ? &rows_done : nullptr;
   if (s.direct) {
+    if (s.scaled_input != nullptr) {
+      float* scaled = scratch + s.prepared_scratch_floats;
+      ScalePackedRows(s, packed, s.input_scale->data<float>(), scaled);
+      packed = scaled;
+      input = s.scaled_input->data<float>();
+    }
     GemmArgs g;
     g.m = rows, g.n = s.out_c, g.k = s.k;
     g.a = input, g.lda = s.in_c;
@@ -320,6 +368,7 @@ absl::Status PrepareConv2D(PrepareContext& ctx) {
     s->im2col_floats = kRowsPerChunk * s->k;
     scratch_floats += s->im2col_floats * s->threads;
   }
+  s->prepared_scratch_floats = scratch_floats;
   ctx.RequestScratch(scratch_floats * sizeof(float));
   ctx.SetEval(EvalConv);
   ctx.MarkReportsOutputReady();
