@@ -292,10 +292,12 @@ GRAFT_SIMD_INLINE void TilesBody(const GemmArgs& g, int64_t m_tiles,
 }
 
 // The AVX-512 build's wide tiles: row tiles [r_begin, r_end) of the whole
-// panels two at a time, each pair as one 6 x 32 tile of 16-float vectors:
-// half the instructions of two 6 x 16 tiles of 8-float ones, for the same
+// panels two at a time, each pair as one 6 x 32 tile of 16-float vectors,
+// and an odd last whole panel as a 6 x 16 tile of one 16-float vector per
+// row: half the instructions of 6 x 16 tiles of 8-float ones, for the same
 // fused multiply-adds in the same order (bit-identical results). Returns
-// how many panels it did (an even number; the rest go as tiles).
+// how many panels it did (the whole ones; a last partial panel goes as
+// tiles).
 template <bool kClamp>
 GRAFT_SIMD_INLINE int64_t WideBodyAs(const GemmArgs& g, int64_t r_begin,
                                      int64_t r_end) {
@@ -310,6 +312,18 @@ GRAFT_SIMD_INLINE int64_t WideBodyAs(const GemmArgs& g, int64_t r_begin,
       TileRowsTo<2, kClamp, V16>(g, row0, rows, bias, bp, lo, hi,
                                  g.c + row0 * g.ldc + p * kGemmNr, g.ldc);
     }
+  }
+  if (p < g.n / kGemmNr) {
+    // One whole panel left: a 6 x 16 tile of one 16-float vector per row.
+    const float* bias = g.bias != nullptr ? g.bias + p * kGemmNr : nullptr;
+    const float* bp = g.packed_b + p * kGemmNr * g.k;
+    for (int64_t r = r_begin; r < r_end; ++r) {
+      const int64_t row0 = r * kGemmMr;
+      const int rows = static_cast<int>(std::min<int64_t>(kGemmMr, g.m - row0));
+      TileRowsTo<1, kClamp, V16>(g, row0, rows, bias, bp, lo, hi,
+                                 g.c + row0 * g.ldc + p * kGemmNr, g.ldc);
+    }
+    ++p;
   }
   if (p > 0) wide_calls.fetch_add(1, std::memory_order_relaxed);
   return p;

@@ -8,8 +8,9 @@
 // is vectorized without intrinsics (and compiled for AVX2+FMA, and for
 // AVX2+FMA with AVX-512 VL's 32 vector registers, as well as the baseline
 // where the compiler supports function multi-versioning). The AVX-512 build
-// computes two whole panels at once as a 6 x 32 tile of 16-float vectors
-// (half the instructions for the same sums in the same order). The tile's
+// computes two whole panels at once as a 6 x 32 tile of 16-float vectors,
+// and an odd last whole panel as 6 x 16 of one vector per row (half the
+// instructions for the same sums in the same order). The tile's
 // epilogue stores straight from the accumulators (a last panel narrower
 // than the tile goes through a buffer) and skips the clamp where there is
 // no fused activation.
@@ -115,8 +116,9 @@ int64_t IndirectGemmCallsForTesting();
 // How many runs of tiles computed a one-row A against several whole panels
 // of B at once (any build).
 int64_t GemmRowPanelsCallsForTesting();
-// How many runs of row tiles went two whole panels at a time as 6 x 32
-// tiles of 16-float vectors (the AVX-512 VL build).
+// How many runs of row tiles went through whole panels as tiles of
+// 16-float vectors (6 x 32 for a pair, 6 x 16 for an odd last one; the
+// AVX-512 VL build).
 int64_t GemmWideTilesCallsForTesting();
 
 }  // namespace graft::kernels
