@@ -1405,7 +1405,8 @@ void SubgraphExecutor::FuseEpilogues() {
       continue;
     }
     const Subgraph& sg = subgraph();
-    if (std::find(sg.outputs.begin(), sg.outputs.end(), out) != sg.outputs.end()) {
+    if (std::find(sg.outputs.begin(), sg.outputs.end(), out) !=
+        sg.outputs.end()) {
       continue;
     }
     // Which input is x (the output's shape) and which the scale (the last
@@ -1417,7 +1418,8 @@ void SubgraphExecutor::FuseEpilogues() {
           v.back() != shape.back()) {
         return false;
       }
-      return std::all_of(v.begin(), v.end() - 1, [](int32_t d) { return d == 1; });
+      return std::all_of(v.begin(), v.end() - 1,
+                         [](int32_t d) { return d == 1; });
     };
     const TensorId a = m.op->inputs[0], b = m.op->inputs[1];
     if (a < 0 || b < 0 || a == b || dynamic_[a] || dynamic_[b]) continue;
@@ -1445,7 +1447,8 @@ void SubgraphExecutor::FuseEpilogues() {
         "fused into op %d (%s), its per-channel scale applied to that op's "
         "weights",
         c.index, c.name);
-    absl::StrAppend(&c.detail, absl::StrFormat(" + input %s of op %d", m.name, m.index));
+    absl::StrAppend(&c.detail,
+                    absl::StrFormat(" + input %s of op %d", m.name, m.index));
     absl::StrAppend(&c.profile_name, "+", m.name);
   }
   // Piecewise consumers (a residual ADD): into the producer of the input
@@ -1581,8 +1584,7 @@ absl::Status SubgraphExecutor::PlanMemory() {
         (p.builtin == tfl::BuiltinOperator_RESHAPE ||
          p.builtin == tfl::BuiltinOperator_SQUEEZE ||
          p.builtin == tfl::BuiltinOperator_EXPAND_DIMS);
-    const bool fused =
-        p.kind == PreparedOp::Kind::kFused && p.fused_input >= 0;
+    const bool fused = p.kind == PreparedOp::Kind::kFused && p.fused_input >= 0;
     if ((!reshape && !fused) || p.op->inputs.empty() ||
         p.op->outputs.size() != 1) {
       continue;

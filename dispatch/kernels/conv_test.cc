@@ -216,24 +216,30 @@ TEST(ConvTest, Conv2DMatchesReferenceOnEveryFloatGemmPath) {
 // also a model output, 3 a MUL with a fused RELU, 4 a scale of the
 // input's whole shape. x is computed (a RELU of the input), so it lives in
 // the arena and must stay live until the convolution reads it.
-void CheckMulIntoConv(std::mt19937& rng, int iter, int variant, const std::string& what) {
+void CheckMulIntoConv(std::mt19937& rng, int iter, int variant,
+                      const std::string& what) {
   ConvParams p;
   p.groups = 1, p.mult = 1;
-  p.n = RandomInt(rng, 1, 2), p.h = RandomInt(rng, 1, 12), p.w = RandomInt(rng, 1, 12);
-  p.cin = RandomInt(rng, 1, 40), p.cout = RandomInt(rng, 1, 40);
+  p.n = RandomInt(rng, 1, 2);
+  p.h = RandomInt(rng, 1, 12);
+  p.w = RandomInt(rng, 1, 12);
+  p.cin = RandomInt(rng, 1, 40);
+  p.cout = RandomInt(rng, 1, 40);
   if (variant == 4) p.h = std::max(p.h, 2);  // else the scale is per channel
   p.kh = p.kw = variant == 1 ? 3 : 1;
   p.sh = p.sw = p.dh = p.dw = 1;
   p.padding = tfl::Padding_SAME;
-  const tfl::ActivationFunctionType acts[] = {tfl::ActivationFunctionType_NONE,
-                                              tfl::ActivationFunctionType_RELU6};
+  const tfl::ActivationFunctionType acts[] = {
+      tfl::ActivationFunctionType_NONE, tfl::ActivationFunctionType_RELU6};
   p.act = acts[RandomInt(rng, 0, 1)];
   const std::vector<int32_t> x_shape = {p.n, p.h, p.w, p.cin};
   const std::vector<int32_t> scale_shape =
       variant == 4 ? x_shape
-                   : iter % 2 ? std::vector<int32_t>{p.cin} : std::vector<int32_t>{1, 1, 1, p.cin};
+      : iter % 2   ? std::vector<int32_t>{p.cin}
+                   : std::vector<int32_t>{1, 1, 1, p.cin};
   auto in = testing::RandomFloats(rng, int64_t(p.n) * p.h * p.w * p.cin);
-  auto scale = testing::RandomFloats(rng, variant == 4 ? int64_t(in.size()) : p.cin);
+  auto scale =
+      testing::RandomFloats(rng, variant == 4 ? int64_t(in.size()) : p.cin);
   auto w = testing::RandomFloats(rng, int64_t(p.cout) * p.kh * p.kw * p.cin);
   auto bias = testing::RandomFloats(rng, p.cout);
   const bool has_bias = iter % 3 != 1, scale_first = iter % 4 >= 2;
@@ -243,7 +249,8 @@ void CheckMulIntoConv(std::mt19937& rng, int iter, int variant, const std::strin
   TensorId s = g.Input("scale", F32, scale_shape);
   TensorId x = g.Op(tfl::BuiltinOperator_RELU).In(input).Out("x", F32, x_shape);
   tfl::MulOptionsT mo;
-  if (variant == 3) mo.fused_activation_function = tfl::ActivationFunctionType_RELU;
+  if (variant == 3)
+    mo.fused_activation_function = tfl::ActivationFunctionType_RELU;
   TensorId m = g.Op(tfl::BuiltinOperator_MUL)
                    .In(scale_first ? s : x, scale_first ? x : s)
                    .Options(mo)
@@ -253,8 +260,10 @@ void CheckMulIntoConv(std::mt19937& rng, int iter, int variant, const std::strin
   tfl::Conv2DOptionsT o;
   o.padding = p.padding, o.stride_h = o.stride_w = 1;
   o.fused_activation_function = p.act;
-  g.Output(g.Op(tfl::BuiltinOperator_CONV_2D).In(m, tw, tb).Options(o).Out(
-      "y", F32, {p.n, p.h, p.w, p.cout}));
+  g.Output(g.Op(tfl::BuiltinOperator_CONV_2D)
+               .In(m, tw, tb)
+               .Options(o)
+               .Out("y", F32, {p.n, p.h, p.w, p.cout}));
   if (variant == 2) g.Output(m);
   const int threads = RandomInt(rng, 1, 3);
   auto rt = testing::LoadBuilt(mb, threads);
@@ -268,30 +277,35 @@ void CheckMulIntoConv(std::mt19937& rng, int iter, int variant, const std::strin
     float v = std::max(in[i], 0.0f) * scale[variant == 4 ? i : i % p.cin];
     product[i] = variant == 3 ? std::max(v, 0.0f) : v;
   }
-  const std::string label =
-      absl::StrCat(what, "variant ", variant, " iteration ", iter, ": ", p.n, "x", p.h, "x",
-                   p.w, "x", p.cin, " -> ", p.cout, " threads ", threads);
-  testing::ExpectNear(testing::GetOutput<float>(**rt, 0),
-                      RefConv(p, product, w, has_bias ? &bias : nullptr, p.h, p.w),
-                      int64_t(p.kh) * p.kw * p.cin, label, /*term_scale=*/1.0);
+  const std::string label = absl::StrCat(
+      what, "variant ", variant, " iteration ", iter, ": ", p.n, "x", p.h, "x",
+      p.w, "x", p.cin, " -> ", p.cout, " threads ", threads);
+  testing::ExpectNear(
+      testing::GetOutput<float>(**rt, 0),
+      RefConv(p, product, w, has_bias ? &bias : nullptr, p.h, p.w),
+      int64_t(p.kh) * p.kw * p.cin, label, /*term_scale=*/1.0);
   const RuntimeReport report = (*rt)->Report();
   const std::string& mul_detail = report.subgraphs[0].ops[1].detail;
   if (variant == 0) {
-    EXPECT_THAT(mul_detail, ::testing::HasSubstr("fused into op 2 (CONV_2D)")) << label;
+    EXPECT_THAT(mul_detail, ::testing::HasSubstr("fused into op 2 (CONV_2D)"))
+        << label;
   } else {
-    EXPECT_THAT(mul_detail, ::testing::Not(::testing::HasSubstr("fused"))) << label;
+    EXPECT_THAT(mul_detail, ::testing::Not(::testing::HasSubstr("fused")))
+        << label;
   }
 }
 
 TEST(ConvTest, APerChannelMulGoesIntoTheWeightsOfA1x1Conv2D) {
   using kernels::CpuIsa;
-  testing::ForEachForcedIsa({CpuIsa::kBaseline, CpuIsa::kAvx2, CpuIsa::kAvx512Vnni}, [&](CpuIsa isa) {
-    std::mt19937 rng = testing::SeededRng(20 + static_cast<int>(isa));
-    for (int iter = 0; iter < 40; ++iter) {
-      CheckMulIntoConv(rng, iter, /*variant=*/0, absl::StrCat(kernels::CpuIsaName(isa), " "));
-      if (HasFatalFailure()) return;
-    }
-  });
+  testing::ForEachForcedIsa(
+      {CpuIsa::kBaseline, CpuIsa::kAvx2, CpuIsa::kAvx512Vnni}, [&](CpuIsa isa) {
+        std::mt19937 rng = testing::SeededRng(20 + static_cast<int>(isa));
+        for (int iter = 0; iter < 40; ++iter) {
+          CheckMulIntoConv(rng, iter, /*variant=*/0,
+                           absl::StrCat(kernels::CpuIsaName(isa), " "));
+          if (HasFatalFailure()) return;
+        }
+      });
 }
 
 TEST(ConvTest, AMulThatCannotGoIntoTheConv2DRunsAsItself) {

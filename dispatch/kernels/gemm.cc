@@ -291,6 +291,21 @@ GRAFT_SIMD_INLINE void TilesBody(const GemmArgs& g, int64_t m_tiles,
   }
 }
 
+// Row tiles [r_begin, r_end) of NV whole panels from panel p, as 6 x 16 NV
+// tiles of 16-float vectors.
+template <int NV, bool kClamp>
+GRAFT_SIMD_INLINE void WidePanels(const GemmArgs& g, int64_t p, int64_t r_begin,
+                                  int64_t r_end, V16 lo, V16 hi) {
+  const float* bias = g.bias != nullptr ? g.bias + p * kGemmNr : nullptr;
+  const float* bp = g.packed_b + p * kGemmNr * g.k;
+  for (int64_t r = r_begin; r < r_end; ++r) {
+    const int64_t row0 = r * kGemmMr;
+    const int rows = static_cast<int>(std::min<int64_t>(kGemmMr, g.m - row0));
+    TileRowsTo<NV, kClamp, V16>(g, row0, rows, bias, bp, lo, hi,
+                                g.c + row0 * g.ldc + p * kGemmNr, g.ldc);
+  }
+}
+
 // The AVX-512 build's wide tiles: row tiles [r_begin, r_end) of the whole
 // panels two at a time, each pair as one 6 x 32 tile of 16-float vectors,
 // and an odd last whole panel as a 6 x 16 tile of one 16-float vector per
@@ -302,29 +317,12 @@ template <bool kClamp>
 GRAFT_SIMD_INLINE int64_t WideBodyAs(const GemmArgs& g, int64_t r_begin,
                                      int64_t r_end) {
   const V16 lo = SplatVec<V16>(g.lo), hi = SplatVec<V16>(g.hi);
+  const int64_t whole = g.n / kGemmNr;
   int64_t p = 0;
-  for (; p + 2 <= g.n / kGemmNr; p += 2) {
-    const float* bias = g.bias != nullptr ? g.bias + p * kGemmNr : nullptr;
-    const float* bp = g.packed_b + p * kGemmNr * g.k;
-    for (int64_t r = r_begin; r < r_end; ++r) {
-      const int64_t row0 = r * kGemmMr;
-      const int rows = static_cast<int>(std::min<int64_t>(kGemmMr, g.m - row0));
-      TileRowsTo<2, kClamp, V16>(g, row0, rows, bias, bp, lo, hi,
-                                 g.c + row0 * g.ldc + p * kGemmNr, g.ldc);
-    }
+  for (; p + 2 <= whole; p += 2) {
+    WidePanels<2, kClamp>(g, p, r_begin, r_end, lo, hi);
   }
-  if (p < g.n / kGemmNr) {
-    // One whole panel left: a 6 x 16 tile of one 16-float vector per row.
-    const float* bias = g.bias != nullptr ? g.bias + p * kGemmNr : nullptr;
-    const float* bp = g.packed_b + p * kGemmNr * g.k;
-    for (int64_t r = r_begin; r < r_end; ++r) {
-      const int64_t row0 = r * kGemmMr;
-      const int rows = static_cast<int>(std::min<int64_t>(kGemmMr, g.m - row0));
-      TileRowsTo<1, kClamp, V16>(g, row0, rows, bias, bp, lo, hi,
-                                 g.c + row0 * g.ldc + p * kGemmNr, g.ldc);
-    }
-    ++p;
-  }
+  if (p < whole) WidePanels<1, kClamp>(g, p++, r_begin, r_end, lo, hi);
   if (p > 0) wide_calls.fetch_add(1, std::memory_order_relaxed);
   return p;
 }

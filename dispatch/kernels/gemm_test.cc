@@ -196,8 +196,9 @@ TEST(GemmTest, ClampKeepsNaN) {
 }
 
 // The AVX-512 build's 6 x 32 tiles of 16-float vectors (two whole panels at
-// a time; a last whole panel as 6 x 16 of one vector per row) against the AVX2+FMA build's 6 x 16 tiles of 8-float ones: the
-// same fused multiply-adds in the same order, so bit-identical results, for
+// a time; a last whole panel as 6 x 16 of one vector per row) against the
+// AVX2+FMA build's 6 x 16 tiles of 8-float ones: the same fused
+// multiply-adds in the same order, so bit-identical results, for
 // every row remainder, odd and partial last panels, clamps and the
 // HARD_SWISH epilogue, 1 and 2 threads.
 TEST(GemmTest, WideTilesMatchEightFloatTilesBitForBit) {
@@ -229,7 +230,8 @@ TEST(GemmTest, WideTilesMatchEightFloatTilesBitForBit) {
     // One panel (N = 16, no pair): the wide build's 6 x 16 tiles of one
     // 16-float vector per row take it.
     const int64_t before = GemmWideTilesCallsForTesting();
-    std::vector<float> packed(PackedRhsSize(5, 16), 0.5f), a(7 * 5, 1.0f), c(7 * 16);
+    std::vector<float> packed(PackedRhsSize(5, 16), 0.5f), a(7 * 5, 1.0f),
+        c(7 * 16);
     GemmArgs g;
     g.m = 7, g.n = 16, g.k = 5;
     g.a = a.data(), g.lda = 5;
