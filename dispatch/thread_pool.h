@@ -106,12 +106,13 @@ class ThreadPool {
   bool SharesCpu(int thread_index);
   void WorkerLoop(int thread_index);
   // A worker found on the CPU of another pool thread (the caller's, as a
-  // rule) sits out the loops of the next kSitOutMicros, asleep: two threads
-  // on one CPU are no faster than one, a polling worker takes half the CPU
-  // from the thread with the work, and trading chunks between them costs
-  // context switches. Nothing wakes it early but the pool's end, so loops
-  // meanwhile cost the caller no wake-up; the timer's wake-up lets the
-  // scheduler place it on an idle CPU.
+  // rule) that cannot move off it (MoveOffSharedCpu: no other allowed CPU
+  // is free) sits out the loops of the next kSitOutMicros, asleep: two
+  // threads on one CPU are no faster than one, a polling worker takes half
+  // the CPU from the thread with the work, and trading chunks between them
+  // costs context switches. Nothing wakes it early but the pool's end, so
+  // loops meanwhile cost the caller no wake-up. (The timer's wake-up tends
+  // to put it back on the same CPU, which is why moving comes first.)
   void SitOut(std::atomic<int>& seat);
   // Moves this thread to an allowed CPU no other pool thread was last seen
   // on (its affinity narrowed to those CPUs, which migrates it at once,

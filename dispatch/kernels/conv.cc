@@ -26,7 +26,6 @@
 #include <limits>
 #include <vector>
 
-#include "dispatch/kernels/float_simd.h"
 #include "dispatch/kernels/gemm.h"
 #include "dispatch/kernels/kernel_util.h"
 #include "dispatch/thread_pool.h"
@@ -85,6 +84,8 @@ struct ConvState : KernelState {
     }
     scaled_input = x;
     input_scale = scale;
+    // A direct convolution with constant weights requests no scratch at
+    // prepare: the scaled weights are all of it.
     *extra_scratch_bytes = packed_floats * sizeof(float);
     return true;
   }
@@ -92,23 +93,7 @@ struct ConvState : KernelState {
   // Set by AbsorbInputScale: eval reads these instead of input 0.
   const Tensor* scaled_input = nullptr;
   const Tensor* input_scale = nullptr;
-  size_t prepared_scratch_floats = 0;  // what prepare requested
 };
-
-// packed (PackRhs's panels of B) with row k times scale[k], into scaled.
-void ScalePackedRows(const ConvState& s, const float* packed,
-                     const float* scale, float* scaled) {
-  const int64_t panels = int64_t{s.group_out_c + kGemmNr - 1} / kGemmNr;
-  for (int64_t p = 0; p < panels; ++p) {
-    for (int64_t kk = 0; kk < s.k; ++kk) {
-      const int64_t row = (p * s.k + kk) * kGemmNr;
-      const V8 x = Splat(scale[kk]);
-      static_assert(kGemmNr == 16, "a panel row is two V8");
-      StoreV8(scaled + row, LoadV8(packed + row) * x);
-      StoreV8(scaled + row + 8, LoadV8(packed + row + 8) * x);
-    }
-  }
-}
 
 void PackFilter(const ConvState& s, const float* filter, float* packed) {
   for (int g = 0; g < s.groups; ++g) {
@@ -229,9 +214,9 @@ absl::Status EvalConv(EvalContext& ctx) {
   const auto* gemm_rows_done = ctx.has_consumer() ? &rows_done : nullptr;
   if (s.direct) {
     if (s.scaled_input != nullptr) {
-      float* scaled = scratch + s.prepared_scratch_floats;
-      ScalePackedRows(s, packed, s.input_scale->data<float>(), scaled);
-      packed = scaled;
+      ScalePackedRhsRows(packed, s.k, s.out_c, s.input_scale->data<float>(),
+                         scratch);
+      packed = scratch;
       input = s.scaled_input->data<float>();
     }
     GemmArgs g;
@@ -368,7 +353,6 @@ absl::Status PrepareConv2D(PrepareContext& ctx) {
     s->im2col_floats = kRowsPerChunk * s->k;
     scratch_floats += s->im2col_floats * s->threads;
   }
-  s->prepared_scratch_floats = scratch_floats;
   ctx.RequestScratch(scratch_floats * sizeof(float));
   ctx.SetEval(EvalConv);
   ctx.MarkReportsOutputReady();

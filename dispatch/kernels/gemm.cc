@@ -407,6 +407,17 @@ void PackRhs(const float* b, int64_t k, int64_t n, int64_t stride_k,
   }
 }
 
+void ScalePackedRhsRows(const float* packed, int64_t k, int64_t n,
+                        const float* scale, float* scaled) {
+  static_assert(kGemmNr == 16, "a panel row is two V8");
+  const int64_t rows = (n + kGemmNr - 1) / kGemmNr * k;  // panels x k
+  for (int64_t r = 0; r < rows; ++r) {
+    const V8 x = Splat(scale[r % k]);
+    StoreV8(scaled + r * kGemmNr, LoadV8(packed + r * kGemmNr) * x);
+    StoreV8(scaled + r * kGemmNr + 8, LoadV8(packed + r * kGemmNr + 8) * x);
+  }
+}
+
 // Row tiles per thread from which a split over threads goes by whole rows
 // instead of by tiles.
 constexpr int64_t kRowSplitTilesPerThread = 4;

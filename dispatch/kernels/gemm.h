@@ -66,6 +66,12 @@ inline size_t PackedRhsSize(int64_t k, int64_t n) {
 void PackRhs(const float* b, int64_t k, int64_t n, int64_t stride_k,
              int64_t stride_n, float* packed);
 
+// A packed B of K x N (PackRhs's layout) with row k times scale[k], into
+// `scaled` (PackedRhsSize(k, n) floats): B scaled by input channel, for a
+// per-channel scale of A folded into the weights.
+void ScalePackedRhsRows(const float* packed, int64_t k, int64_t n,
+                        const float* scale, float* scaled);
+
 // An A read in place through an indirection table (an "indirect GEMM", for
 // convolutions without an im2col copy): row r of A is the concatenation,
 // over taps t < `taps`, of the `tap_len` floats at
