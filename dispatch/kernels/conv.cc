@@ -11,10 +11,12 @@
 // is copied; the K order (tap, channel) is the im2col row's, so the sums are
 // the same. With one group and no horizontal dilation, a filter row's taps
 // read consecutive input pixels, so a "tap" is the whole filter row (k_w *
-// in_c floats; fewer, longer runs for the micro-kernel): where the window
-// crosses the left or right edge, the input is first copied into a buffer
-// with zero columns on both sides (scratch; rows above and below the input
-// still read as zero taps). Only an input too large for 32-bit offsets
+// in_c floats; fewer, longer runs for the micro-kernel): where the row
+// crosses the left or right edge, the tap reads a copy of that window with
+// its outside pixels zero, made at each eval into scratch (FillEdges: a
+// few windows per input row, where a copy of the whole input with zero
+// columns on both sides cost a serial pass over it; rows above and below
+// the input read as zero taps). Only an input too large for 32-bit offsets
 // falls back to chunks of output pixels expanded into an im2col buffer (one
 // per thread, from scratch). A direct convolution with constant weights
 // also takes a per-channel MUL before it (a squeeze-and-excite scale;
@@ -52,11 +54,15 @@ struct ConvState : KernelState {
   // or k_h * k_w (tap_len group_in_c).
   int taps = 0;
   int64_t tap_len = 0;
-  // Whole-row taps read a copy of the input `padded_w` pixels wide, its
-  // first pixel `pad_w` zero columns left of the input's (padded_copy), or
-  // the input itself (padded_w == in_w).
-  int padded_w = 0;
-  bool padded_copy = false;
+  // Whole-row taps that cross the input's left or right edge: the input
+  // row and first column (negative left of the input) of each window,
+  // copied per image into scratch after tap_len zeros (IndirectA's edge
+  // buffer, edge_floats each).
+  struct EdgeWindow {
+    int iy, ix;
+  };
+  std::vector<EdgeWindow> edge_windows;
+  int64_t edge_floats = 0;
   float lo, hi;
   PackedVector packed;    // per group, PackedRhsSize(k, group_out_c)
   bool pack_at_eval = false;    // filter is not constant: pack into scratch
@@ -108,45 +114,63 @@ void BuildOffsets(ConvState& s) {
   const bool rows = s.groups == 1 && s.dil_w == 1 && s.k_w > 1;
   s.taps = rows ? s.k_h : s.k_h * s.k_w;
   s.tap_len = rows ? int64_t{s.k_w} * s.in_c : s.group_in_c;
-  s.padded_w = s.in_w;
-  if (rows) {
-    s.padded_w = std::max(s.in_w + s.pad_w, (s.out_w - 1) * s.stride_w + s.k_w);
-    s.padded_copy = s.padded_w != s.in_w;
-  }
+  // Edge window index of (input row, output column), made on first use.
+  std::vector<int32_t> window(rows ? size_t{1} * s.in_h * s.out_w : 0, -1);
   s.offsets.resize(static_cast<size_t>(s.out_h) * s.out_w * s.taps);
   int32_t* o = s.offsets.data();
   for (int oy = 0; oy < s.out_h; ++oy) {
     for (int ox = 0; ox < s.out_w; ++ox) {
+      const int ix0 = ox * s.stride_w - s.pad_w;
       for (int ky = 0; ky < s.k_h; ++ky) {
         const int iy = oy * s.stride_h - s.pad_h + ky * s.dil_h;
         const bool row_in = iy >= 0 && iy < s.in_h;
-        if (rows) {
-          // The row starts at padded column ox * stride_w (input column
-          // ox * stride_w - pad_w).
-          const int px = s.padded_copy ? ox * s.stride_w : ox * s.stride_w - s.pad_w;
-          *o++ = row_in ? (iy * s.padded_w + px) * s.in_c : -1;
-          continue;
-        }
-        for (int kx = 0; kx < s.k_w; ++kx) {
-          const int ix = ox * s.stride_w - s.pad_w + kx * s.dil_w;
-          *o++ = !row_in || ix < 0 || ix >= s.in_w ? -1 : (iy * s.in_w + ix) * s.in_c;
+        if (!rows) {
+          for (int kx = 0; kx < s.k_w; ++kx) {
+            const int ix = ix0 + kx * s.dil_w;
+            *o++ = !row_in || ix < 0 || ix >= s.in_w
+                       ? -1
+                       : (iy * s.in_w + ix) * s.in_c;
+          }
+        } else if (!row_in) {
+          *o++ = -1;
+        } else if (ix0 >= 0 && ix0 + s.k_w <= s.in_w) {
+          *o++ = (iy * s.in_w + ix0) * s.in_c;
+        } else {
+          int32_t& w = window[size_t{1} * iy * s.out_w + ox];
+          if (w < 0) {
+            w = static_cast<int32_t>(s.edge_windows.size());
+            s.edge_windows.push_back({iy, ix0});
+          }
+          // Window w starts tap_len * (w + 1) floats into the edge buffer.
+          *o++ = static_cast<int32_t>(-1 - s.tap_len * (w + 1));
         }
       }
     }
   }
   s.zeros.assign(s.tap_len, 0.0f);
+  s.edge_floats = s.tap_len * static_cast<int64_t>(s.edge_windows.size() + 1);
 }
 
-// The input with pad_w zero pixels left of each row and padded_w - in_w -
-// pad_w right of it.
-void PadInput(const ConvState& s, const float* input, float* padded) {
+// Each image's edge buffer (edge_floats apart): tap_len zeros, then each
+// edge window's k_w pixels, zero where outside the input.
+void FillEdges(const ConvState& s, const float* input, float* edge) {
   const int64_t c = s.in_c;
-  const int64_t right = s.padded_w - s.in_w - s.pad_w;
-  for (int64_t row = 0; row < int64_t{s.batch} * s.in_h; ++row) {
-    float* dst = padded + row * s.padded_w * c;
-    std::memset(dst, 0, sizeof(float) * s.pad_w * c);
-    std::memcpy(dst + s.pad_w * c, input + row * s.in_w * c, sizeof(float) * s.in_w * c);
-    std::memset(dst + (s.pad_w + s.in_w) * c, 0, sizeof(float) * right * c);
+  for (int b = 0; b < s.batch; ++b) {
+    const float* image = input + int64_t{b} * s.in_h * s.in_w * c;
+    float* dst = edge + b * s.edge_floats;
+    std::fill(dst, dst + s.tap_len, 0.0f);
+    dst += s.tap_len;
+    for (const ConvState::EdgeWindow& w : s.edge_windows) {
+      for (int kx = 0; kx < s.k_w; ++kx, dst += c) {
+        const int ix = w.ix + kx;
+        if (ix < 0 || ix >= s.in_w) {
+          std::fill(dst, dst + c, 0.0f);
+        } else {
+          std::memcpy(dst, image + (int64_t{w.iy} * s.in_w + ix) * c,
+                      sizeof(float) * c);
+        }
+      }
+    }
   }
 }
 
@@ -232,16 +256,17 @@ absl::Status EvalConv(EvalContext& ctx) {
   if (!s.offsets.empty()) {
     IndirectA ia;
     ia.input = input;
-    if (s.padded_copy) {
-      PadInput(s, input, scratch);
-      ia.input = scratch;
-    }
     ia.offsets = s.offsets.data();
     ia.pixels = int64_t{s.out_h} * s.out_w;
-    ia.image_stride = int64_t{s.in_h} * s.padded_w * s.in_c;
+    ia.image_stride = int64_t{s.in_h} * s.in_w * s.in_c;
     ia.taps = s.taps;
     ia.tap_len = s.tap_len;
-    ia.zeros = s.zeros.data();
+    ia.edge = s.zeros.data();
+    if (!s.edge_windows.empty()) {
+      FillEdges(s, input, scratch);
+      ia.edge = scratch;
+      ia.edge_stride = s.edge_floats;
+    }
     for (int g = 0; g < s.groups; ++g) {
       ia.channel_offset = int64_t{g} * s.group_in_c;
       GemmArgs ga;
@@ -338,15 +363,16 @@ absl::Status PrepareConv2D(PrepareContext& ctx) {
     s->pack_at_eval = true;
     scratch_floats += s->packed_floats * s->groups;
   }
-  // Room for the widest padded copy: (in_w + pad_w + k_w + stride_w) pixels.
+  // Offsets into the input, and edge windows' (at most one per input row
+  // and output column) into their buffer, as int32.
+  const int64_t kMaxOffset = std::numeric_limits<int32_t>::max();
   const bool offsets_fit =
-      int64_t{s->in_h} * (int64_t{s->in_w} + s->pad_w + s->k_w + s->stride_w) *
-          s->in_c <
-      int64_t{std::numeric_limits<int32_t>::max()};
+      int64_t{s->in_h} * s->in_w * s->in_c < kMaxOffset &&
+      (int64_t{s->in_h} * s->out_w + 1) * s->k_w * s->in_c < kMaxOffset;
   if (!s->direct && offsets_fit) {
     BuildOffsets(*s);
-    if (s->padded_copy) {
-      scratch_floats += size_t{1} * s->batch * s->in_h * s->padded_w * s->in_c;
+    if (!s->edge_windows.empty()) {
+      scratch_floats += static_cast<size_t>(s->batch * s->edge_floats);
     }
   } else if (!s->direct) {
     s->threads = ctx.thread_pool() ? ctx.thread_pool()->num_threads() : 1;

@@ -115,6 +115,7 @@ GRAFT_SIMD_INLINE void Tile(const GemmArgs& g, int64_t row0,
     const IndirectA& ia = *g.indirect;
     const int32_t* off[MR];
     const float* base[MR];
+    const float* edge[MR];
     // One division per tile; the rows after row0 step through the pixels.
     int64_t image = row0 / ia.pixels;
     int64_t pixel = row0 - image * ia.pixels;
@@ -123,13 +124,14 @@ GRAFT_SIMD_INLINE void Tile(const GemmArgs& g, int64_t row0,
       if (pixel == ia.pixels) pixel = 0, ++image;
       off[i] = ia.offsets + pixel * ia.taps;
       base[i] = ia.input + image * ia.image_stride + ia.channel_offset;
+      edge[i] = ia.edge + image * ia.edge_stride;
       ++pixel;
     }
     for (int t = 0; t < ia.taps; ++t) {
 #pragma GCC unroll 6
       for (int i = 0; i < MR; ++i) {
         const int32_t o = off[i][t];
-        a[i] = o < 0 ? ia.zeros : base[i] + o;
+        a[i] = o < 0 ? edge[i] + (-1 - o) : base[i] + o;
       }
       Accumulate<MR, NV>(acc, a, bp, panel_stride, ia.tap_len);
       bp += ia.tap_len * kGemmNr;

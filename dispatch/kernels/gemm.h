@@ -76,10 +76,13 @@ void ScalePackedRhsRows(const float* packed, int64_t k, int64_t n,
 // convolutions without an im2col copy): row r of A is the concatenation,
 // over taps t < `taps`, of the `tap_len` floats at
 //   input + (r / pixels) * image_stride + offsets[(r % pixels) * taps + t]
-//         + channel_offset,
-// or of `tap_len` zeros (`zeros`) where that offset is negative (a padding
-// tap). K must be taps * tap_len. The sum over K runs in the same order as
-// over the matching im2col row.
+//         + channel_offset
+// where that offset o is not negative, and else at
+//   edge + (r / pixels) * edge_stride + (-o - 1),
+// a tap built elsewhere: -1 is the buffer's head, tap_len zeros for a
+// padding tap, and a lower offset a copy of a window that crosses the
+// input's edge, its outside part zero. K must be taps * tap_len. The sum
+// over K runs in the same order as over the matching im2col row.
 struct IndirectA {
   const float* input = nullptr;
   const int32_t* offsets = nullptr;  // [pixels, taps]
@@ -88,7 +91,8 @@ struct IndirectA {
   int64_t channel_offset = 0;
   int taps = 1;
   int64_t tap_len = 0;
-  const float* zeros = nullptr;  // tap_len zeros
+  const float* edge = nullptr;  // tap_len zeros, then any edge windows
+  int64_t edge_stride = 0;      // floats between images' edge buffers
 };
 
 struct GemmArgs {

@@ -243,11 +243,11 @@ TEST(GemmTest, WideTilesMatchEightFloatTilesBitForBit) {
   });
 }
 
-// Reads A through an IndirectA (random offsets, padding taps, several
-// images, a channel offset) and compares with the same product on the
-// explicit A the table describes: the sums run in the same order, so the
-// results are bit-identical. Each float build forced in turn, 1 and 2
-// threads.
+// Reads A through an IndirectA (random offsets, padding taps and edge
+// windows, several images, a channel offset) and compares with the same
+// product on the explicit A the table describes: the sums run in the same
+// order, so the results are bit-identical. Each float build forced in
+// turn, 1 and 2 threads.
 TEST(GemmTest, IndirectAMatchesExplicitA) {
   testing::ForEachForcedIsa({CpuIsa::kBaseline, CpuIsa::kAvx2, CpuIsa::kAvx512Vnni}, [&](CpuIsa isa) {
     const int64_t calls = GemmCallsForTesting(isa);
@@ -263,23 +263,37 @@ TEST(GemmTest, IndirectAMatchesExplicitA) {
       const int64_t channel_offset = RandomInt(rng, 0, channels - tap_len);
       const int64_t in_pixels = RandomInt(rng, 1, 30);
       const int64_t image_stride = in_pixels * channels;
+      const int64_t windows = RandomInt(rng, 0, 4);
+      const int64_t edge_stride = (windows + 1) * tap_len;
       const int64_t m = images * pixels, n = RandomInt(rng, 1, iter % 3 ? 40 : 80);
       const int64_t k = taps * tap_len;
       const std::vector<float> input = testing::RandomFloats(rng, images * image_stride);
+      // Each image's edge buffer: tap_len zeros, then its windows.
+      std::vector<float> edge =
+          testing::RandomFloats(rng, images * edge_stride);
+      for (int64_t i = 0; i < images; ++i) {
+        std::fill_n(edge.begin() + i * edge_stride, tap_len, 0.0f);
+      }
       std::vector<int32_t> offsets(pixels * taps);
       for (auto& o : offsets) {
-        o = RandomInt(rng, 0, 3) == 0
-                ? -1
-                : static_cast<int32_t>(RandomInt(rng, 0, in_pixels - 1) * channels);
+        const int kind = RandomInt(rng, 0, 5);
+        if (kind == 0) {
+          o = -1;
+        } else if (kind == 1 && windows > 0) {
+          o = static_cast<int32_t>(-1 - tap_len * RandomInt(rng, 1, windows));
+        } else {
+          o = static_cast<int32_t>(RandomInt(rng, 0, in_pixels - 1) * channels);
+        }
       }
-      const std::vector<float> zeros(tap_len, 0.0f);
       std::vector<float> a(m * k);
       for (int64_t r = 0; r < m; ++r) {
         for (int t = 0; t < taps; ++t) {
           const int32_t o = offsets[(r % pixels) * taps + t];
           for (int64_t c = 0; c < tap_len; ++c) {
             a[r * k + t * tap_len + c] =
-                o < 0 ? 0.0f : input[r / pixels * image_stride + o + channel_offset + c];
+                o < 0
+                    ? edge[r / pixels * edge_stride + (-1 - o) + c]
+                    : input[r / pixels * image_stride + o + channel_offset + c];
           }
         }
       }
@@ -291,7 +305,8 @@ TEST(GemmTest, IndirectAMatchesExplicitA) {
       ia.input = input.data(), ia.offsets = offsets.data();
       ia.pixels = pixels, ia.image_stride = image_stride;
       ia.channel_offset = channel_offset;
-      ia.taps = taps, ia.tap_len = tap_len, ia.zeros = zeros.data();
+      ia.taps = taps, ia.tap_len = tap_len;
+      ia.edge = edge.data(), ia.edge_stride = edge_stride;
       const int64_t ldc = n + RandomInt(rng, 0, 3);
       std::vector<float> want(m * ldc, 7.0f), got(m * ldc, 7.0f);
       GemmArgs g;
