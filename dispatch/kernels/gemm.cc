@@ -17,6 +17,7 @@ std::atomic<int64_t> gemm_calls[3];  // per CpuIsa
 std::atomic<int64_t> indirect_calls;
 std::atomic<int64_t> row_panels_calls;
 std::atomic<int64_t> wide_calls;
+std::atomic<int64_t> row_parts_calls;
 
 // Sixteen floats: the AVX-512 build's wide tile (WideBodyAs) keeps a row of
 // 32 columns in two of them. Used only inside GRAFT_AVX512VL_TARGET code.
@@ -117,8 +118,8 @@ GRAFT_SIMD_INLINE void Tile(const GemmArgs& g, int64_t row0,
     const float* base[MR];
     const float* edge[MR];
     // One division per tile; the rows after row0 step through the pixels.
-    int64_t image = row0 / ia.pixels;
-    int64_t pixel = row0 - image * ia.pixels;
+    int64_t image = (row0 + ia.first_row) / ia.pixels;
+    int64_t pixel = row0 + ia.first_row - image * ia.pixels;
 #pragma GCC unroll 6
     for (int i = 0; i < MR; ++i) {
       if (pixel == ia.pixels) pixel = 0, ++image;
@@ -423,6 +424,11 @@ void ScalePackedRhsRows(const float* packed, int64_t k, int64_t n,
 // Row tiles per thread from which a split over threads goes by whole rows
 // instead of by tiles.
 constexpr int64_t kRowSplitTilesPerThread = 4;
+// Rows per thread from which a GEMM with fewer rows than that split (see
+// kRowSplitTilesPerThread) still goes by rows, split evenly: two rows of
+// a 6 x 32 wide tile keep its four accumulators' fused multiply-adds
+// back to back on AVX-512 (one a cycle, four cycles' latency).
+constexpr int64_t kMinRowsPerPart = 2;
 // Row tiles per block reported to GemmArgs::rows_done on one thread (48
 // rows: a few KiB of C, still in L1 when the consumer reads it).
 constexpr int64_t kRowsDoneTiles = 8;
@@ -472,7 +478,36 @@ void Gemm(const GemmArgs& g, ThreadPool* pool) {
     });
     return;
   }
-  // Few rows: split by tiles, so a row is final only at the end.
+  const int threads = pool->num_threads();
+  if (g.m >= kMinRowsPerPart * threads) {
+    // Few rows, but some for each thread: rows split evenly, not at tile
+    // boundaries (16 rows go as 6 + 2 twice, not 12 + 4), each part the
+    // GEMM of its rows over every panel. A thread then writes, and the
+    // next op there reads, whole rows, as above.
+    row_parts_calls.fetch_add(1, std::memory_order_relaxed);
+    pool->ParallelFor(threads, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t part = begin; part < end; ++part) {
+        const int64_t r0 = g.m * part / threads;
+        const int64_t r1 = g.m * (part + 1) / threads;
+        GemmArgs rows = g;
+        IndirectA ia;
+        rows.m = r1 - r0;
+        rows.c = g.c + r0 * g.ldc;
+        if (g.indirect != nullptr) {
+          ia = *g.indirect;
+          ia.first_row += r0;
+          rows.indirect = &ia;
+        } else {
+          rows.a = g.a + r0 * g.lda;
+        }
+        RowTiles(fns, rows, (rows.m + kGemmMr - 1) / kGemmMr, 0,
+                 (rows.m + kGemmMr - 1) / kGemmMr);
+        if (g.rows_done != nullptr) (*g.rows_done)(r0, r1);
+      }
+    });
+    return;
+  }
+  // Fewer rows still: split by tiles, so a row is final only at the end.
   pool->ParallelFor(tiles, min_chunk, [&](int64_t begin, int64_t end) {
     fns.tiles(g, m_tiles, begin, end);
   });
@@ -488,5 +523,7 @@ int64_t IndirectGemmCallsForTesting() { return indirect_calls.load(); }
 int64_t GemmRowPanelsCallsForTesting() { return row_panels_calls.load(); }
 
 int64_t GemmWideTilesCallsForTesting() { return wide_calls.load(); }
+
+int64_t GemmRowPartsCallsForTesting() { return row_parts_calls.load(); }
 
 }  // namespace graft::kernels

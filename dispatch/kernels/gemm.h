@@ -75,10 +75,10 @@ void ScalePackedRhsRows(const float* packed, int64_t k, int64_t n,
 // An A read in place through an indirection table (an "indirect GEMM", for
 // convolutions without an im2col copy): row r of A is the concatenation,
 // over taps t < `taps`, of the `tap_len` floats at
-//   input + (r / pixels) * image_stride + offsets[(r % pixels) * taps + t]
+//   input + (q / pixels) * image_stride + offsets[(q % pixels) * taps + t]
 //         + channel_offset
-// where that offset o is not negative, and else at
-//   edge + (r / pixels) * edge_stride + (-o - 1),
+// (q = first_row + r) where that offset o is not negative, and else at
+//   edge + (q / pixels) * edge_stride + (-o - 1),
 // a tap built elsewhere: -1 is the buffer's head, tap_len zeros for a
 // padding tap, and a lower offset a copy of a window that crosses the
 // input's edge, its outside part zero. K must be taps * tap_len. The sum
@@ -93,6 +93,7 @@ struct IndirectA {
   int64_t tap_len = 0;
   const float* edge = nullptr;  // tap_len zeros, then any edge windows
   int64_t edge_stride = 0;      // floats between images' edge buffers
+  int64_t first_row = 0;        // the table's row that is A's row 0
 };
 
 struct GemmArgs {
@@ -130,6 +131,9 @@ int64_t GemmRowPanelsCallsForTesting();
 // 16-float vectors (6 x 32 for a pair, 6 x 16 for an odd last one; the
 // AVX-512 VL build).
 int64_t GemmWideTilesCallsForTesting();
+// How many GEMMs split their few rows evenly over the threads (a part of
+// rows each, not whole row tiles).
+int64_t GemmRowPartsCallsForTesting();
 
 }  // namespace graft::kernels
 

@@ -176,6 +176,33 @@ TEST(GemmTest, SplitOverThreadsMatchesNaiveProduct) {
   }
 }
 
+// Fewer rows than four row tiles per thread, but two or more per thread:
+// each thread takes an even share of the rows (not whole tiles), as a GEMM
+// of its own. K is large enough for the work to be split. Each float build
+// forced in turn, 2 and 3 threads.
+TEST(GemmTest, FewRowsSplitEvenlyOverThreadsMatchesNaiveProduct) {
+  testing::ForEachForcedIsa(
+      {CpuIsa::kBaseline, CpuIsa::kAvx2, CpuIsa::kAvx512Vnni}, [&](CpuIsa isa) {
+        const int64_t parts = GemmRowPartsCallsForTesting();
+        std::mt19937 rng = testing::SeededRng(7 + static_cast<int>(isa));
+        ThreadPool two(2), three(3);
+        for (int iter = 0; iter < 40; ++iter) {
+          ThreadPool& pool = iter % 2 ? three : two;
+          Case t = RandomCase(rng, 1, 80, 1);
+          t.m = RandomInt(rng, 2 * pool.num_threads(),
+                          6 * 4 * pool.num_threads() - 1);
+          t.k = RandomInt(rng, 100, 300);
+          t.lda = t.k + RandomInt(rng, 0, 3);
+          CheckCase(t, rng, &pool,
+                    absl::StrCat(CpuIsaName(isa), " iteration ", iter,
+                                 ": m=", t.m, " n=", t.n, " k=", t.k,
+                                 " threads ", pool.num_threads()));
+          if (HasFatalFailure()) return;
+        }
+        EXPECT_GT(GemmRowPartsCallsForTesting(), parts) << CpuIsaName(isa);
+      });
+}
+
 TEST(GemmTest, ClampKeepsNaN) {
   // std::max(NaN, lo) and std::min(NaN, hi) are NaN, as in TFLite's
   // activation functions; the vector clamp must agree.
