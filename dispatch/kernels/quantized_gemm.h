@@ -205,6 +205,24 @@ __attribute__((target("avx2"), always_inline)) inline __m256i HighMulAvx2(
   return _mm256_blend_epi32(even, _mm256_slli_epi64(odd, 32), 0xAA);
 }
 
+// MultiplyByQuantizedMultiplier(x, multiplier, shift) (quantization_util.h)
+// on 8 lanes, for multiplier >= 0: the same integer operations, so the
+// same results (quantized MEAN and SUM's rescale).
+__attribute__((target("avx2"), always_inline)) inline __m256i
+MultiplyByQuantizedMultiplierAvx2(__m256i x, int32_t multiplier, int shift) {
+  const int left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
+  const __m256i h =
+      HighMulAvx2(_mm256_slli_epi32(x, left), _mm256_set1_epi32(multiplier));
+  // RoundingDivideByPOT: round half away from zero.
+  const __m256i mask =
+      _mm256_set1_epi32(static_cast<int32_t>((int64_t{1} << right) - 1));
+  const __m256i threshold =
+      _mm256_sub_epi32(_mm256_srai_epi32(mask, 1), _mm256_srai_epi32(h, 31));
+  return _mm256_sub_epi32(
+      _mm256_srai_epi32(h, right),
+      _mm256_cmpgt_epi32(_mm256_and_si256(h, mask), threshold));
+}
+
 __attribute__((target("avx2"), always_inline)) inline __m256i LoadChannels(
     const std::vector<int32_t>& v, int64_t c) {
   return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(v.data() + c));

@@ -182,6 +182,16 @@ TEST(QGemmPathsTest, Avx512VnniExtremeValuesMatchReference) {
 }
 
 #if GRAFT_QGEMM_AVX2
+// MultiplyByQuantizedMultiplierAvx2 on 8 lanes (the test's own AVX2
+// function; run only where the CPU has AVX2).
+__attribute__((target("avx2"))) void MultiplyByQuantizedMultiplierAvx2Into(
+    const int32_t* x, int32_t multiplier, int shift, int32_t* out) {
+  _mm256_storeu_si256(
+      reinterpret_cast<__m256i*>(out),
+      kernels::MultiplyByQuantizedMultiplierAvx2(
+          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x)), multiplier,
+          shift));
+}
 // RequantDoubleFastAvx512 on 16 lanes of the given sums (the test's own
 // AVX-512 function; run only where the CPU has AVX-512 VNNI).
 GRAFT_AVX512_TARGET void FastRequant16(const kernels::QGemmRequant& rq,
@@ -281,6 +291,41 @@ TEST(QGemmPathsTest, FastDoubleRequantMatchesScalar) {
               << " offset " << out_off;
         }
       }
+    }
+  }
+#endif
+}
+
+// MultiplyByQuantizedMultiplierAvx2 (quantized MEAN and SUM's rescale) is
+// the scalar MultiplyByQuantizedMultiplier lane by lane: over the int32
+// ends and drawn values (some small, where the rounding ties lie),
+// multipliers 0 and at the ends of [2^30, 2^31), shifts from -31 (MEAN's
+// folded 1/count) to +30.
+TEST(QGemmPathsTest, MultiplyByQuantizedMultiplierAvx2MatchesScalar) {
+  SKIP_UNLESS_CPU_HAS(CpuIsa::kAvx2);
+#if GRAFT_QGEMM_AVX2
+  std::mt19937 rng = testing::SeededRng(22);
+  const int32_t ends[] = {INT32_MIN, INT32_MIN + 1, -2,       -1, 0, 1,
+                          2,         INT32_MAX - 1, INT32_MAX};
+  for (int iter = 0; iter < 20000; ++iter) {
+    const int pick = RandomInt(rng, 0, 4);
+    const int32_t m = pick == 0   ? 0
+                      : pick == 1 ? (1 << 30)
+                      : pick == 2 ? INT32_MAX
+                                  : static_cast<int32_t>(rng() >> 1);
+    const int shift = RandomInt(rng, 0, 3) == 0 ? RandomInt(rng, 0, 30)
+                                                : -RandomInt(rng, 0, 31);
+    alignas(32) int32_t x[8], got[8];
+    for (int j = 0; j < 8; ++j) {
+      const int kind = RandomInt(rng, 0, 2);
+      x[j] = kind == 0   ? ends[RandomInt(rng, 0, 8)]
+             : kind == 1 ? static_cast<int32_t>(rng()) >> RandomInt(rng, 0, 31)
+                         : static_cast<int32_t>(rng());
+    }
+    MultiplyByQuantizedMultiplierAvx2Into(x, m, shift, got);
+    for (int j = 0; j < 8; ++j) {
+      ASSERT_EQ(got[j], kernels::MultiplyByQuantizedMultiplier(x[j], m, shift))
+          << "x=" << x[j] << " multiplier=" << m << " shift=" << shift;
     }
   }
 #endif

@@ -7,6 +7,8 @@
 #include <iterator>
 #include <limits>
 #include <set>
+#include <string>
+#include <type_traits>
 
 #include "dispatch/kernels/cpu_features.h"
 #include "dispatch/kernels/float_simd.h"
@@ -455,121 +457,154 @@ TEST(SoftmaxTest, SoftmaxLogSoftmaxAndL2NormMatchReference) {
 
 // Quantized MEAN folds 1/count into its integer multiplier (TFLite's
 // QuantizedMeanOrSum): the result stays within 1 LSB of the real mean,
-// requantized, for any pair of scales.
+// requantized, for any pair of scales; in each build (the rescale goes 4
+// outputs at a time, then the rest one by one).
 TEST(ReduceTest, QuantizedMeanIsWithin1LsbOfTheRealMean) {
   std::mt19937 rng = testing::SeededRng(3);
-  for (int iter = 0; iter < 40; ++iter) {
-    const int rows = RandomInt(rng, 1, 4), cols = RandomInt(rng, 1, 300);
-    const float si = 0.01f * RandomInt(rng, 1, 50);
-    const float so = 0.01f * RandomInt(rng, 1, 50);
-    const int zi = RandomInt(rng, -30, 30), zo = RandomInt(rng, -30, 30);
-    ModelBuilder mb;
-    auto& g = mb.Subgraph("main");
-    TensorId x = g.Input("x", tfl::TensorType_INT8, {rows, cols});
-    TensorId axes = g.Constant<int32_t>("axes", {1}, {1});
-    tfl::ReducerOptionsT o;
-    TensorId y = g.Op(tfl::BuiltinOperator_MEAN).In(x, axes).Options(o).Out(
-        "y", tfl::TensorType_INT8, {rows});
-    g.Quantize(x, si, zi).Quantize(y, so, zo).Output(y);
-    auto rt = testing::LoadBuilt(mb);
-    ASSERT_TRUE(rt.ok()) << rt.status();
-    std::vector<int8_t> v(rows * cols);
-    for (auto& e : v) e = static_cast<int8_t>(RandomInt(rng, -128, 127));
-    testing::SetInput(**rt, 0, v);
-    ASSERT_TRUE((*rt)->Invoke().ok());
-    const std::vector<int8_t> got = testing::GetOutput<int8_t>(**rt, 0);
-    for (int r = 0; r < rows; ++r) {
-      double sum = 0;
-      for (int c = 0; c < cols; ++c) sum += si * (v[r * cols + c] - zi);
-      const double q = std::min(127.0, std::max(-128.0, std::round(sum / cols / so) + zo));
-      ASSERT_LE(std::abs(got[r] - q), 1.0) << "iteration " << iter << " row " << r;
+  const auto isas = {kernels::CpuIsa::kBaseline, kernels::CpuIsa::kAvx2};
+  testing::ForEachForcedIsa(isas, [&](kernels::CpuIsa isa) {
+    for (int iter = 0; iter < 40; ++iter) {
+      const int rows = RandomInt(rng, 1, 11), cols = RandomInt(rng, 1, 300);
+      const float si = 0.01f * RandomInt(rng, 1, 50);
+      const float so = 0.01f * RandomInt(rng, 1, 50);
+      const int zi = RandomInt(rng, -30, 30), zo = RandomInt(rng, -30, 30);
+      ModelBuilder mb;
+      auto& g = mb.Subgraph("main");
+      TensorId x = g.Input("x", tfl::TensorType_INT8, {rows, cols});
+      TensorId axes = g.Constant<int32_t>("axes", {1}, {1});
+      tfl::ReducerOptionsT o;
+      TensorId y = g.Op(tfl::BuiltinOperator_MEAN)
+                       .In(x, axes)
+                       .Options(o)
+                       .Out("y", tfl::TensorType_INT8, {rows});
+      g.Quantize(x, si, zi).Quantize(y, so, zo).Output(y);
+      auto rt = testing::LoadBuilt(mb);
+      ASSERT_TRUE(rt.ok()) << rt.status();
+      std::vector<int8_t> v(rows * cols);
+      for (auto& e : v) e = static_cast<int8_t>(RandomInt(rng, -128, 127));
+      testing::SetInput(**rt, 0, v);
+      ASSERT_TRUE((*rt)->Invoke().ok());
+      const std::vector<int8_t> got = testing::GetOutput<int8_t>(**rt, 0);
+      for (int r = 0; r < rows; ++r) {
+        double sum = 0;
+        for (int c = 0; c < cols; ++c) sum += si * (v[r * cols + c] - zi);
+        const double q =
+            std::min(127.0, std::max(-128.0, std::round(sum / cols / so) + zo));
+        ASSERT_LE(std::abs(got[r] - q), 1.0)
+            << kernels::CpuIsaName(isa) << " iteration " << iter << " row "
+            << r;
+      }
     }
+  });
+}
+
+// One drawn quantized SUM of T (tensor type `type`) with equal input and
+// output scales (a multiplier of exactly 1) and small values, which gives
+// the integer sum itself: checked exactly. A quarter of the draws are a
+// block of middle dims over an inner dim of 8 or more, as global pooling
+// (the block form). INT16 has zero points 0.
+template <typename T>
+void CheckQuantizedSum(std::mt19937& rng, tfl::TensorType type,
+                       const std::string& what) {
+  const bool pooling = RandomInt(rng, 0, 3) == 0;
+  const int rank = pooling ? 4 : RandomInt(rng, 1, 4);
+  std::vector<int> dims(rank);
+  for (int& d : dims) d = RandomInt(rng, 1, 6);
+  std::vector<int32_t> axes;
+  if (pooling) {
+    dims = {RandomInt(rng, 1, 2), RandomInt(rng, 1, 5), RandomInt(rng, 1, 5),
+            RandomInt(rng, 8, 40)};
+    axes = {1, 2};
+  } else {
+    for (int d = 0; d < rank; ++d) {
+      if (RandomInt(rng, 0, 1)) axes.push_back(d);
+    }
+    if (axes.empty()) axes.push_back(RandomInt(rng, 0, rank - 1));
+  }
+  const bool keep_dims = RandomInt(rng, 0, 1) == 1;
+  const bool is16 = std::is_same_v<T, int16_t>;
+  const bool is_unsigned = std::is_same_v<T, uint8_t>;
+  const int zi = is16 ? 0 : RandomInt(rng, -20, 20) + (is_unsigned ? 128 : 0);
+  const int zo = is16 ? 0 : RandomInt(rng, -5, 5) + (is_unsigned ? 128 : 0);
+  int64_t n = 1;
+  for (int d : dims) n *= d;
+  std::vector<int> out_dims;
+  int64_t count = 1;
+  for (int d = 0; d < rank; ++d) {
+    const bool reduced = std::find(axes.begin(), axes.end(), d) != axes.end();
+    if (reduced) count *= dims[d];
+    if (!reduced)
+      out_dims.push_back(dims[d]);
+    else if (keep_dims)
+      out_dims.push_back(1);
+  }
+  if (count > 40) return;  // keep |sum| <= 120: no clamp
+  ModelBuilder mb;
+  auto& g = mb.Subgraph("main");
+  TensorId x =
+      g.Input("x", type, std::vector<int32_t>(dims.begin(), dims.end()));
+  TensorId ax =
+      g.Constant<int32_t>("axes", {static_cast<int32_t>(axes.size())}, axes);
+  tfl::ReducerOptionsT o;
+  o.keep_dims = keep_dims;
+  TensorId y = g.Op(tfl::BuiltinOperator_SUM)
+                   .In(x, ax)
+                   .Options(o)
+                   .Out("y", type,
+                        std::vector<int32_t>(out_dims.begin(), out_dims.end()));
+  g.Quantize(x, 0.25f, zi).Quantize(y, 0.25f, zo).Output(y);
+  auto rt = testing::LoadBuilt(mb);
+  ASSERT_TRUE(rt.ok()) << rt.status();
+  std::vector<T> v(n);
+  for (auto& e : v) e = static_cast<T>(zi + RandomInt(rng, -3, 3));
+  testing::SetInput(**rt, 0, v);
+  ASSERT_TRUE((*rt)->Invoke().ok());
+  const std::vector<T> got = testing::GetOutput<T>(**rt, 0);
+  // The expected sums, by input index.
+  std::vector<int> want(got.size(), zo);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t rest = i, out_index = 0, out_stride = 1;
+    for (int d = rank - 1; d >= 0; --d) {
+      const int64_t c = rest % dims[d];
+      rest /= dims[d];
+      if (std::find(axes.begin(), axes.end(), d) == axes.end()) {
+        out_index += c * out_stride;
+        out_stride *= dims[d];
+      }
+    }
+    want[out_index] += v[i] - zi;
+  }
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(int{got[i]}, want[i]) << what << " output " << i;
   }
 }
 
-// Quantized SUM with equal input and output scales (a multiplier of
-// exactly 1) and small values gives the integer sum itself: the
-// accumulation checked exactly, over drawn shapes of rank 1 to 4, any axes
-// (a quarter of the draws a block of middle dims over an inner dim of 8 or
-// more, as global pooling: the block form), with and without keep_dims, in
-// each build, forced and shown to run.
+// Quantized SUM of INT8, UINT8 and INT16 summed exactly (CheckQuantizedSum)
+// over drawn shapes of rank 1 to 4, any axes, with and without keep_dims,
+// in each build, forced and shown to run.
 TEST(ReduceTest, QuantizedSumAccumulatesExactlyInEveryBuild) {
   std::mt19937 rng = testing::SeededRng(4);
   const auto isas = {kernels::CpuIsa::kBaseline, kernels::CpuIsa::kAvx2};
   testing::ForEachForcedIsa(isas, [&](kernels::CpuIsa isa) {
     const int64_t before = kernels::QuantizedSumCallsForTesting(isa);
-    for (int iter = 0; iter < 60; ++iter) {
-      const bool pooling = RandomInt(rng, 0, 3) == 0;
-      const int rank = pooling ? 4 : RandomInt(rng, 1, 4);
-      std::vector<int> dims(rank);
-      for (int& d : dims) d = RandomInt(rng, 1, 6);
-      std::vector<int32_t> axes;
-      if (pooling) {
-        dims = {RandomInt(rng, 1, 2), RandomInt(rng, 1, 5),
-                RandomInt(rng, 1, 5), RandomInt(rng, 8, 40)};
-        axes = {1, 2};
-      } else {
-        for (int d = 0; d < rank; ++d) {
-          if (RandomInt(rng, 0, 1)) axes.push_back(d);
-        }
-        if (axes.empty()) axes.push_back(RandomInt(rng, 0, rank - 1));
+    for (int iter = 0; iter < 90; ++iter) {
+      const std::string what =
+          absl::StrCat(kernels::CpuIsaName(isa), " iteration ", iter);
+      switch (iter % 3) {
+        case 0:
+          CheckQuantizedSum<int8_t>(rng, tfl::TensorType_INT8, what + " INT8");
+          break;
+        case 1:
+          CheckQuantizedSum<uint8_t>(rng, tfl::TensorType_UINT8,
+                                     what + " UINT8");
+          break;
+        default:
+          CheckQuantizedSum<int16_t>(rng, tfl::TensorType_INT16,
+                                     what + " INT16");
+          break;
       }
-      const bool keep_dims = RandomInt(rng, 0, 1) == 1;
-      const int zi = RandomInt(rng, -20, 20), zo = RandomInt(rng, -5, 5);
-      int64_t n = 1;
-      for (int d : dims) n *= d;
-      std::vector<int> out_dims;
-      int64_t count = 1;
-      for (int d = 0; d < rank; ++d) {
-        const bool reduced =
-            std::find(axes.begin(), axes.end(), d) != axes.end();
-        if (reduced) count *= dims[d];
-        if (!reduced) out_dims.push_back(dims[d]);
-        else if (keep_dims) out_dims.push_back(1);
-      }
-      if (count > 40) continue;  // keep |sum| <= 120: no clamp
-      ModelBuilder mb;
-      auto& g = mb.Subgraph("main");
-      TensorId x = g.Input("x", tfl::TensorType_INT8,
-                           std::vector<int32_t>(dims.begin(), dims.end()));
-      TensorId ax = g.Constant<int32_t>(
-          "axes", {static_cast<int32_t>(axes.size())}, axes);
-      tfl::ReducerOptionsT o;
-      o.keep_dims = keep_dims;
-      TensorId y = g.Op(tfl::BuiltinOperator_SUM)
-                       .In(x, ax)
-                       .Options(o)
-                       .Out("y", tfl::TensorType_INT8,
-                            std::vector<int32_t>(out_dims.begin(),
-                                                 out_dims.end()));
-      g.Quantize(x, 0.25f, zi).Quantize(y, 0.25f, zo).Output(y);
-      auto rt = testing::LoadBuilt(mb);
-      ASSERT_TRUE(rt.ok()) << rt.status();
-      std::vector<int8_t> v(n);
-      for (auto& e : v) e = static_cast<int8_t>(zi + RandomInt(rng, -3, 3));
-      testing::SetInput(**rt, 0, v);
-      ASSERT_TRUE((*rt)->Invoke().ok());
-      const std::vector<int8_t> got = testing::GetOutput<int8_t>(**rt, 0);
-      // The expected sums, by input index.
-      std::vector<int> want(got.size(), zo);
-      for (int64_t i = 0; i < n; ++i) {
-        int64_t rest = i, out_index = 0, out_stride = 1;
-        for (int d = rank - 1; d >= 0; --d) {
-          const int64_t c = rest % dims[d];
-          rest /= dims[d];
-          if (std::find(axes.begin(), axes.end(), d) == axes.end()) {
-            out_index += c * out_stride;
-            out_stride *= dims[d];
-          }
-        }
-        want[out_index] += v[i] - zi;
-      }
-      ASSERT_EQ(got.size(), want.size());
-      for (size_t i = 0; i < got.size(); ++i) {
-        ASSERT_EQ(int{got[i]}, want[i])
-            << kernels::CpuIsaName(isa) << " iteration " << iter << " output "
-            << i;
-      }
+      if (::testing::Test::HasFatalFailure()) return;
     }
     EXPECT_GT(kernels::QuantizedSumCallsForTesting(isa), before)
         << kernels::CpuIsaName(isa) << " path not taken";
