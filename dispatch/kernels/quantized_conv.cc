@@ -617,13 +617,17 @@ void SetEvalFor(PrepareContext& ctx, bool is16) {
 // The padded copy's geometry, the taps and the filter packed for them
 // (QConvState::vnni_taps).
 // s->threads, and s->chunk_rows: output pixels per chunk of the GEMM
-// paths, enough chunks for every thread, in whole tiles of `mr` rows.
-void SetChunkRows(const PrepareContext& ctx, int mr, QConvState* s) {
+// paths, at most kQChunkRows, as many chunks as a multiple of the thread
+// count and all about the same size, so each thread's share is the same
+// (9 rows on 2 threads go as 5 + 4, not a tile of 8 and 1 row; 576 as
+// 10 chunks of 58, not 5 of 64 against 4). A chunk need not be whole
+// tiles: the GEMM computes its last rows as a shorter tile.
+void SetChunkRows(const PrepareContext& ctx, QConvState* s) {
   s->threads = ctx.thread_pool() ? ctx.thread_pool()->num_threads() : 1;
   const int64_t rows = int64_t{s->batch} * s->out_h * s->out_w;
-  const int64_t per_thread = (rows + s->threads - 1) / s->threads;
-  s->chunk_rows = std::max<int64_t>(
-      mr, std::min(kQChunkRows, (per_thread + mr - 1) / mr * mr));
+  int64_t chunks = std::max<int64_t>(1, (rows + kQChunkRows - 1) / kQChunkRows);
+  chunks = (chunks + s->threads - 1) / s->threads * s->threads;
+  s->chunk_rows = std::max<int64_t>(1, (rows + chunks - 1) / chunks);
 }
 
 void PrepareVnniTaps(const int8_t* w, QConvState* s) {
@@ -708,7 +712,7 @@ absl::Status PrepareConv2DQuantized(PrepareContext& ctx) {
   if (vnni && !pointwise) {
     PrepareVnniTaps(w->data<int8_t>(), s);
     PrepareRequantizeV8(s);
-    SetChunkRows(ctx, kQGemmVnniMr, s);
+    SetChunkRows(ctx, s);
     ctx.RequestScratch(static_cast<size_t>(s->tap_bytes));
     ctx.SetEval(EvalQConvVnniTaps);
   } else if (vnni) {
@@ -716,14 +720,14 @@ absl::Status PrepareConv2DQuantized(PrepareContext& ctx) {
     QGemmVnniPackRows(w->data<int8_t>(), s->out_c, s->k, s->k,
                       s->input_offset - 128, &s->vnni);
     PrepareRequantizeV8(s);
-    SetChunkRows(ctx, kQGemmVnniMr, s);
+    SetChunkRows(ctx, s);
     ctx.RequestScratch(static_cast<size_t>(s->threads * s->chunk_rows *
                                            QGemmVnniPaddedK(s->k)));
     ctx.SetEval(EvalQConvVnni);
   } else if (!is16 && w->constant && QGemmOffsetFits(s->input_offset)) {
     PackQFilter(s, w->data<int8_t>());
     PrepareRequantizeV8(s);
-    SetChunkRows(ctx, kQMr, s);
+    SetChunkRows(ctx, s);
     ctx.RequestScratch(
         static_cast<size_t>(s->threads * s->chunk_rows * QGemmPaddedK(s->k)) *
         sizeof(int16_t));
