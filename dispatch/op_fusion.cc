@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/string_view.h"
 #include "core/status.h"
 #include "dispatch/prepared_op.h"
 #include "dispatch/subgraph_executor.h"
@@ -31,6 +32,17 @@ bool SubgraphExecutor::CanShareBuffer(TensorId in, TensorId out) const {
 }
 
 void SubgraphExecutor::FuseEpilogues() {
+  // Marks `fused` as run inside `host`, for the report and the profile.
+  auto fuse = [](PreparedOp& fused, PreparedOp& host, absl::string_view how,
+                 absl::string_view role) {
+    fused.kind = PreparedOp::Kind::kFused;
+    fused.scratch_bytes = 0;
+    fused.detail =
+        absl::StrFormat("fused into op %d (%s)%s", host.index, host.name, how);
+    absl::StrAppend(&host.detail, absl::StrFormat(" + %s%s of op %d", role,
+                                                  fused.name, fused.index));
+    absl::StrAppend(&host.profile_name, "+", fused.name);
+  };
   const size_t n = tensors_.size();
   // Per tensor: how many op inputs read it, and the op writing it.
   std::vector<int32_t> reads(n, 0);
@@ -60,13 +72,8 @@ void SubgraphExecutor::FuseEpilogues() {
         !p.state->AppendEpilogue(EpilogueOp::kHardSwish)) {
       continue;
     }
-    c.kind = PreparedOp::Kind::kFused;
     c.state.reset();
-    c.scratch_bytes = 0;
-    c.detail = absl::StrFormat("fused into op %d (%s)", p.index, p.name);
-    absl::StrAppend(&p.detail,
-                    absl::StrFormat(" + %s of op %d", c.name, c.index));
-    absl::StrAppend(&p.profile_name, "+", c.name);
+    fuse(c, p, "", "");
   }
   // A MUL by a per-channel vector whose only reader is the next op's input
   // 0: into that op (a 1x1 convolution scales its weights instead).
@@ -125,17 +132,10 @@ void SubgraphExecutor::FuseEpilogues() {
     c.scaled_input = x;
     c.input_scale = scale;
     c.scratch_bytes += extra_scratch;
-    m.kind = PreparedOp::Kind::kFused;
     m.fused_input = -1;
     m.state.reset();
-    m.scratch_bytes = 0;
-    m.detail = absl::StrFormat(
-        "fused into op %d (%s), its per-channel scale applied to that op's "
-        "weights",
-        c.index, c.name);
-    absl::StrAppend(&c.detail,
-                    absl::StrFormat(" + input %s of op %d", m.name, m.index));
-    absl::StrAppend(&c.profile_name, "+", m.name);
+    fuse(m, c, ", its per-channel scale applied to that op's weights",
+         "input ");
   }
   // Piecewise consumers (a residual ADD): into the producer of the input
   // computed last, when every other input is ready before that producer
@@ -170,19 +170,12 @@ void SubgraphExecutor::FuseEpilogues() {
     }
     c.kind = PreparedOp::Kind::kFused;
     c.fused_input = fused_input;
-    c.scratch_bytes = 0;
     p.fused_consumer = c.index;
     p.num_report_counters =
         env_->pool != nullptr ? env_->pool->num_threads() : 1;
     p.report_counters.reset(
         new EvalContext::ReportCounter[p.num_report_counters]);
-    c.detail = absl::StrFormat(
-        "fused into op %d (%s), run on its output "
-        "rows as they are written",
-        p.index, p.name);
-    absl::StrAppend(&p.detail,
-                    absl::StrFormat(" + %s of op %d", c.name, c.index));
-    absl::StrAppend(&p.profile_name, "+", c.name);
+    fuse(c, p, ", run on its output rows as they are written", "");
   }
 }
 
