@@ -500,8 +500,8 @@ void Gemm(const GemmArgs& g, ThreadPool* pool) {
         } else {
           rows.a = g.a + r0 * g.lda;
         }
-        RowTiles(fns, rows, (rows.m + kGemmMr - 1) / kGemmMr, 0,
-                 (rows.m + kGemmMr - 1) / kGemmMr);
+        const int64_t part_tiles = (rows.m + kGemmMr - 1) / kGemmMr;
+        RowTiles(fns, rows, part_tiles, 0, part_tiles);
         if (g.rows_done != nullptr) (*g.rows_done)(r0, r1);
       }
     });

@@ -58,10 +58,6 @@ namespace {
 
 enum class ConvKind { kConv, kDepthwise, kTranspose };
 
-// The GEMM micro-tile (quantized_gemm.h): kQMr output pixels x kQNr
-// output channels.
-constexpr int kQMr = kQGemmMr;
-constexpr int kQNr = kQGemmNr;
 // Output pixels per im2col chunk (at most): the chunk's int16 rows stay in
 // L2 for MobileNet-sized K.
 constexpr int64_t kQChunkRows = 64;
@@ -614,8 +610,6 @@ void SetEvalFor(PrepareContext& ctx, bool is16) {
   if (kKind != ConvKind::kTranspose) ctx.MarkReportsOutputReady();
 }
 
-// The padded copy's geometry, the taps and the filter packed for them
-// (QConvState::vnni_taps).
 // s->threads, and s->chunk_rows: output pixels per chunk of the GEMM
 // paths, at most kQChunkRows, as many chunks as a multiple of the thread
 // count and all about the same size, so each thread's share is the same
@@ -630,6 +624,8 @@ void SetChunkRows(const PrepareContext& ctx, QConvState* s) {
   s->chunk_rows = std::max<int64_t>(1, (rows + chunks - 1) / chunks);
 }
 
+// The padded copy's geometry, the taps and the filter packed for them
+// (QConvState::vnni_taps).
 void PrepareVnniTaps(const int8_t* w, QConvState* s) {
   s->vnni_taps = true;
   // The last input row and column any window reads, in input coordinates.

@@ -32,10 +32,10 @@ struct QConvState : KernelState {
   std::vector<int64_t> bias;              // per output channel (0 if none)
   // INT8 CONV_2D GEMM path (EvalQConvGemm).
   int64_t k = 0;           // k_h * k_w * group_in_c
-  int panels = 0;          // per group, ceil(group_out_c / kQNr)
+  int panels = 0;          // per group, ceil(group_out_c / kQGemmNr)
   int64_t chunk_rows = 0;  // output pixels per im2col chunk
   int threads = 1;
-  // Per group, `panels` panels of [k][kQNr] filter values (QGemmPackRows).
+  // Per group, `panels` panels of [k][kQGemmNr] filter values (QGemmPackRows).
   std::vector<int16_t> packed;
   // Or, on AVX-512 VNNI (one group): the filter packed for QGemmVnni, a
   // holding input + 128 as unsigned bytes (EvalQConvVnni).

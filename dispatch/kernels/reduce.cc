@@ -17,7 +17,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <type_traits>
 #include <vector>
@@ -292,44 +291,12 @@ void RescaleSums(const QuantizedSumState& s, const uint32_t* acc,
 std::atomic<int64_t> g_quantized_sum_calls[2];
 
 #if GRAFT_HAVE_AVX2_FMA_BUILD
-// Eight inputs widened to int32, as the scalar cast extends them.
-template <typename T>
-GRAFT_AVX2_FMA_TARGET inline __m256i Widen8(const T* p) {
-  if constexpr (std::is_same_v<T, int16_t>) {
-    return _mm256_cvtepi16_epi32(
-        _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-  } else {
-    const __m128i x = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
-    if constexpr (std::is_same_v<T, int8_t>) return _mm256_cvtepi8_epi32(x);
-    return _mm256_cvtepu8_epi32(x);
-  }
-}
-
-// The sums (zero on entry), the block form (global pooling) 8 inputs at a
-// time (GCC's -O2 leaves that loop, with its remainder, scalar): the same
-// wrapping integer sums.
+// The sums in the AVX2 build (global pooling's block loop vectorized:
+// 8 inputs widened and added at a time, the same wrapping sums).
 template <typename T>
 GRAFT_AVX2_FMA_TARGET __attribute__((flatten)) void AccumulateQuantizedAvx2(
     const ReduceState& s, const T* in, uint32_t* acc) {
-  if (!s.block) {
-    AccumulateQuantized(s, in, acc);
-    return;
-  }
-  for (int64_t o = 0; o < s.outer; ++o) {
-    uint32_t* dst = acc + o * s.inner;
-    const T* src = in + o * s.count * s.inner;
-    for (int64_t r = 0; r < s.count; ++r, src += s.inner) {
-      int64_t i = 0;
-      for (; i + 8 <= s.inner; i += 8) {
-        __m256i* d = reinterpret_cast<__m256i*>(dst + i);
-        _mm256_storeu_si256(
-            d, _mm256_add_epi32(_mm256_loadu_si256(d), Widen8(src + i)));
-      }
-      for (; i < s.inner; ++i) {
-        dst[i] = WrappingSumOp<T>::Apply(dst[i], src[i]);
-      }
-    }
-  }
+  AccumulateQuantized(s, in, acc);
 }
 
 // RescaleSums 8 sums at a time (MultiplyByQuantizedMultiplierAvx2: the
