@@ -68,7 +68,7 @@ ThreadPool::ThreadPool(int num_threads)
     : num_threads_(std::max(1, num_threads)),
       ranges_(new Range[num_threads_]),
       seats_(new Seat[num_threads_]) {
-  seats_[0].cpu.store(CurrentCpu(), std::memory_order_relaxed);
+  seats_[0].Set(CurrentCpu());
   workers_.reserve(num_threads_ - 1);
   for (int i = 0; i < num_threads_ - 1; ++i) {
     workers_.emplace_back([this, i] { WorkerLoop(i + 1); });
@@ -80,25 +80,68 @@ ThreadPool::ThreadPool(int num_threads)
 ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    stop_.store(true);
+    loop_.stop.store(true);
   }
   work_cv_.notify_all();
   crowded_cv_.notify_all();
   for (std::thread& t : workers_) t.join();
 }
 
-int64_t ThreadPool::TakeChunk(Range& r, bool from_back) {
-  uint64_t ends = r.ends.load(std::memory_order_relaxed);
+ThreadPool::LoopFields ThreadPool::ReadLoop() const {
   for (;;) {
-    const uint32_t front = static_cast<uint32_t>(ends);
-    const uint32_t back = static_cast<uint32_t>(ends >> 32);
-    if (front >= back) return -1;
-    const uint64_t next = from_back
-                              ? (uint64_t{back - 1} << 32) | front
-                              : (uint64_t{back} << 32) | (front + 1);
-    if (r.ends.compare_exchange_weak(ends, next, std::memory_order_acq_rel,
-                                     std::memory_order_relaxed)) {
-      return from_back ? back - 1 : front;
+    const uint64_t seq = loop_.seq.load(std::memory_order_acquire);
+    if (seq % 2 != 0) {
+      CpuRelax();
+      continue;
+    }
+    // Acquire loads: a field the next loop's writer already stored makes
+    // its odd seq visible to the check below.
+    LoopFields f;
+    f.fn = loop_.fn.load(std::memory_order_acquire);
+    f.n = loop_.n.load(std::memory_order_acquire);
+    f.num_chunks = loop_.num_chunks.load(std::memory_order_acquire);
+    f.seq = seq;
+    f.tag = static_cast<uint32_t>(seq / 2);
+    if (loop_.seq.load(std::memory_order_relaxed) == seq) return f;
+  }
+}
+
+int64_t ThreadPool::TakeChunk(int r, const LoopFields& loop, bool from_back) {
+  std::atomic<uint64_t>& state = ranges_[r].state;
+  uint64_t s = state.load(std::memory_order_acquire);
+  for (;;) {
+    const uint32_t tag = static_cast<uint32_t>(s >> 32);
+    uint64_t front, back;
+    if (tag == loop.tag) {
+      front = (s >> 16) & 0xffff;
+      back = s & 0xffff;
+    } else if (static_cast<int32_t>(tag - loop.tag) > 0) {
+      return -1;  // a later loop's: this one has ended
+    } else {
+      front = static_cast<uint64_t>(loop.num_chunks * r / num_threads_);
+      back = static_cast<uint64_t>(loop.num_chunks * (r + 1) / num_threads_);
+    }
+    if (front >= back) {
+      // Even an empty range takes the loop's tag (the caller visits every
+      // range in every loop), so no tag is ever more than a loop behind.
+      if (tag == loop.tag) return -1;
+      if (state.compare_exchange_weak(s, uint64_t{loop.tag} << 32,
+                                      std::memory_order_acq_rel,
+                                      std::memory_order_acquire)) {
+        return -1;
+      }
+      continue;
+    }
+    const uint64_t taken = from_back ? back - 1 : front;
+    if (from_back) {
+      --back;
+    } else {
+      ++front;
+    }
+    const uint64_t next = uint64_t{loop.tag} << 32 | front << 16 | back;
+    if (state.compare_exchange_weak(s, next, std::memory_order_acq_rel,
+                                    std::memory_order_acquire)) {
+      return static_cast<int64_t>(taken);
     }
   }
 }
@@ -106,7 +149,7 @@ int64_t ThreadPool::TakeChunk(Range& r, bool from_back) {
 bool ThreadPool::SharesCpu(int thread_index) {
   const int cpu = CurrentCpu();
   if (cpu == kUnknownCpu) return true;
-  seats_[thread_index].cpu.store(cpu, std::memory_order_relaxed);
+  seats_[thread_index].Set(cpu);
   for (int t = 0; t < num_threads_; ++t) {
     if (t != thread_index &&
         seats_[t].cpu.load(std::memory_order_relaxed) == cpu) {
@@ -116,30 +159,36 @@ bool ThreadPool::SharesCpu(int thread_index) {
   return false;
 }
 
-void ThreadPool::RunChunks(int thread_index) {
-  bool was_inside = tls_in_parallel_for;
-  tls_in_parallel_for = true;
-  const Loop loop = loop_;
-  // Chunks run here, counted in once at the end: a shared counter bumped
-  // per chunk would bounce its cache line between the cores every chunk.
-  int64_t done = 0;
-  // Own range first, then the others' from their backs, nearest first.
-  for (int i = 0; i < num_threads_; ++i) {
-    Range& r = ranges_[(thread_index + i) % num_threads_];
-    for (;;) {
-      const int64_t c = TakeChunk(r, /*from_back=*/i != 0);
-      if (c < 0) break;
-      const int64_t begin = c * loop.chunk;
-      (*loop.fn)(thread_index, begin, std::min(loop.n, begin + loop.chunk));
-      ++done;
-    }
-  }
-  if (done > 0 && done_chunks_.fetch_add(done, std::memory_order_acq_rel) +
-                          done == loop.num_chunks) {
+void ThreadPool::CountDone(int64_t chunks) {
+  done_.fetch_add(static_cast<uint64_t>(chunks), std::memory_order_seq_cst);
+  if (waiting_.load(std::memory_order_seq_cst)) {
     std::lock_guard<std::mutex> lock(mutex_);
     done_cv_.notify_one();
   }
+}
+
+int64_t ThreadPool::RunChunks(int thread_index, const LoopFields& loop) {
+  bool was_inside = tls_in_parallel_for;
+  tls_in_parallel_for = true;
+  int64_t total = 0;
+  // Own range first, then the others' from their backs, nearest first.
+  // A worker counts each range's chunks as soon as it finds it empty: the
+  // caller may be waiting for just those.
+  for (int i = 0; i < num_threads_; ++i) {
+    const int r = (thread_index + i) % num_threads_;
+    int64_t done = 0;
+    for (;;) {
+      const int64_t c = TakeChunk(r, loop, /*from_back=*/i != 0);
+      if (c < 0) break;
+      (*loop.fn)(thread_index, loop.n * c / loop.num_chunks,
+                 loop.n * (c + 1) / loop.num_chunks);
+      ++done;
+    }
+    if (done > 0 && thread_index != 0) CountDone(done);
+    total += done;
+  }
   tls_in_parallel_for = was_inside;
+  return total;
 }
 
 bool ThreadPool::MoveOffSharedCpu(int thread_index) {
@@ -170,56 +219,62 @@ void ThreadPool::SitOut(std::atomic<int>& seat) {
   seat.store(kNotRunning, std::memory_order_relaxed);
   sit_outs_.fetch_add(1, std::memory_order_relaxed);
   std::unique_lock<std::mutex> lock(mutex_);
-  crowded_cv_.wait_for(lock, std::chrono::microseconds(kSitOutMicros),
-                       [&] { return stop_.load(std::memory_order_acquire); });
+  crowded_cv_.wait_for(lock, std::chrono::microseconds(kSitOutMicros), [&] {
+    return loop_.stop.load(std::memory_order_acquire);
+  });
 }
 
 void ThreadPool::WorkerLoop(int thread_index) {
   tls_thread_index = thread_index;
-  std::atomic<int>& seat = seats_[thread_index].cpu;
+  Seat& seat = seats_[thread_index];
   if (SharesCpu(thread_index)) MoveOffSharedCpu(thread_index);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     ++started_;
   }
   done_cv_.notify_all();
-  uint64_t seen = 0;
+  uint64_t seen = 0;  // the last loop's seq
   for (;;) {
     auto ready = [&] {
-      return stop_.load(std::memory_order_acquire) ||
-             generation_.load(std::memory_order_acquire) != seen;
+      return loop_.stop.load(std::memory_order_seq_cst) ||
+             loop_.seq.load(std::memory_order_seq_cst) != seen;
     };
-    seat.store(CurrentCpu(), std::memory_order_relaxed);
+    seat.Set(CurrentCpu());
     bool crowded = false;
     SpinUntil(
         kSpinMicros,
         [&] {
-          return ready() || crowded || parked_.load(std::memory_order_relaxed);
+          return ready() || crowded ||
+                 loop_.parked.load(std::memory_order_relaxed);
         },
         [&] {
           crowded = SharesCpu(thread_index);
           return false;
         });
     if (crowded && !ready()) {
-      if (!MoveOffSharedCpu(thread_index)) SitOut(seat);
+      if (!MoveOffSharedCpu(thread_index)) SitOut(seat.cpu);
       continue;
     }
     if (!ready()) {
-      seat.store(kNotRunning, std::memory_order_relaxed);
-      std::unique_lock<std::mutex> lock(mutex_);
-      work_cv_.wait(lock, ready);
-      lock.unlock();
-      seat.store(CurrentCpu(), std::memory_order_relaxed);
+      seat.Set(kNotRunning);
+      // Announced before the check under the mutex: a caller publishing
+      // after it sees the announcement and notifies under the mutex.
+      loop_.sleepers.fetch_add(1, std::memory_order_seq_cst);
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        work_cv_.wait(lock, ready);
+      }
+      loop_.sleepers.fetch_sub(1, std::memory_order_relaxed);
+      seat.Set(CurrentCpu());
     }
-    if (stop_.load(std::memory_order_acquire)) return;
-    seen = generation_.load(std::memory_order_acquire);
+    if (loop_.stop.load(std::memory_order_acquire)) return;
+    const LoopFields loop = ReadLoop();
+    seen = loop.seq;
     if (SharesCpu(thread_index) && !MoveOffSharedCpu(thread_index)) {
-      SitOut(seat);
+      SitOut(seat.cpu);
       continue;
     }
-    active_.fetch_add(1, std::memory_order_seq_cst);
-    if (open_.load(std::memory_order_seq_cst)) RunChunks(thread_index);
-    active_.fetch_sub(1, std::memory_order_release);
+    RunChunks(thread_index, loop);
   }
 }
 
@@ -234,53 +289,50 @@ void ThreadPool::ParallelForWithThreadIndex(
     absl::FunctionRef<void(int, int64_t, int64_t)> fn) {
   if (n <= 0) return;
   min_chunk = std::max<int64_t>(1, min_chunk);
-  if (num_threads_ == 1 || n <= min_chunk || tls_in_parallel_for) {
+  // Whole min_chunks, up to a few per thread: they even out uneven chunk
+  // costs and a late start.
+  const int64_t num_chunks =
+      std::min({n / min_chunk, int64_t{num_threads_} * 8, kMaxChunks});
+  if (num_threads_ == 1 || num_chunks < 2 || tls_in_parallel_for) {
     fn(tls_in_parallel_for ? tls_thread_index : 0, 0, n);
     return;
   }
   std::lock_guard<std::mutex> call_lock(call_mutex_);
-  // A few chunks per thread even out uneven chunk costs and a late start.
-  int64_t target_chunks = int64_t{num_threads_} * 8;
-  int64_t chunk = std::max(min_chunk, (n + target_chunks - 1) / target_chunks);
-  parked_.store(false, std::memory_order_relaxed);
-  seats_[0].cpu.store(CurrentCpu(), std::memory_order_relaxed);
-  loop_.fn = &fn;
-  loop_.n = n;
-  loop_.chunk = chunk;
-  const int64_t num_chunks = (n + chunk - 1) / chunk;
-  loop_.num_chunks = num_chunks;
-  for (int t = 0; t < num_threads_; ++t) {
-    const uint64_t front = num_chunks * t / num_threads_;
-    const uint64_t back = num_chunks * (t + 1) / num_threads_;
-    ranges_[t].ends.store(front | back << 32, std::memory_order_relaxed);
+  LoopFields loop;
+  loop.fn = &fn;
+  loop.n = n;
+  loop.num_chunks = num_chunks;
+  ++loops_;
+  loop.seq = 2 * loops_;
+  loop.tag = static_cast<uint32_t>(loops_);
+  if (loop_.parked.load(std::memory_order_relaxed)) {
+    loop_.parked.store(false, std::memory_order_relaxed);
   }
-  done_chunks_.store(0, std::memory_order_relaxed);
-  open_.store(true, std::memory_order_seq_cst);
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    generation_.fetch_add(1, std::memory_order_release);
+  seats_[0].Set(CurrentCpu());
+  // Odd while the fields change; the release stores order them after it.
+  loop_.seq.store(2 * loops_ - 1, std::memory_order_relaxed);
+  loop_.fn.store(loop.fn, std::memory_order_release);
+  loop_.n.store(loop.n, std::memory_order_release);
+  loop_.num_chunks.store(loop.num_chunks, std::memory_order_release);
+  loop_.seq.store(2 * loops_, std::memory_order_seq_cst);
+  if (loop_.sleepers.load(std::memory_order_seq_cst) > 0) {
+    { std::lock_guard<std::mutex> lock(mutex_); }
+    work_cv_.notify_all();
   }
-  work_cv_.notify_all();  // no system call when every worker is polling
-  RunChunks(0);
-  auto done = [&] {
-    return done_chunks_.load(std::memory_order_acquire) == num_chunks;
-  };
+  worker_chunks_ += loop.num_chunks - RunChunks(0, loop);
+  const uint64_t target = worker_chunks_;
+  auto done = [&] { return done_.load(std::memory_order_acquire) == target; };
   auto share_cpu = [&] { return SharesCpu(0); };
   if (!SpinUntil(kSpinMicros, done, share_cpu)) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    done_cv_.wait(lock, done);
+    waiting_.store(true, std::memory_order_seq_cst);
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      done_cv_.wait(lock, [&] {
+        return done_.load(std::memory_order_seq_cst) == target;
+      });
+    }
+    waiting_.store(false, std::memory_order_relaxed);
   }
-  // No worker may start on this loop's fields after this; one that counted
-  // itself in first is inside a last chunk lookup (all are taken) or about
-  // to see open_ false.
-  open_.store(false, std::memory_order_seq_cst);
-  while (active_.load(std::memory_order_seq_cst) != 0) {
-    SpinUntil(
-        kSpinMicros,
-        [&] { return active_.load(std::memory_order_seq_cst) == 0; },
-        share_cpu);
-  }
-  loop_.fn = nullptr;
 }
 
 }  // namespace graft

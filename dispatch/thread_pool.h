@@ -30,6 +30,14 @@
 // rows one op wrote are in the cache of the core that reads them next,
 // instead of half of them crossing cores as with one shared counter.
 //
+// A loop's hand-over crosses cores as few times as it can, since each
+// crossing costs 30 to 200 ns on a VM, as the host places the vCPUs: the
+// caller writes the loop on the one cache line the workers poll, and
+// nothing else (a range starts itself from the loop's number, and a CPU
+// seat is written only when it changes); a worker adds its chunk count
+// to a running total the caller waits on, and takes the mutex to notify
+// only where the other side said it sleeps.
+//
 // Thread-safety: ParallelFor may be called from any thread; concurrent calls
 // are serialized (one loop at a time). A ParallelFor issued from inside a
 // running loop body runs inline on the calling worker, so kernels may nest
@@ -68,10 +76,13 @@ class ThreadPool {
   // How many times a worker moved off a CPU it shared (MoveOffSharedCpu).
   int64_t moves() const { return moves_.load(std::memory_order_relaxed); }
 
-  // Calls fn(begin, end) over disjoint ranges covering [0, n), each at least
-  // `min_chunk` long (except possibly the last), and returns when all calls
-  // have returned. Ranges are contiguous and split as evenly as the thread
-  // count allows; with one thread, or n <= min_chunk, it is fn(0, n).
+  // Calls fn(begin, end) over disjoint contiguous ranges covering [0, n),
+  // and returns when all calls have returned. [0, n) is cut into as many
+  // chunks as it holds whole min_chunks (up to 8 per thread), of sizes
+  // that differ by at most one, so each is at least min_chunk long: with
+  // one thread, or n < 2 * min_chunk, it is fn(0, n). (A remainder shorter
+  // than min_chunk handed to another thread costs more than it saves:
+  // 16 rows at 14 at least went as 14 + 2.)
   void ParallelFor(int64_t n, int64_t min_chunk,
                    absl::FunctionRef<void(int64_t, int64_t)> fn);
 
@@ -85,20 +96,64 @@ class ThreadPool {
 
   // Workers polling for the next loop stop polling and sleep until it comes.
   // A hint: cheap, callable from any thread at any time.
-  void Park() { parked_.store(true, std::memory_order_relaxed); }
+  void Park() { loop_.parked.store(true, std::memory_order_relaxed); }
 
  private:
-  // One thread's range of chunks [front, back), packed front | back << 32
-  // so both ends move with one compare-and-swap; a cache line each.
-  struct alignas(64) Range {
-    std::atomic<uint64_t> ends{0};
+  // The loop being run, on the one cache line idle workers poll. The caller
+  // writes it as a sequence lock: `seq` is odd while the fields change and
+  // 2g once loop g is published, so a worker reads one loop's fields whole
+  // or reads again, and the caller never waits for a worker before it
+  // writes the next loop. Nothing else a loop needs is written at its
+  // start: the ranges start themselves (Range) and the done count goes on
+  // from the last loop's.
+  struct alignas(64) Loop {
+    std::atomic<uint64_t> seq{0};
+    std::atomic<const absl::FunctionRef<void(int, int64_t, int64_t)>*> fn{
+        nullptr};
+    std::atomic<int64_t> n{0};
+    std::atomic<int64_t> num_chunks{0};
+    // Not part of the sequence: set rarely, read while polling.
+    std::atomic<bool> stop{false};
+    std::atomic<bool> parked{false};  // Park() since the last loop began
+    std::atomic<int> sleepers{0};  // workers asleep on work_cv_ (or about to)
+  };
+  // One loop's fields as a thread read them, with its seq; `tag` is the
+  // loop's number (seq / 2) modulo 2^32.
+  struct LoopFields {
+    const absl::FunctionRef<void(int, int64_t, int64_t)>* fn;
+    // Chunk c is [n * c / num_chunks, n * (c + 1) / num_chunks).
+    int64_t n, num_chunks;
+    uint64_t seq;
+    uint32_t tag;
   };
 
+  // One thread's range of chunks, a cache line each, as tag << 32 | front
+  // << 16 | back: the chunks [front, back) of loop `tag` are left. A range
+  // whose tag is an earlier loop's has none of its current loop's chunks
+  // taken yet: the first thread to take one (its owner, or a thief from the
+  // back) writes the loop's tag with the range it has, [num_chunks * t /
+  // threads, num_chunks * (t + 1) / threads), less that chunk. A range
+  // whose tag is a later loop's belongs to a loop that started after the
+  // taker's ended: it takes nothing. An empty range takes the tag too, and
+  // the caller visits every range in every loop, so no tag falls more than
+  // a loop behind (tags compare modulo 2^32). A loop has at most kMaxChunks
+  // chunks.
+  struct alignas(64) Range {
+    std::atomic<uint64_t> state{0};
+  };
+  static constexpr int64_t kMaxChunks = 0xffff;
+
   // Where each pool thread was last seen running (a CPU number,
-  // kNotRunning while it sleeps); a cache line each.
+  // kNotRunning while it sleeps); a cache line each, written only when it
+  // changes.
   static constexpr int kNotRunning = -1;
   struct alignas(64) Seat {
     std::atomic<int> cpu{kNotRunning};
+    void Set(int c) {
+      if (cpu.load(std::memory_order_relaxed) != c) {
+        cpu.store(c, std::memory_order_relaxed);
+      }
+    }
   };
 
   // Records this thread's CPU in its seat; true when another pool thread
@@ -120,10 +175,16 @@ class ThreadPool {
   // where there is none (more threads than allowed CPUs) or the system
   // refuses.
   bool MoveOffSharedCpu(int thread_index);
-  void RunChunks(int thread_index);
-  // Takes a chunk of range r: its front (own range) or its back (stealing);
-  // -1 when the range is empty.
-  int64_t TakeChunk(Range& r, bool from_back);
+  // The published loop's fields (waits out a write in progress).
+  LoopFields ReadLoop() const;
+  // Runs chunks of `loop`: this thread's range front to back, then the
+  // others' from their backs. A worker adds what it ran to done_ after
+  // each range; the caller (thread 0) returns its count instead.
+  int64_t RunChunks(int thread_index, const LoopFields& loop);
+  // Takes a chunk of range r of `loop`: its front (own range) or its back
+  // (stealing); -1 when none is left.
+  int64_t TakeChunk(int r, const LoopFields& loop, bool from_back);
+  void CountDone(int64_t chunks);
 
   const int num_threads_;
   std::vector<std::thread> workers_;
@@ -132,9 +193,14 @@ class ThreadPool {
   static constexpr int kSitOutMicros = 1000;
 
   std::mutex call_mutex_;  // one ParallelFor at a time
-  // Guards the sleeping side: generation_ and stop_ change, and the last
-  // chunk is counted done, only under it, so a waiter checking them under
-  // it cannot miss the notification.
+  uint64_t loops_ = 0;     // loops published (under call_mutex_)
+  // Chunks that workers will have added to done_ once every loop so far
+  // has ended (under call_mutex_).
+  uint64_t worker_chunks_ = 0;
+  // Guards the sleeping side: a thread sleeps on a condition variable only
+  // after announcing it (Loop::sleepers, waiting_) and checking again under
+  // it, and the other side, having seen the announcement, takes it before
+  // notifying, so no wake-up is lost.
   std::mutex mutex_;
   std::condition_variable work_cv_;
   std::condition_variable done_cv_;
@@ -142,33 +208,12 @@ class ThreadPool {
   std::atomic<int64_t> sit_outs_{0};
   std::atomic<int64_t> moves_{0};
   int started_ = 0;  // workers past their start (under mutex_)
-  // Bumped per loop (release: the loop's fields below are published by
-  // it); workers wait for a change.
-  alignas(64) std::atomic<uint64_t> generation_{0};
-  std::atomic<bool> stop_{false};
-  std::atomic<bool> parked_{false};  // Park() since the last loop began
-  // The loop's end is its chunks' end, not every worker's arrival: a worker
-  // the scheduler has not run yet (a busy machine) costs the caller no
-  // time slice, since the caller takes the chunks it leaves. open_ is set
-  // while a loop's chunks may be taken; a worker joins (active_) only when
-  // it sees it open after counting itself in, and the caller closes it and
-  // waits for active_ to drain before the loop's fields change (both sides
-  // sequentially consistent, so one of them sees the other).
-  std::atomic<bool> open_{false};
-  std::atomic<int> active_{0};
-  // Chunks run, added once by each thread when it finds none left; a cache
-  // line of its own.
-  alignas(64) std::atomic<int64_t> done_chunks_{0};
-
-  // The current loop (valid while a generation runs), on its own cache
-  // line: written once per loop, then only read.
-  struct alignas(64) Loop {
-    const absl::FunctionRef<void(int, int64_t, int64_t)>* fn = nullptr;
-    int64_t n = 0;
-    int64_t chunk = 0;
-    int64_t num_chunks = 0;
-  };
   Loop loop_;
+  // Chunks the workers ran, over all loops, added by each after each range
+  // it took chunks from; the caller waits for it to reach worker_chunks_.
+  // waiting_: the caller sleeps on done_cv_ (or is about to).
+  alignas(64) std::atomic<uint64_t> done_{0};
+  std::atomic<bool> waiting_{false};
   std::unique_ptr<Range[]> ranges_;  // num_threads_ of them
   std::unique_ptr<Seat[]> seats_;    // num_threads_ of them
 };

@@ -2,8 +2,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -112,6 +114,42 @@ TEST(ThreadPoolTest, ManyLoopsInARow) {
     pool.ParallelFor(64, 1, [&](int64_t b, int64_t e) { sum += e - b; });
   }
   EXPECT_EQ(sum, 500 * 64);
+}
+
+// Loops of random sizes back to back, many with fewer chunks than threads
+// (some ranges get none: they still take each loop's tag, or a later loop
+// would find them stale) and some from two calling threads at once: every
+// loop covers its range exactly once. The seed is printed; the sweep in
+// the commit that added this ran 200 of them.
+TEST(ThreadPoolTest, RandomLoopSizesCoverTheirRangesExactlyOnce) {
+  const uint32_t seed = std::random_device{}();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::printf("ThreadPoolTest seed %u\n", seed);
+  for (int threads : {2, 3, 5}) {
+    ThreadPool pool(threads);
+    auto run_loops = [&](uint32_t s, int loops) {
+      std::mt19937 rng(s);
+      for (int r = 0; r < loops; ++r) {
+        const int64_t n = std::uniform_int_distribution<int64_t>(1, 40)(rng);
+        const int64_t min_chunk =
+            std::uniform_int_distribution<int64_t>(1, 12)(rng);
+        std::vector<std::atomic<int>> hits(n);
+        pool.ParallelForWithThreadIndex(n, min_chunk,
+                                        [&](int t, int64_t b, int64_t e) {
+                                          EXPECT_GE(t, 0);
+                                          EXPECT_LT(t, threads);
+                                          for (int64_t i = b; i < e; ++i)
+                                            hits[i]++;
+                                        });
+        for (int64_t i = 0; i < n; ++i) {
+          ASSERT_EQ(hits[i], 1) << "n " << n << " min_chunk " << min_chunk;
+        }
+      }
+    };
+    std::thread other([&] { run_loops(seed + 1, 300); });
+    run_loops(seed, 1000);
+    other.join();
+  }
 }
 
 // Loops separated by pauses longer than the workers poll (they sleep in
