@@ -161,15 +161,15 @@ void FillEdges(const ConvState& s, const float* input, float* edge) {
     std::fill(dst, dst + s.tap_len, 0.0f);
     dst += s.tap_len;
     for (const ConvState::EdgeWindow& w : s.edge_windows) {
-      for (int kx = 0; kx < s.k_w; ++kx, dst += c) {
-        const int ix = w.ix + kx;
-        if (ix < 0 || ix >= s.in_w) {
-          std::fill(dst, dst + c, 0.0f);
-        } else {
-          std::memcpy(dst, image + (int64_t{w.iy} * s.in_w + ix) * c,
-                      sizeof(float) * c);
-        }
-      }
+      // Pixels [x0, x1) of the window are inside the input, one run.
+      const int x0 = std::min(s.k_w, std::max(0, -w.ix));
+      const int x1 = std::max(x0, std::min(s.k_w, s.in_w - w.ix));
+      std::fill(dst, dst + x0 * c, 0.0f);
+      std::memcpy(dst + x0 * c,
+                  image + (int64_t{w.iy} * s.in_w + w.ix + x0) * c,
+                  sizeof(float) * (x1 - x0) * c);
+      std::fill(dst + x1 * c, dst + s.k_w * c, 0.0f);
+      dst += s.k_w * c;
     }
   }
 }
