@@ -14,6 +14,17 @@
 namespace graft {
 namespace {
 
+// Asks for the cache line at p in the exclusive state, ahead of a write:
+// a line the other core last read (a range it probed) then moves while
+// this thread does something else, not at the write.
+void PrefetchForWrite(const void* p) {
+#if defined(__x86_64__)
+  asm volatile("prefetchw %0" : : "m"(*static_cast<const char*>(p)));
+#else
+  __builtin_prefetch(p, 1);
+#endif
+}
+
 void CpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
   _mm_pause();
@@ -122,8 +133,7 @@ int64_t ThreadPool::TakeChunk(int r, const LoopFields& loop, bool from_back) {
       back = static_cast<uint64_t>(loop.num_chunks * (r + 1) / num_threads_);
     }
     if (front >= back) {
-      // Even an empty range takes the loop's tag (the caller visits every
-      // range in every loop), so no tag is ever more than a loop behind.
+      // Even an empty range takes the loop's tag (see Range).
       if (tag == loop.tag) return -1;
       if (state.compare_exchange_weak(s, uint64_t{loop.tag} << 32,
                                       std::memory_order_acq_rel,
@@ -175,6 +185,15 @@ int64_t ThreadPool::RunChunks(int thread_index, const LoopFields& loop) {
   // A worker counts each range's chunks as soon as it finds it empty: the
   // caller may be waiting for just those.
   for (int i = 0; i < num_threads_; ++i) {
+    // The caller done with its range looks at the others' only while some
+    // worker has chunks left: a look makes the line shared, and its owner's
+    // next take waits for it to come back. (Every kRetagLoops loops it
+    // looks anyway, so that no range's tag falls behind; see Range.)
+    if (i == 1 && thread_index == 0 && loop.tag % kRetagLoops != 0 &&
+        done_.load(std::memory_order_acquire) ==
+            worker_chunks_ + static_cast<uint64_t>(loop.num_chunks - total)) {
+      break;
+    }
     const int r = (thread_index + i) % num_threads_;
     int64_t done = 0;
     for (;;) {
@@ -275,6 +294,7 @@ void ThreadPool::WorkerLoop(int thread_index) {
       continue;
     }
     RunChunks(thread_index, loop);
+    PrefetchForWrite(&ranges_[thread_index]);
   }
 }
 
@@ -289,15 +309,19 @@ void ThreadPool::ParallelForWithThreadIndex(
     absl::FunctionRef<void(int, int64_t, int64_t)> fn) {
   if (n <= 0) return;
   min_chunk = std::max<int64_t>(1, min_chunk);
-  // Whole min_chunks, up to a few per thread: they even out uneven chunk
-  // costs and a late start.
-  const int64_t num_chunks =
+  // Whole min_chunks, up to a few per thread (they even out uneven chunk
+  // costs and a late start), and where there are enough, as many per
+  // thread: each thread's range is then an even share, and the share of
+  // the next loop over the same rows (the rows this one wrote) too.
+  int64_t num_chunks =
       std::min({n / min_chunk, int64_t{num_threads_} * 8, kMaxChunks});
+  if (num_chunks > num_threads_) num_chunks -= num_chunks % num_threads_;
   if (num_threads_ == 1 || num_chunks < 2 || tls_in_parallel_for) {
     fn(tls_in_parallel_for ? tls_thread_index : 0, 0, n);
     return;
   }
   std::lock_guard<std::mutex> call_lock(call_mutex_);
+  PrefetchForWrite(&ranges_[0]);
   LoopFields loop;
   loop.fn = &fn;
   loop.n = n;

@@ -78,9 +78,10 @@ class ThreadPool {
 
   // Calls fn(begin, end) over disjoint contiguous ranges covering [0, n),
   // and returns when all calls have returned. [0, n) is cut into as many
-  // chunks as it holds whole min_chunks (up to 8 per thread), of sizes
-  // that differ by at most one, so each is at least min_chunk long: with
-  // one thread, or n < 2 * min_chunk, it is fn(0, n). (A remainder shorter
+  // chunks as it holds whole min_chunks (up to 8 per thread; above the
+  // thread count, a multiple of it), of sizes that differ by at most one,
+  // so each is at least min_chunk long: with one thread, or n < 2 *
+  // min_chunk, it is fn(0, n). (A remainder shorter
   // than min_chunk handed to another thread costs more than it saves:
   // 16 rows at 14 at least went as 14 + 2.)
   void ParallelFor(int64_t n, int64_t min_chunk,
@@ -135,13 +136,15 @@ class ThreadPool {
   // threads, num_chunks * (t + 1) / threads), less that chunk. A range
   // whose tag is a later loop's belongs to a loop that started after the
   // taker's ended: it takes nothing. An empty range takes the tag too, and
-  // the caller visits every range in every loop, so no tag falls more than
-  // a loop behind (tags compare modulo 2^32). A loop has at most kMaxChunks
-  // chunks.
+  // the caller visits every range at least every kRetagLoops loops (it
+  // skips the others' ranges once their chunks are done, except then), so
+  // no tag falls that far behind: tags compare modulo 2^32. A loop has at
+  // most kMaxChunks chunks.
   struct alignas(64) Range {
     std::atomic<uint64_t> state{0};
   };
   static constexpr int64_t kMaxChunks = 0xffff;
+  static constexpr uint32_t kRetagLoops = 1024;
 
   // Where each pool thread was last seen running (a CPU number,
   // kNotRunning while it sleeps); a cache line each, written only when it
