@@ -4,9 +4,9 @@
 // exact form runs 8 lanes at a time with vector_math.h's own erf (within a
 // few float epsilons of |x|, not bit for bit with libm's erf).
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 
+#include "dispatch/kernels/call_counter.h"
 #include "dispatch/kernels/float_simd.h"
 #include "dispatch/kernels/unary.h"
 #include "dispatch/kernels/vector_math.h"
@@ -54,7 +54,7 @@ struct HardSwishOp {
 // operations of the scalar form in the same order, so the same results.
 // Scalar, the division made it a quarter of efficientnet_block_float's run.
 // In the two builds of float_simd.h, picked per call and counted.
-std::atomic<int64_t> g_hard_swish_calls[2];
+CallCounter g_hard_swish_calls[2];
 
 void HardSwishBaseline(const float* in, float* out, int64_t n) {
   HardSwishRun(in, out, n);

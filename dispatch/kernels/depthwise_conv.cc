@@ -27,9 +27,9 @@
 // an AVX-512 VL build (32 vector registers) where it has that
 // (float_simd.h).
 #include <algorithm>
-#include <atomic>
 #include <limits>
 
+#include "dispatch/kernels/call_counter.h"
 #include "dispatch/kernels/float_simd.h"
 #include "dispatch/kernels/kernel_util.h"
 #include "dispatch/thread_pool.h"
@@ -464,8 +464,8 @@ GRAFT_SIMD_INLINE void DepthwiseRowsBody(const DepthwiseState& s,
 using DepthwiseRowsFn = void (*)(const DepthwiseState&, const DepthwiseArgs&,
                                  int64_t, int64_t);
 
-std::atomic<int64_t> pixel_groups[3];  // per CpuIsa
-std::atomic<int64_t> cut_row_groups, row_kernel_groups, edge_groups;
+CallCounter pixel_groups[3];  // per CpuIsa
+CallCounter cut_row_groups, row_kernel_groups, edge_groups;
 
 void CountGroups(int isa, const GroupCounts& n) {
   if (n.groups > 0) pixel_groups[isa].fetch_add(n.groups, std::memory_order_relaxed);

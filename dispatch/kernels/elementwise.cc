@@ -9,12 +9,12 @@
 // A float op whose inputs have the same shape also runs piecewise
 // (EvalBinaryRange), fused into the convolution that writes an input.
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
 
 #include "absl/strings/str_cat.h"
+#include "dispatch/kernels/call_counter.h"
 #include "dispatch/kernels/float_simd.h"
 #include "dispatch/kernels/kernel_util.h"
 
@@ -175,7 +175,7 @@ GRAFT_SIMD_INLINE void BinaryRun(const T* a, int64_t sa, const T* b, int64_t sb,
   }
 }
 
-std::atomic<int64_t> g_float_binary_calls[2];
+CallCounter g_float_binary_calls[2];
 
 void CountFloatBinaryCall(CpuIsa path) {
   g_float_binary_calls[static_cast<int>(path)].fetch_add(

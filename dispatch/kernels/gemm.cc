@@ -1,10 +1,10 @@
 #include "dispatch/kernels/gemm.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 #include <limits>
 
+#include "dispatch/kernels/call_counter.h"
 #include "dispatch/kernels/float_simd.h"
 #include "dispatch/thread_pool.h"
 
@@ -13,11 +13,11 @@ namespace {
 
 static_assert(kGemmNr == 16, "the micro-kernel holds two V8 per row");
 
-std::atomic<int64_t> gemm_calls[3];  // per CpuIsa
-std::atomic<int64_t> indirect_calls;
-std::atomic<int64_t> row_panels_calls;
-std::atomic<int64_t> wide_calls;
-std::atomic<int64_t> row_parts_calls;
+CallCounter gemm_calls[3];  // per CpuIsa
+CallCounter indirect_calls;
+CallCounter row_panels_calls;
+CallCounter wide_calls;
+CallCounter row_parts_calls;
 
 // Sixteen floats: the AVX-512 build's wide tile (WideBodyAs) keeps a row of
 // 32 columns in two of them. Used only inside GRAFT_AVX512VL_TARGET code.

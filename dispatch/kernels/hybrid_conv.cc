@@ -56,13 +56,13 @@
 // (the scale product first, unlike CONV_2D's reference), clamped. Same
 // refusals, and one scale for several output channels.
 #include <algorithm>
-#include <atomic>
-#include <cstring>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "dispatch/kernel.h"
+#include "dispatch/kernels/call_counter.h"
 #include "dispatch/kernels/cpu_features.h"
 #include "dispatch/kernels/hybrid_util.h"
 #include "dispatch/kernels/kernel_util.h"
@@ -119,7 +119,7 @@ constexpr int64_t kHybridChunkRows = 64;
 // weights; zeroed so that they hold defined values.
 constexpr int64_t kTapSlack = 4;
 
-std::atomic<int64_t> g_conv_row_taps_calls{0};
+CallCounter g_conv_row_taps_calls;
 
 // Quantizes each of `batch` images of `image` floats into q (int16), with
 // its scale and zero point: asymmetrically, or symmetrically (zero point 0).
@@ -469,7 +469,7 @@ struct HybridDepthwiseState : KernelState {
 // Output channels accumulated together, in int32 on the stack.
 constexpr int kDepthwiseBlock = 64;
 
-std::atomic<int64_t> g_depthwise_avx512_calls{0};
+CallCounter g_depthwise_avx512_calls;
 
 #if GRAFT_QGEMM_AVX2
 // Output rows [r0, r1) of EvalHybridDepthwise (multiplier 1) from the image

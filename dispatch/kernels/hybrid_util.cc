@@ -1,15 +1,15 @@
 #include "dispatch/kernels/hybrid_util.h"
 
-#include "absl/strings/str_format.h"
-#include "dispatch/kernels/cpu_features.h"
-#include "dispatch/kernels/quantized_gemm.h"
-
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
+
+#include "absl/strings/str_format.h"
+#include "dispatch/kernels/call_counter.h"
+#include "dispatch/kernels/cpu_features.h"
+#include "dispatch/kernels/quantized_gemm.h"
 
 namespace graft {
 namespace kernels {
@@ -68,9 +68,9 @@ int32_t RoundLikeTflite(float v, bool in_group_of_8) {
 
 namespace {
 
-std::atomic<int64_t> g_vector_quantize_calls{0};
-std::atomic<int64_t> g_vector_dot_calls{0};
-std::atomic<int64_t> g_vector_activation_calls{0};
+CallCounter g_vector_quantize_calls;
+CallCounter g_vector_dot_calls;
+CallCounter g_vector_activation_calls;
 
 // The range and rounding of a row, as below, for both quantizers: q[i] =
 // clamp(zp + RoundLikeTflite(x[i] * inv), qmin, qmax) + add, stored as T.
@@ -467,8 +467,8 @@ int32_t HybridRowSum(const int16_t* w, int64_t k) {
 }
 
 namespace {
-std::atomic<int64_t> g_vnni_calls{0};
-std::atomic<int64_t> g_vnni_conv_calls{0};
+CallCounter g_vnni_calls;
+CallCounter g_vnni_conv_calls;
 
 #if GRAFT_QGEMM_AVX2
 // acc + the four products of x's unsigned bytes and w's signed bytes per

@@ -37,18 +37,19 @@
 // run time) run the reference kernels' direct loops. Work is split over
 // output rows across the thread pool; the result does not depend on the
 // split because each output is one integer sum.
+#include "dispatch/kernels/quantized_conv.h"
+
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
 #include <vector>
 
 #include "dispatch/kernel.h"
+#include "dispatch/kernels/call_counter.h"
 #include "dispatch/kernels/cpu_features.h"
 #include "dispatch/kernels/kernel_util.h"
 #include "dispatch/kernels/quantization_util.h"
-#include "dispatch/kernels/quantized_conv.h"
 #include "dispatch/kernels/quantized_gemm.h"
 #include "dispatch/thread_pool.h"
 
@@ -319,7 +320,7 @@ GRAFT_QCONV_VNNI_TARGET void FlipPaddedRows(const QConvState& s,
   }
 }
 
-std::atomic<int64_t> g_conv_taps_calls{0};
+CallCounter g_conv_taps_calls;
 
 absl::Status EvalQConvVnniTaps(EvalContext& ctx) {
   const auto& s = *ctx.state<QConvState>();

@@ -17,11 +17,11 @@
 // All give the same int32 sums as the reference loops (integer addition is
 // associative), so results are bit-exact.
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <vector>
 
+#include "dispatch/kernels/call_counter.h"
 #include "dispatch/kernels/cpu_features.h"
 #include "dispatch/kernels/quantized_conv.h"
 #include "dispatch/kernels/quantized_gemm.h"
@@ -625,7 +625,7 @@ GRAFT_AVX512_TARGET void DepthwiseRowsInt8Vnni(const QConvState& s,
 }
 #endif
 
-std::atomic<int64_t> g_dw_calls[3];
+CallCounter g_dw_calls[3];
 
 void CountCall(CpuIsa path) {
   g_dw_calls[static_cast<int>(path)].fetch_add(1, std::memory_order_relaxed);

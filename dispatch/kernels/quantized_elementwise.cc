@@ -36,13 +36,13 @@
 // fused into the convolution that writes an input.
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
 #include <type_traits>
 
 #include "dispatch/kernel.h"
+#include "dispatch/kernels/call_counter.h"
 #include "dispatch/kernels/cpu_features.h"
 #include "dispatch/kernels/kernel_util.h"
 #include "dispatch/kernels/quantization_util.h"
@@ -72,7 +72,7 @@ struct QBinaryState : KernelState {
   std::array<uint8_t, 4 * 256> planes1{}, planes2{};
 };
 
-std::atomic<int64_t> g_binary_calls[3];
+CallCounter g_binary_calls[3];
 
 void CountBinaryCall(CpuIsa path) {
   g_binary_calls[static_cast<int>(path)].fetch_add(1,

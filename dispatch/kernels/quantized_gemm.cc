@@ -1,10 +1,11 @@
 #include "dispatch/kernels/quantized_gemm.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <vector>
+
+#include "dispatch/kernels/call_counter.h"
 
 namespace graft::kernels {
 namespace {
@@ -208,7 +209,7 @@ template <typename Store>
 using QGemmFn = void (*)(const int16_t*, int64_t, int64_t, const int16_t*,
                          int64_t, int64_t, int64_t, const Store&);
 
-std::atomic<int64_t> g_calls[3];
+CallCounter g_calls[3];
 
 }  // namespace
 

@@ -4,12 +4,12 @@
 // window divided by the in-bounds count, rounded half away from zero; both
 // clamp to the fused activation's quantized range.
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 
 #include "dispatch/kernel.h"
+#include "dispatch/kernels/call_counter.h"
 #include "dispatch/kernels/cpu_features.h"
 #include "dispatch/kernels/kernel_util.h"
 #include "dispatch/kernels/quantization_util.h"
@@ -31,7 +31,7 @@ struct QPoolState : KernelState, PoolGeometry {
 #define GRAFT_QPOOL_AVX2 0
 #endif
 
-std::atomic<int64_t> g_max_pool_calls[2];
+CallCounter g_max_pool_calls[2];
 
 // MAX_POOL_2D with the channels innermost: per output pixel, 16 bytes of
 // channels at a time, the running maximum over the in-bounds taps held in

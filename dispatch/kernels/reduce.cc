@@ -15,12 +15,12 @@
 // both a reduced innermost dim (a horizontal sum) and a kept one (a vector
 // accumulate) are contiguous loops.
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
 #include <vector>
 
+#include "dispatch/kernels/call_counter.h"
 #include "dispatch/kernels/float_simd.h"
 #include "dispatch/kernels/kernel_util.h"
 #include "dispatch/kernels/quantization_util.h"
@@ -114,7 +114,7 @@ GRAFT_SIMD_INLINE void ReduceRuns(const ReduceState& s, const T* in,
   CombineRuns<T, T, CombineOp<T, kKind>>(s, in, out);
 }
 
-std::atomic<int64_t> g_float_reduce_calls[2];
+CallCounter g_float_reduce_calls[2];
 
 void CountFloatReduceCall(CpuIsa path) {
   g_float_reduce_calls[static_cast<int>(path)].fetch_add(
@@ -288,7 +288,7 @@ void RescaleSums(const QuantizedSumState& s, const uint32_t* acc,
   }
 }
 
-std::atomic<int64_t> g_quantized_sum_calls[2];
+CallCounter g_quantized_sum_calls[2];
 
 #if GRAFT_HAVE_AVX2_FMA_BUILD
 // The sums in the AVX2 build (global pooling's block loop vectorized:

@@ -1,8 +1,8 @@
 #include "dispatch/kernels/vector_math.h"
 
-#include <atomic>
 #include <cmath>
 
+#include "dispatch/kernels/call_counter.h"
 #include "dispatch/kernels/float_simd.h"
 
 #if GRAFT_HAVE_AVX2_FMA_BUILD
@@ -12,7 +12,7 @@
 namespace graft::kernels {
 namespace {
 
-std::atomic<int64_t> g_calls[2];
+CallCounter g_calls[2];
 
 void CountCall(CpuIsa path) {
   g_calls[static_cast<int>(path)].fetch_add(1, std::memory_order_relaxed);
