@@ -30,13 +30,16 @@
 // rows one op wrote are in the cache of the core that reads them next,
 // instead of half of them crossing cores as with one shared counter.
 //
-// A loop's hand-over crosses cores as few times as it can, since each
-// crossing costs 30 to 200 ns on a VM, as the host places the vCPUs: the
-// caller writes the loop on the one cache line the workers poll, and
-// nothing else (a range starts itself from the loop's number, and a CPU
-// seat is written only when it changes); a worker adds its chunk count
-// to a running total the caller waits on, and takes the mutex to notify
-// only where the other side said it sleeps.
+// A loop's hand-over crosses cores as few times as it can, since a cache
+// line's round trip between two vCPUs took 30 to 500 ns on the same VM,
+// as the host placed them: the caller writes the loop on the one cache
+// line the workers poll, and nothing else (a range starts itself from the
+// loop's number, and a CPU seat is written only when it changes); a
+// worker adds its chunk count to a running total the caller waits on,
+// and takes the mutex to notify only where the other side said it
+// sleeps; the caller looks at the others' ranges only while their chunks
+// are not all done, and each thread asks for its own range's line ahead
+// of its first take (a look by the other thread makes it shared).
 //
 // Thread-safety: ParallelFor may be called from any thread; concurrent calls
 // are serialized (one loop at a time). A ParallelFor issued from inside a
