@@ -84,9 +84,9 @@ class ThreadPool {
   // chunks as it holds whole min_chunks (up to 8 per thread; above the
   // thread count, a multiple of it), of sizes that differ by at most one,
   // so each is at least min_chunk long: with one thread, or n < 2 *
-  // min_chunk, it is fn(0, n). (A remainder shorter
-  // than min_chunk handed to another thread costs more than it saves:
-  // 16 rows at 14 at least went as 14 + 2.)
+  // min_chunk, it is fn(0, n). (A remainder shorter than min_chunk handed
+  // to another thread costs more than it saves: 16 rows at 14 at least
+  // went as 14 + 2.)
   void ParallelFor(int64_t n, int64_t min_chunk,
                    absl::FunctionRef<void(int64_t, int64_t)> fn);
 
