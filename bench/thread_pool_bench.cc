@@ -13,9 +13,17 @@
 // the worker sits the loops out (ThreadPool::SitOut), so each should cost
 // what the 1-thread loop does, not a context switch per chunk or the
 // pool's whole polling time.
+//
+// round_trip: one cache line handed to a second thread, which polls it as
+// the pool's workers poll theirs, and back: the least any hand-over
+// between the two cores costs. On a VM it depends on where the host put
+// the vCPUs (30 to 500 ns on the same machine within minutes; bench/README,
+// eleventh pass), and 2-thread figures with it: read them beside it.
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <thread>
 
 #if defined(__linux__)
 #include <sched.h>
@@ -76,7 +84,38 @@ void BM_LoopOneCpu(benchmark::State& state) {
 #endif
 }
 
+void BM_RoundTrip(benchmark::State& state) {
+  struct alignas(64) Line {
+    std::atomic<int64_t> value{0};
+  };
+  Line line;
+  std::atomic<bool> stop{false};
+  // Polls with a yield now and then, so that two threads the scheduler put
+  // on one CPU still finish.
+  auto wait_for = [&](int64_t want) {
+    for (int i = 1; line.value.load(std::memory_order_acquire) != want; ++i) {
+      if (stop.load(std::memory_order_relaxed)) return;
+      if (i % 1024 == 0) std::this_thread::yield();
+    }
+  };
+  std::thread partner([&] {
+    for (int64_t v = 1; !stop.load(std::memory_order_relaxed); v += 2) {
+      wait_for(v);
+      line.value.store(v + 1, std::memory_order_release);
+    }
+  });
+  int64_t v = 0;
+  for (auto _ : state) {
+    line.value.store(v + 1, std::memory_order_release);
+    wait_for(v + 2);
+    v += 2;
+  }
+  stop.store(true, std::memory_order_relaxed);
+  partner.join();
+}
+
 void Register() {
+  benchmark::RegisterBenchmark("round_trip", BM_RoundTrip)->UseRealTime();
   for (int steps : kSteps) {
     for (int threads : {1, 2}) {
       benchmark::RegisterBenchmark(absl::StrCat("loop/", threads).c_str(),
@@ -96,6 +135,10 @@ int Main(int argc, char** argv) {
   bench::MedianReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   std::printf("\nmachine: %s\n", bench::MachineDescription().c_str());
+  if (const auto* trip = reporter.Find("round_trip/real_time")) {
+    std::printf("a cache line's round trip between two threads: %.0f ns\n",
+                trip->seconds * 1e9);
+  }
   std::printf("%8s %10s %10s %8s %14s %10s\n", "steps", "1 thread",
               "2 threads", "speedup", "over half", "one CPU");
   for (int steps : kSteps) {
