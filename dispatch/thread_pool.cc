@@ -112,21 +112,21 @@ ThreadPool::LoopFields ThreadPool::ReadLoop() const {
     f.n = loop_.n.load(std::memory_order_acquire);
     f.num_chunks = loop_.num_chunks.load(std::memory_order_acquire);
     f.seq = seq;
-    f.tag = static_cast<uint32_t>(seq / 2);
     if (loop_.seq.load(std::memory_order_relaxed) == seq) return f;
   }
 }
 
 int64_t ThreadPool::TakeChunk(int r, const LoopFields& loop, bool from_back) {
   std::atomic<uint64_t>& state = ranges_[r].state;
+  const uint32_t loop_tag = loop.tag();
   uint64_t s = state.load(std::memory_order_acquire);
   for (;;) {
     const uint32_t tag = static_cast<uint32_t>(s >> 32);
     uint64_t front, back;
-    if (tag == loop.tag) {
+    if (tag == loop_tag) {
       front = (s >> 16) & 0xffff;
       back = s & 0xffff;
-    } else if (static_cast<int32_t>(tag - loop.tag) > 0) {
+    } else if (static_cast<int32_t>(tag - loop_tag) > 0) {
       return -1;  // a later loop's: this one has ended
     } else {
       front = static_cast<uint64_t>(loop.num_chunks * r / num_threads_);
@@ -134,8 +134,8 @@ int64_t ThreadPool::TakeChunk(int r, const LoopFields& loop, bool from_back) {
     }
     if (front >= back) {
       // Even an empty range takes the loop's tag (see Range).
-      if (tag == loop.tag) return -1;
-      if (state.compare_exchange_weak(s, uint64_t{loop.tag} << 32,
+      if (tag == loop_tag) return -1;
+      if (state.compare_exchange_weak(s, uint64_t{loop_tag} << 32,
                                       std::memory_order_acq_rel,
                                       std::memory_order_acquire)) {
         return -1;
@@ -148,7 +148,7 @@ int64_t ThreadPool::TakeChunk(int r, const LoopFields& loop, bool from_back) {
     } else {
       ++front;
     }
-    const uint64_t next = uint64_t{loop.tag} << 32 | front << 16 | back;
+    const uint64_t next = uint64_t{loop_tag} << 32 | front << 16 | back;
     if (state.compare_exchange_weak(s, next, std::memory_order_acq_rel,
                                     std::memory_order_acquire)) {
       return static_cast<int64_t>(taken);
@@ -177,23 +177,14 @@ void ThreadPool::CountDone(int64_t chunks) {
   }
 }
 
-int64_t ThreadPool::RunChunks(int thread_index, const LoopFields& loop) {
+int64_t ThreadPool::RunChunks(int thread_index, const LoopFields& loop,
+                              int first, int last) {
   bool was_inside = tls_in_parallel_for;
   tls_in_parallel_for = true;
   int64_t total = 0;
-  // Own range first, then the others' from their backs, nearest first.
   // A worker counts each range's chunks as soon as it finds it empty: the
   // caller may be waiting for just those.
-  for (int i = 0; i < num_threads_; ++i) {
-    // The caller done with its range looks at the others' only while some
-    // worker has chunks left: a look makes the line shared, and its owner's
-    // next take waits for it to come back. (Every kRetagLoops loops it
-    // looks anyway, so that no range's tag falls behind; see Range.)
-    if (i == 1 && thread_index == 0 && loop.tag % kRetagLoops != 0 &&
-        done_.load(std::memory_order_acquire) ==
-            worker_chunks_ + static_cast<uint64_t>(loop.num_chunks - total)) {
-      break;
-    }
+  for (int i = first; i < last; ++i) {
     const int r = (thread_index + i) % num_threads_;
     int64_t done = 0;
     for (;;) {
@@ -293,7 +284,7 @@ void ThreadPool::WorkerLoop(int thread_index) {
       SitOut(seat.cpu);
       continue;
     }
-    RunChunks(thread_index, loop);
+    RunChunks(thread_index, loop, 0, num_threads_);
     PrefetchForWrite(&ranges_[thread_index]);
   }
 }
@@ -326,24 +317,32 @@ void ThreadPool::ParallelForWithThreadIndex(
   loop.fn = &fn;
   loop.n = n;
   loop.num_chunks = num_chunks;
-  ++loops_;
-  loop.seq = 2 * loops_;
-  loop.tag = static_cast<uint32_t>(loops_);
+  loop.seq = 2 * ++loops_;
   if (loop_.parked.load(std::memory_order_relaxed)) {
     loop_.parked.store(false, std::memory_order_relaxed);
   }
   seats_[0].Set(CurrentCpu());
   // Odd while the fields change; the release stores order them after it.
-  loop_.seq.store(2 * loops_ - 1, std::memory_order_relaxed);
+  loop_.seq.store(loop.seq - 1, std::memory_order_relaxed);
   loop_.fn.store(loop.fn, std::memory_order_release);
   loop_.n.store(loop.n, std::memory_order_release);
   loop_.num_chunks.store(loop.num_chunks, std::memory_order_release);
-  loop_.seq.store(2 * loops_, std::memory_order_seq_cst);
+  loop_.seq.store(loop.seq, std::memory_order_seq_cst);
   if (loop_.sleepers.load(std::memory_order_seq_cst) > 0) {
     { std::lock_guard<std::mutex> lock(mutex_); }
     work_cv_.notify_all();
   }
-  worker_chunks_ += loop.num_chunks - RunChunks(0, loop);
+  // The caller's own range, then the others' only while some worker has
+  // chunks left: a look makes a range's line shared, and its owner's next
+  // take waits for it to come back. (Every kRetagLoops loops it looks
+  // anyway, so that no range's tag falls behind; see Range.)
+  int64_t own = RunChunks(0, loop, 0, 1);
+  if (loop.tag() % kRetagLoops == 0 ||
+      done_.load(std::memory_order_acquire) !=
+          worker_chunks_ + static_cast<uint64_t>(loop.num_chunks - own)) {
+    own += RunChunks(0, loop, 1, num_threads_);
+  }
+  worker_chunks_ += loop.num_chunks - own;
   const uint64_t target = worker_chunks_;
   auto done = [&] { return done_.load(std::memory_order_acquire) == target; };
   auto share_cpu = [&] { return SharesCpu(0); };

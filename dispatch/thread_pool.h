@@ -121,14 +121,14 @@ class ThreadPool {
     std::atomic<bool> parked{false};  // Park() since the last loop began
     std::atomic<int> sleepers{0};  // workers asleep on work_cv_ (or about to)
   };
-  // One loop's fields as a thread read them, with its seq; `tag` is the
-  // loop's number (seq / 2) modulo 2^32.
+  // One loop's fields as a thread read them, with its seq.
   struct LoopFields {
     const absl::FunctionRef<void(int, int64_t, int64_t)>* fn;
     // Chunk c is [n * c / num_chunks, n * (c + 1) / num_chunks).
     int64_t n, num_chunks;
     uint64_t seq;
-    uint32_t tag;
+    // The loop's number (seq / 2) modulo 2^32, as ranges carry it.
+    uint32_t tag() const { return static_cast<uint32_t>(seq / 2); }
   };
 
   // One thread's range of chunks, a cache line each, as tag << 32 | front
@@ -183,10 +183,12 @@ class ThreadPool {
   bool MoveOffSharedCpu(int thread_index);
   // The published loop's fields (waits out a write in progress).
   LoopFields ReadLoop() const;
-  // Runs chunks of `loop`: this thread's range front to back, then the
+  // Runs chunks of `loop` from ranges thread_index + i (modulo the thread
+  // count) for i in [first, last): its own (i = 0) front to back, the
   // others' from their backs. A worker adds what it ran to done_ after
   // each range; the caller (thread 0) returns its count instead.
-  int64_t RunChunks(int thread_index, const LoopFields& loop);
+  int64_t RunChunks(int thread_index, const LoopFields& loop, int first,
+                    int last);
   // Takes a chunk of range r of `loop`: its front (own range) or its back
   // (stealing); -1 when none is left.
   int64_t TakeChunk(int r, const LoopFields& loop, bool from_back);
