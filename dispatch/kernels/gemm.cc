@@ -23,6 +23,14 @@ CallCounter row_parts_calls;
 // 32 columns in two of them. Used only inside GRAFT_AVX512VL_TARGET code.
 typedef float V16 __attribute__((vector_size(64), aligned(4)));
 
+// Rows of a wide tile at most. A range of rows is cut into tiles of even
+// heights (49 rows as 4 x 6 + 5 x 5, not 8 x 6 + 1), so no tile is so
+// short that its sums wait on the fused multiply-add's latency. (7 or 8
+// rows fit the 32 registers too, but GCC 12 then keeps row pointers in
+// vector registers and moves them back in the loop: 5-10% slower on
+// Zen 5.)
+constexpr int kWideMr = 6;
+
 // Loads, stores and splats of V8 or V16 (float_simd.h's for V8).
 template <typename V>
 inline constexpr int kLanes = static_cast<int>(sizeof(V) / sizeof(float));
@@ -65,7 +73,7 @@ GRAFT_SIMD_INLINE void Accumulate(V (&acc)[MR][NV], const float* const* a,
     for (int v = 0; v < NV; ++v) {
       b[v] = LoadVec<V>(bp + BOffset<V>(v, panel_stride) + kk * kGemmNr);
     }
-#pragma GCC unroll 6
+#pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
       const float x = a[i][kk];
 #pragma GCC unroll 2
@@ -77,12 +85,12 @@ GRAFT_SIMD_INLINE void Accumulate(V (&acc)[MR][NV], const float* const* a,
 // One MR x (NV vectors) tile of C over the whole K, in registers: NV * MR
 // accumulators (12 for MR = 6, NV = 2) plus NV B vectors and one broadcast
 // fit the 16 AVX registers. With V8, NV = 1 serves a last panel of at most
-// 8 columns; with V16 (the AVX-512 build's WideBodyAs), the two vectors are
-// two whole panels, 32 columns. Each C element is bias + sum over k in
-// order, whatever the vector width. The tile always writes NV whole vectors
-// at `c` (row stride ldc) starting from the ones at `bias` (or zeros): a
-// last panel narrower than that goes through a buffer (TileRows), so this
-// epilogue has no branch and no call, and the accumulators stay in
+// 8 columns; with V16 (the AVX-512 build's wide tiles, up to 8 rows of its
+// 32 registers), the two vectors are two panels, 32 columns. Each C element is
+// bias + sum over k in order, whatever the vector width. The tile always writes
+// NV whole vectors at `c` (row stride ldc) starting from the ones at `bias` (or
+// zeros): a last panel narrower than that goes through a buffer (TileRows), so
+// this epilogue has no branch and no call, and the accumulators stay in
 // registers. kClamp: clamp to [lo, hi]; without it (no fused activation:
 // lo, hi = -inf, +inf, where the clamp is the identity, NaN included) the
 // stores follow the sums directly. Then HARD_SWISH where the runtime fused
@@ -102,14 +110,14 @@ GRAFT_SIMD_INLINE void Tile(const GemmArgs& g, int64_t row0,
   // ASan stack slots honour only the typedef's 4 bytes (a fault on the
   // CI's fuzz build).
   alignas(sizeof(V)) V acc[MR][NV];
-#pragma GCC unroll 6
+#pragma GCC unroll 8
   for (int i = 0; i < MR; ++i) {
 #pragma GCC unroll 2
     for (int v = 0; v < NV; ++v) acc[i][v] = init[v];
   }
   const float* a[MR];
   if (g.indirect == nullptr) {
-#pragma GCC unroll 6
+#pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) a[i] = g.a + (row0 + i) * g.lda;
     Accumulate<MR, NV>(acc, a, bp, panel_stride, g.k);
   } else {
@@ -120,7 +128,7 @@ GRAFT_SIMD_INLINE void Tile(const GemmArgs& g, int64_t row0,
     // One division per tile; the rows after row0 step through the pixels.
     int64_t image = (row0 + ia.first_row) / ia.pixels;
     int64_t pixel = row0 + ia.first_row - image * ia.pixels;
-#pragma GCC unroll 6
+#pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
       if (pixel == ia.pixels) pixel = 0, ++image;
       off[i] = ia.offsets + pixel * ia.taps;
@@ -129,7 +137,7 @@ GRAFT_SIMD_INLINE void Tile(const GemmArgs& g, int64_t row0,
       ++pixel;
     }
     for (int t = 0; t < ia.taps; ++t) {
-#pragma GCC unroll 6
+#pragma GCC unroll 8
       for (int i = 0; i < MR; ++i) {
         const int32_t o = off[i][t];
         a[i] = o < 0 ? edge[i] + (-1 - o) : base[i] + o;
@@ -138,7 +146,7 @@ GRAFT_SIMD_INLINE void Tile(const GemmArgs& g, int64_t row0,
       bp += ia.tap_len * kGemmNr;
     }
   }
-#pragma GCC unroll 6
+#pragma GCC unroll 8
   for (int i = 0; i < MR; ++i) {
 #pragma GCC unroll 2
     for (int v = 0; v < NV; ++v) {
@@ -146,24 +154,26 @@ GRAFT_SIMD_INLINE void Tile(const GemmArgs& g, int64_t row0,
     }
   }
   if (g.hard_swish) {
-#pragma GCC unroll 6
+#pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
 #pragma GCC unroll 2
       for (int v = 0; v < NV; ++v) acc[i][v] = HardSwish(acc[i][v]);
     }
   }
-#pragma GCC unroll 6
+#pragma GCC unroll 8
   for (int i = 0; i < MR; ++i) {
 #pragma GCC unroll 2
     for (int v = 0; v < NV; ++v) StoreVec<V>(c + i * ldc + W * v, acc[i][v]);
   }
 }
 
+// The tile of `rows` rows from row0 (1 to kGemmMr; with V16, 1 to
+// kWideMr) into c.
 template <int NV, bool kClamp, typename V = V8>
 GRAFT_SIMD_INLINE void TileRowsTo(const GemmArgs& g, int64_t row0, int rows,
                                   const float* bias, const float* bp, V lo,
                                   V hi, float* c, int64_t ldc) {
-  static_assert(kGemmMr == 6, "the row-count switch below lists 1 to 6");
+  static_assert(kGemmMr == 6 && kWideMr <= 8, "the switch lists 1 to 8");
   switch (rows) {
     case 1:
       Tile<1, NV, kClamp>(g, row0, bias, bp, lo, hi, c, ldc);
@@ -180,8 +190,18 @@ GRAFT_SIMD_INLINE void TileRowsTo(const GemmArgs& g, int64_t row0, int rows,
     case 5:
       Tile<5, NV, kClamp>(g, row0, bias, bp, lo, hi, c, ldc);
       break;
-    default:
+    case 6:
       Tile<6, NV, kClamp>(g, row0, bias, bp, lo, hi, c, ldc);
+      break;
+    default:
+      // Seven and eight rows only in the 32-register build's wide tiles.
+      if constexpr (kLanes<V> == 16) {
+        if (rows == 7) {
+          Tile<7, NV, kClamp>(g, row0, bias, bp, lo, hi, c, ldc);
+        } else {
+          Tile<8, NV, kClamp>(g, row0, bias, bp, lo, hi, c, ldc);
+        }
+      }
       break;
   }
 }
@@ -294,46 +314,67 @@ GRAFT_SIMD_INLINE void TilesBody(const GemmArgs& g, int64_t m_tiles,
   }
 }
 
-// Row tiles [r_begin, r_end) of NV whole panels from panel p, as 6 x 16 NV
-// tiles of 16-float vectors.
+// Rows [r0, r1) of the column group at panel p: NV 16-float vectors, the
+// last of which may be a partial last panel (`cols` < 16 NV columns: then
+// through a buffer, as in TileRows), in tiles of at most kWideMr rows of
+// even heights.
 template <int NV, bool kClamp>
-GRAFT_SIMD_INLINE void WidePanels(const GemmArgs& g, int64_t p, int64_t r_begin,
-                                  int64_t r_end, V16 lo, V16 hi) {
+GRAFT_SIMD_INLINE void WideGroup(const GemmArgs& g, int64_t p, int cols,
+                                 int64_t r0, int64_t r1, V16 lo, V16 hi) {
   const float* bias = g.bias != nullptr ? g.bias + p * kGemmNr : nullptr;
   const float* bp = g.packed_b + p * kGemmNr * g.k;
-  for (int64_t r = r_begin; r < r_end; ++r) {
-    const int64_t row0 = r * kGemmMr;
-    const int rows = static_cast<int>(std::min<int64_t>(kGemmMr, g.m - row0));
-    TileRowsTo<NV, kClamp, V16>(g, row0, rows, bias, bp, lo, hi,
-                                g.c + row0 * g.ldc + p * kGemmNr, g.ldc);
+  alignas(64) float bias_buf[16 * NV] = {};
+  alignas(64) float buf[kWideMr * 16 * NV];
+  const bool partial = cols < 16 * NV;
+  if (partial && bias != nullptr) {
+    for (int j = 0; j < cols; ++j) bias_buf[j] = bias[j];
+    bias = bias_buf;
+  }
+  // The first `taller` tiles have one row more than the others.
+  const int64_t tiles = (r1 - r0 + kWideMr - 1) / kWideMr;
+  const int base = static_cast<int>((r1 - r0) / tiles);
+  const int64_t taller = (r1 - r0) % tiles;
+  for (int64_t t = 0, row0 = r0; t < tiles; ++t) {
+    const int h = base + (t < taller ? 1 : 0);
+    float* c = g.c + row0 * g.ldc + p * kGemmNr;
+    if (!partial) {
+      TileRowsTo<NV, kClamp, V16>(g, row0, h, bias, bp, lo, hi, c, g.ldc);
+      row0 += h;
+      continue;
+    }
+    TileRowsTo<NV, kClamp, V16>(g, row0, h, bias, bp, lo, hi, buf, 16 * NV);
+    for (int i = 0; i < h; ++i) {
+      std::memcpy(c + i * g.ldc, buf + i * 16 * NV, sizeof(float) * cols);
+    }
+    row0 += h;
   }
 }
 
-// The AVX-512 build's wide tiles: row tiles [r_begin, r_end) of the whole
-// panels two at a time, each pair as one 6 x 32 tile of 16-float vectors,
-// and an odd last whole panel as a 6 x 16 tile of one 16-float vector per
-// row: half the instructions of 6 x 16 tiles of 8-float ones, for the same
-// fused multiply-adds in the same order (bit-identical results). Returns
-// how many panels it did (the whole ones; a last partial panel goes as
-// tiles).
+// The AVX-512 build's wide tiles: rows [r0, r1) of C, every column, the
+// panels two at a time as 32-column tiles of 16-float vectors (a last odd
+// panel, whole or partial, as one vector): for the same fused multiply-adds
+// in the same order as the 8-float tiles (bit-identical results), half the
+// instructions, and up to 8 rows a tile instead of 6.
 template <bool kClamp>
-GRAFT_SIMD_INLINE int64_t WideBodyAs(const GemmArgs& g, int64_t r_begin,
-                                     int64_t r_end) {
+GRAFT_SIMD_INLINE void WideBodyAs(const GemmArgs& g, int64_t r0, int64_t r1) {
   const V16 lo = SplatVec<V16>(g.lo), hi = SplatVec<V16>(g.hi);
-  const int64_t whole = g.n / kGemmNr;
-  int64_t p = 0;
-  for (; p + 2 <= whole; p += 2) {
-    WidePanels<2, kClamp>(g, p, r_begin, r_end, lo, hi);
+  const int64_t panels = (g.n + kGemmNr - 1) / kGemmNr;
+  for (int64_t p = 0; p < panels; p += 2) {
+    const int cols = static_cast<int>(std::min<int64_t>(32, g.n - p * kGemmNr));
+    if (cols > 16) {
+      WideGroup<2, kClamp>(g, p, cols, r0, r1, lo, hi);
+    } else {
+      WideGroup<1, kClamp>(g, p, cols, r0, r1, lo, hi);
+    }
   }
-  if (p < whole) WidePanels<1, kClamp>(g, p++, r_begin, r_end, lo, hi);
-  if (p > 0) wide_calls.fetch_add(1, std::memory_order_relaxed);
-  return p;
+  wide_calls.fetch_add(1, std::memory_order_relaxed);
 }
 
-// Each build's tiles (a range of the panel-major tile grid) and, in the
-// AVX-512 build, wide tiles (null elsewhere).
+// Each build's tiles (a range of the panel-major tile grid of kGemmMr x
+// kGemmNr tiles) and, in the AVX-512 build, wide tiles (rows [r0, r1) of C
+// at every column; null elsewhere).
 using TilesFn = void (*)(const GemmArgs&, int64_t, int64_t, int64_t);
-using WideFn = int64_t (*)(const GemmArgs&, int64_t, int64_t);
+using WideFn = void (*)(const GemmArgs&, int64_t, int64_t);
 struct GemmFns {
   TilesFn tiles;
   WideFn wide = nullptr;
@@ -355,13 +396,14 @@ GRAFT_AVX512VL_TARGET void TilesAvx512Vl(const GemmArgs& g, int64_t m_tiles,
   TilesBody(g, m_tiles, t_begin, t_end);
 }
 
-GRAFT_AVX512VL_TARGET int64_t WideAvx512Vl(const GemmArgs& g, int64_t r_begin,
-                                           int64_t r_end) {
+GRAFT_AVX512VL_TARGET void WideAvx512Vl(const GemmArgs& g, int64_t r0,
+                                        int64_t r1) {
   if (g.lo == -std::numeric_limits<float>::infinity() &&
       g.hi == std::numeric_limits<float>::infinity()) {
-    return WideBodyAs<false>(g, r_begin, r_end);
+    WideBodyAs<false>(g, r0, r1);
+  } else {
+    WideBodyAs<true>(g, r0, r1);
   }
-  return WideBodyAs<true>(g, r_begin, r_end);
 }
 #endif
 
@@ -381,15 +423,35 @@ GemmFns PickFns(const GemmArgs& g) {
   return {TilesBaseline};
 }
 
-// Row tiles [r_begin, r_end) of every panel, panel by panel: whole rows of
-// C (a thread given rows writes whole output rows); wide tiles first where
-// the build has them.
-void RowTiles(const GemmFns& fns, const GemmArgs& g, int64_t m_tiles,
-              int64_t r_begin, int64_t r_end) {
+// The GEMM of rows [r0, r1) of g alone (A, its indirection table's first
+// row and C moved to r0); `ia` holds the moved table.
+GemmArgs RowsOf(const GemmArgs& g, int64_t r0, int64_t r1, IndirectA* ia) {
+  GemmArgs rows = g;
+  rows.m = r1 - r0;
+  rows.c = g.c + r0 * g.ldc;
+  if (g.indirect != nullptr) {
+    *ia = *g.indirect;
+    ia->first_row += r0;
+    rows.indirect = ia;
+  } else {
+    rows.a = g.a + r0 * g.lda;
+  }
+  return rows;
+}
+
+// Rows [r0, r1) of C, every column: wide tiles where the build has them,
+// else the rows' GEMM as row tiles, panel by panel.
+void Rows(const GemmFns& fns, const GemmArgs& g, int64_t r0, int64_t r1) {
+  if (fns.wide != nullptr) {
+    fns.wide(g, r0, r1);
+    return;
+  }
+  IndirectA ia;
+  const GemmArgs rows = r0 == 0 && r1 == g.m ? g : RowsOf(g, r0, r1, &ia);
+  const int64_t m_tiles = (rows.m + kGemmMr - 1) / kGemmMr;
   const int64_t panels = (g.n + kGemmNr - 1) / kGemmNr;
-  int64_t p = fns.wide != nullptr ? fns.wide(g, r_begin, r_end) : 0;
-  for (; p < panels; ++p) {
-    fns.tiles(g, m_tiles, p * m_tiles + r_begin, p * m_tiles + r_end);
+  for (int64_t p = 0; p < panels; ++p) {
+    fns.tiles(rows, m_tiles, p * m_tiles, (p + 1) * m_tiles);
   }
 }
 
@@ -421,17 +483,17 @@ void ScalePackedRhsRows(const float* packed, int64_t k, int64_t n,
   }
 }
 
-// Row tiles per thread from which a split over threads goes by whole rows
-// instead of by tiles.
+// Row tiles per thread from which a split over threads goes by whole row
+// tiles instead of by an even share of rows (builds without wide tiles).
 constexpr int64_t kRowSplitTilesPerThread = 4;
 // Rows per thread from which a GEMM with fewer rows than that split (see
 // kRowSplitTilesPerThread) still goes by rows, split evenly: two rows of
-// a 6 x 32 wide tile keep its four accumulators' fused multiply-adds
+// a 32-column wide tile keep its four accumulators' fused multiply-adds
 // back to back on AVX-512 (one a cycle, four cycles' latency).
 constexpr int64_t kMinRowsPerPart = 2;
-// Row tiles per block reported to GemmArgs::rows_done on one thread (48
-// rows: a few KiB of C, still in L1 when the consumer reads it).
-constexpr int64_t kRowsDoneTiles = 8;
+// Rows per block reported to GemmArgs::rows_done on one thread (a few KiB
+// of C, still in L1 when the consumer reads it).
+constexpr int64_t kRowsDoneRows = 48;
 
 void Gemm(const GemmArgs& g, ThreadPool* pool) {
   if (g.m <= 0 || g.n <= 0) return;
@@ -443,66 +505,66 @@ void Gemm(const GemmArgs& g, ThreadPool* pool) {
   // than they save.
   const int64_t per_tile = std::max<int64_t>(1, kGemmMr * kGemmNr * g.k);
   const int64_t min_chunk = std::max<int64_t>(1, 65536 / per_tile);
-  auto rows_done = [&](int64_t tile_begin, int64_t tile_end) {
-    if (g.rows_done != nullptr) {
-      (*g.rows_done)(tile_begin * kGemmMr, std::min(g.m, tile_end * kGemmMr));
-    }
+  auto rows_done = [&](int64_t r0, int64_t r1) {
+    if (g.rows_done != nullptr) (*g.rows_done)(r0, r1);
   };
   if (pool == nullptr || pool->num_threads() == 1 || tiles <= min_chunk) {
-    // One row of A read directly goes several panels at a time (the tiles'
-    // RowPanels); anything else row tile by row tile over every panel.
     if (g.m == 1 && g.indirect == nullptr) {
+      // One row of A read directly goes several panels at a time (the
+      // tiles' RowPanels).
       fns.tiles(g, m_tiles, 0, tiles);
-      rows_done(0, 1);
     } else if (g.rows_done == nullptr) {
-      RowTiles(fns, g, m_tiles, 0, m_tiles);
+      Rows(fns, g, 0, g.m);
     } else {
       // Blocks of rows, each reported while it is in the cache.
-      for (int64_t t = 0; t < m_tiles; t += kRowsDoneTiles) {
-        const int64_t end = std::min(m_tiles, t + kRowsDoneTiles);
-        RowTiles(fns, g, m_tiles, t, end);
-        rows_done(t, end);
+      for (int64_t r = 0; r < g.m; r += kRowsDoneRows) {
+        const int64_t end = std::min(g.m, r + kRowsDoneRows);
+        Rows(fns, g, r, end);
+        rows_done(r, end);
       }
+      return;
     }
+    rows_done(0, g.m);
     return;
   }
-  if (m_tiles >= kRowSplitTilesPerThread * pool->num_threads()) {
-    // Enough rows: each thread takes blocks of whole rows (every panel of
-    // them, panel by panel), so it writes whole output rows, the ones the
-    // next op, split the same way, reads on the same core (a split by
-    // panels would leave half of every row in the other core's cache).
-    const int64_t min_rows = std::max<int64_t>(1, min_chunk / panels);
-    pool->ParallelFor(m_tiles, min_rows, [&](int64_t begin, int64_t end) {
-      RowTiles(fns, g, m_tiles, begin, end);
+  // Split by rows, so each thread writes whole output rows: the ones the
+  // next op, split the same way, reads on the same core (a split by panels
+  // would leave half of every row in the other core's cache).
+  const int threads = pool->num_threads();
+  if (fns.wide != nullptr && g.m >= kMinRowsPerPart * threads) {
+    // Wide tiles take any range of rows (cut into tiles of even heights),
+    // so the rows are split evenly: chunks of a whole tile's rows at least
+    // where there are enough, else an even part per thread.
+    const int64_t min_rows =
+        std::max(min_chunk * kGemmMr / panels,
+                 g.m >= kWideMr * threads ? int64_t{kWideMr} : g.m / threads);
+    row_parts_calls.fetch_add(1, std::memory_order_relaxed);
+    pool->ParallelFor(g.m, min_rows, [&](int64_t begin, int64_t end) {
+      fns.wide(g, begin, end);
       rows_done(begin, end);
     });
     return;
   }
-  const int threads = pool->num_threads();
+  if (m_tiles >= kRowSplitTilesPerThread * threads) {
+    // Enough rows: each thread takes blocks of whole row tiles.
+    const int64_t min_tiles = std::max<int64_t>(1, min_chunk / panels);
+    pool->ParallelFor(m_tiles, min_tiles, [&](int64_t begin, int64_t end) {
+      const int64_t r0 = begin * kGemmMr, r1 = std::min(g.m, end * kGemmMr);
+      Rows(fns, g, r0, r1);
+      rows_done(r0, r1);
+    });
+    return;
+  }
   if (g.m >= kMinRowsPerPart * threads) {
     // Few rows, but some for each thread: rows split evenly, not at tile
-    // boundaries (16 rows go as 6 + 2 twice, not 12 + 4), each part the
-    // GEMM of its rows over every panel. A thread then writes, and the
-    // next op there reads, whole rows, as above.
+    // boundaries (16 rows go as 6 + 2 twice, not 12 + 4).
     row_parts_calls.fetch_add(1, std::memory_order_relaxed);
     pool->ParallelFor(threads, 1, [&](int64_t begin, int64_t end) {
       for (int64_t part = begin; part < end; ++part) {
         const int64_t r0 = g.m * part / threads;
         const int64_t r1 = g.m * (part + 1) / threads;
-        GemmArgs rows = g;
-        IndirectA ia;
-        rows.m = r1 - r0;
-        rows.c = g.c + r0 * g.ldc;
-        if (g.indirect != nullptr) {
-          ia = *g.indirect;
-          ia.first_row += r0;
-          rows.indirect = &ia;
-        } else {
-          rows.a = g.a + r0 * g.lda;
-        }
-        const int64_t part_tiles = (rows.m + kGemmMr - 1) / kGemmMr;
-        RowTiles(fns, rows, part_tiles, 0, part_tiles);
-        if (g.rows_done != nullptr) (*g.rows_done)(r0, r1);
+        Rows(fns, g, r0, r1);
+        rows_done(r0, r1);
       }
     });
     return;
@@ -511,7 +573,7 @@ void Gemm(const GemmArgs& g, ThreadPool* pool) {
   pool->ParallelFor(tiles, min_chunk, [&](int64_t begin, int64_t end) {
     fns.tiles(g, m_tiles, begin, end);
   });
-  rows_done(0, m_tiles);
+  rows_done(0, g.m);
 }
 
 int64_t GemmCallsForTesting(CpuIsa path) {

@@ -8,12 +8,14 @@
 // is vectorized without intrinsics (and compiled for AVX2+FMA, and for
 // AVX2+FMA with AVX-512 VL's 32 vector registers, as well as the baseline
 // where the compiler supports function multi-versioning). The AVX-512 build
-// computes two whole panels at once as a 6 x 32 tile of 16-float vectors,
-// and an odd last whole panel as 6 x 16 of one vector per row (half the
-// instructions for the same sums in the same order). The tile's
-// epilogue stores straight from the accumulators (a last panel narrower
-// than the tile goes through a buffer) and skips the clamp where there is
-// no fused activation.
+// computes two panels at once as tiles of up to 6 x 32 of 16-float
+// vectors, and an odd last panel as up to 6 x 16 of one vector per row
+// (half the instructions for the same sums in the same order), a range of
+// rows cut into tiles of even heights (49 rows as 4 x 6 + 5 x 5, not
+// 8 x 6 + 1: a short tile's sums wait on the multiply-add's latency). The
+// tile's epilogue stores straight from the accumulators (a last panel
+// narrower than the tile goes through a buffer) and skips the clamp where
+// there is no fused activation.
 // Internal to kernels/.
 #ifndef GRAFT_DISPATCH_KERNELS_GEMM_H_
 #define GRAFT_DISPATCH_KERNELS_GEMM_H_
@@ -127,12 +129,12 @@ int64_t IndirectGemmCallsForTesting();
 // How many runs of tiles computed a one-row A against several whole panels
 // of B at once (any build).
 int64_t GemmRowPanelsCallsForTesting();
-// How many runs of row tiles went through whole panels as tiles of
-// 16-float vectors (6 x 32 for a pair, 6 x 16 for an odd last one; the
-// AVX-512 VL build).
+// How many ranges of rows went through every column as tiles of 16-float
+// vectors (32 columns for two panels, 16 for an odd last one; the AVX-512
+// VL build).
 int64_t GemmWideTilesCallsForTesting();
-// How many GEMMs split their few rows evenly over the threads (a part of
-// rows each, not whole row tiles).
+// How many GEMMs split their rows evenly over the threads (not in whole
+// row tiles: few rows, or any number in the AVX-512 VL build).
 int64_t GemmRowPartsCallsForTesting();
 
 }  // namespace graft::kernels

@@ -222,12 +222,13 @@ TEST(GemmTest, ClampKeepsNaN) {
   EXPECT_EQ(c[1], 2.0f);
 }
 
-// The AVX-512 build's 6 x 32 tiles of 16-float vectors (two whole panels at
-// a time; a last whole panel as 6 x 16 of one vector per row) against the
-// AVX2+FMA build's 6 x 16 tiles of 8-float ones: the same fused
-// multiply-adds in the same order, so bit-identical results, for
-// every row remainder, odd and partial last panels, clamps and the
-// HARD_SWISH epilogue, 1 and 2 threads.
+// The AVX-512 build's wide tiles of 16-float vectors (two panels at a
+// time, a last odd one alone, whole or partial; rows cut into tiles of
+// even heights, split evenly over threads) against the AVX2+FMA build's
+// 6 x 16 tiles of 8-float ones: the same fused multiply-adds in the same
+// order, so bit-identical results, for every row count and remainder, odd
+// and partial last panels, clamps and the HARD_SWISH epilogue, 1 and 2
+// threads.
 TEST(GemmTest, WideTilesMatchEightFloatTilesBitForBit) {
   testing::ForEachForcedIsa({CpuIsa::kAvx512Vnni}, [&](CpuIsa) {
     const int64_t wide = GemmWideTilesCallsForTesting();
@@ -254,8 +255,8 @@ TEST(GemmTest, WideTilesMatchEightFloatTilesBitForBit) {
           << "iteration " << iter << ": m=" << t.m << " n=" << t.n << " k=" << t.k;
     }
     EXPECT_GT(GemmWideTilesCallsForTesting(), wide);
-    // One panel (N = 16, no pair): the wide build's 6 x 16 tiles of one
-    // 16-float vector per row take it.
+    // One panel (N = 16, no pair): the wide build's tiles of one 16-float
+    // vector per row take it.
     const int64_t before = GemmWideTilesCallsForTesting();
     std::vector<float> packed(PackedRhsSize(5, 16), 0.5f), a(7 * 5, 1.0f),
         c(7 * 16);
