@@ -9,7 +9,8 @@
 //   and 8 channels, over the filter rows inside the input (the same for the
 //   whole output row); each input column of a filter row is loaded once for
 //   all the (pixel, kx) that read it, each filter vector once for the 4
-//   pixels. Groups at the left and right edges leave out the window columns
+//   pixels (the AVX-512 build: blocks of 32 and 16 channels in 16-float
+//   vectors). Groups at the left and right edges leave out the window columns
 //   outside the input; the last group of a row moves back to end at the
 //   row's end (a few pixels computed twice, the same sums). Without a
 //   fused activation the sums are stored unclamped (the clamp to
@@ -139,28 +140,29 @@ GRAFT_SIMD_INLINE void PixelsChannelBlock(const float* corner, int64_t step,
 // serves every (pixel, kx) that reads it, each pixel's taps still in (ky,
 // kx) order: for 3 x 3 at stride 1, per filter row 6 input loads and 3
 // filter loads for 12 multiply-adds, where PixelsChannelBlock has 15.
-template <int KW, int SW, int NV, bool kEdge>
+template <int KW, int SW, int NV, bool kEdge, typename V = V8>
 GRAFT_SIMD_INLINE void PixelsRowsBlock(const float* row, int64_t row_stride,
                                        int rows, int64_t in_c, int j_lo,
                                        int j_hi, const float* filter,
-                                       int64_t oc_n, const float* bias, V8 lo,
-                                       V8 hi, int c, float* out) {
+                                       int64_t oc_n, const float* bias,
+                                       float lo, float hi, int c, float* out) {
   constexpr int kCols = (kPixels - 1) * SW + KW;
-  alignas(32) V8 acc[kPixels][NV];
+  constexpr int W = kLanes<V>;
+  alignas(sizeof(V)) V acc[kPixels][NV];
 #pragma GCC unroll 2
   for (int v = 0; v < NV; ++v) {
-    const V8 b = bias ? LoadV8(bias + c + 8 * v) : Splat(0.0f);
+    const V b = bias ? LoadVec<V>(bias + c + W * v) : SplatVec<V>(0.0f);
 #pragma GCC unroll 4
     for (int p = 0; p < kPixels; ++p) acc[p][v] = b;
   }
   row += c;
   filter += c;
   for (int r = 0; r < rows; ++r) {
-    alignas(32) V8 w[KW][NV];
+    alignas(sizeof(V)) V w[KW][NV];
 #pragma GCC unroll 8
     for (int kx = 0; kx < KW; ++kx) {
 #pragma GCC unroll 2
-      for (int v = 0; v < NV; ++v) w[kx][v] = LoadV8(filter + 8 * v);
+      for (int v = 0; v < NV; ++v) w[kx][v] = LoadVec<V>(filter + W * v);
       filter += oc_n;
     }
     // One pointer stepping over the columns: the offsets j * in_c would
@@ -169,9 +171,9 @@ GRAFT_SIMD_INLINE void PixelsRowsBlock(const float* row, int64_t row_stride,
 #pragma GCC unroll 16
     for (int j = 0; j < kCols; ++j) {
       if (kEdge && (j < j_lo || j >= j_hi)) continue;
-      alignas(32) V8 x[NV];
+      alignas(sizeof(V)) V x[NV];
 #pragma GCC unroll 2
-      for (int v = 0; v < NV; ++v) x[v] = LoadV8(col + 8 * v);
+      for (int v = 0; v < NV; ++v) x[v] = LoadVec<V>(col + W * v);
       col += in_c;
 #pragma GCC unroll 4
       for (int p = 0; p < kPixels; ++p) {
@@ -185,56 +187,79 @@ GRAFT_SIMD_INLINE void PixelsRowsBlock(const float* row, int64_t row_stride,
   }
   // Without a fused activation ([lo, hi] is everything, where the clamp is
   // the identity, NaN included) the sums are stored as they are.
-  if (lo[0] == -std::numeric_limits<float>::infinity() &&
-      hi[0] == std::numeric_limits<float>::infinity()) {
+  if (lo == -std::numeric_limits<float>::infinity() &&
+      hi == std::numeric_limits<float>::infinity()) {
 #pragma GCC unroll 4
     for (int p = 0; p < kPixels; ++p) {
 #pragma GCC unroll 2
-      for (int v = 0; v < NV; ++v) StoreV8(out + p * oc_n + c + 8 * v, acc[p][v]);
+      for (int v = 0; v < NV; ++v) {
+        StoreVec<V>(out + p * oc_n + c + W * v, acc[p][v]);
+      }
     }
     return;
   }
+  const V lo_v = SplatVec<V>(lo), hi_v = SplatVec<V>(hi);
 #pragma GCC unroll 4
   for (int p = 0; p < kPixels; ++p) {
 #pragma GCC unroll 2
     for (int v = 0; v < NV; ++v) {
-      StoreV8(out + p * oc_n + c + 8 * v, Clamp(acc[p][v], lo, hi));
+      StoreVec<V>(out + p * oc_n + c + W * v, Clamp(acc[p][v], lo_v, hi_v));
     }
   }
 }
 
 // All channels (a multiple of 8) of one group of kPixels pixels through
-// PixelsRowsBlock. Of the group's window columns, [j_lo, j_hi) are inside
-// the input (`row` points at column j_lo): the others are taps outside the
-// input, left out of the sums as everywhere else.
-template <int KW, int SW>
+// PixelsRowsBlock: blocks of 16 channels as two 8-float vectors, or with
+// kWide (the AVX-512 build) blocks of 32 and 16 as 16-float ones (on
+// Zen 5, whose multiply-adds are 512 bits wide, twice the work per
+// instruction); a last 8 as one 8-float vector. Of the group's window
+// columns, [j_lo, j_hi) are inside the input (`row` points at column
+// j_lo): the others are taps outside the input, left out of the sums as
+// everywhere else.
+template <int KW, int SW, bool kWide, bool kEdge>
+GRAFT_SIMD_INLINE void PixelsRowsAs(const float* row, int64_t row_stride,
+                                    int rows, int64_t in_c, int j_lo, int j_hi,
+                                    const float* filter, int64_t oc_n,
+                                    const float* bias, float lo, float hi,
+                                    float* out) {
+  int c = 0;
+  if constexpr (kWide) {
+    for (; c + 32 <= oc_n; c += 32) {
+      PixelsRowsBlock<KW, SW, 2, kEdge, V16>(row, row_stride, rows, in_c, j_lo,
+                                             j_hi, filter, oc_n, bias, lo, hi,
+                                             c, out);
+    }
+    if (c + 16 <= oc_n) {
+      PixelsRowsBlock<KW, SW, 1, kEdge, V16>(row, row_stride, rows, in_c, j_lo,
+                                             j_hi, filter, oc_n, bias, lo, hi,
+                                             c, out);
+      c += 16;
+    }
+  } else {
+    for (; c + 16 <= oc_n; c += 16) {
+      PixelsRowsBlock<KW, SW, 2, kEdge>(row, row_stride, rows, in_c, j_lo, j_hi,
+                                        filter, oc_n, bias, lo, hi, c, out);
+    }
+  }
+  if (c < oc_n) {
+    PixelsRowsBlock<KW, SW, 1, kEdge>(row, row_stride, rows, in_c, j_lo, j_hi,
+                                      filter, oc_n, bias, lo, hi, c, out);
+  }
+}
+
+template <int KW, int SW, bool kWide>
 GRAFT_SIMD_INLINE void PixelsRows(const float* row, int64_t row_stride,
                                   int rows, int64_t in_c, int j_lo, int j_hi,
                                   const float* filter, int64_t oc_n,
-                                  const float* bias, V8 lo, V8 hi,
+                                  const float* bias, float lo, float hi,
                                   float* out) {
   constexpr int kCols = (kPixels - 1) * SW + KW;
-  int c = 0;
   if (j_lo == 0 && j_hi == kCols) {
-    for (; c + 16 <= oc_n; c += 16) {
-      PixelsRowsBlock<KW, SW, 2, false>(row, row_stride, rows, in_c, j_lo,
-                                        j_hi, filter, oc_n, bias, lo, hi, c,
-                                        out);
-    }
-    if (c < oc_n) {
-      PixelsRowsBlock<KW, SW, 1, false>(row, row_stride, rows, in_c, j_lo,
-                                        j_hi, filter, oc_n, bias, lo, hi, c,
-                                        out);
-    }
-    return;
-  }
-  for (; c + 16 <= oc_n; c += 16) {
-    PixelsRowsBlock<KW, SW, 2, true>(row, row_stride, rows, in_c, j_lo, j_hi,
-                                     filter, oc_n, bias, lo, hi, c, out);
-  }
-  if (c < oc_n) {
-    PixelsRowsBlock<KW, SW, 1, true>(row, row_stride, rows, in_c, j_lo, j_hi,
-                                     filter, oc_n, bias, lo, hi, c, out);
+    PixelsRowsAs<KW, SW, kWide, false>(row, row_stride, rows, in_c, j_lo, j_hi,
+                                       filter, oc_n, bias, lo, hi, out);
+  } else {
+    PixelsRowsAs<KW, SW, kWide, true>(row, row_stride, rows, in_c, j_lo, j_hi,
+                                      filter, oc_n, bias, lo, hi, out);
   }
 }
 
@@ -265,6 +290,8 @@ struct GroupCounts {
   int64_t groups = 0, cut_groups = 0, row_groups = 0, edge_groups = 0;
 };
 
+// kWide: the AVX-512 build's (PixelsRows's 16-float blocks).
+template <bool kWide>
 GRAFT_SIMD_INLINE void DepthwiseRowsBody(const DepthwiseState& s,
                                          const DepthwiseArgs& a,
                                          int64_t row_begin, int64_t row_end,
@@ -351,20 +378,24 @@ GRAFT_SIMD_INLINE void DepthwiseRowsBody(const DepthwiseState& s,
                                 s.in_c;
         switch (row_kind) {
           case 31:
-            PixelsRows<3, 1>(corner, row_stride, rows, s.in_c, j_lo, j_hi,
-                             filter, oc_n, a.bias, lo, hi, out);
+            PixelsRows<3, 1, kWide>(corner, row_stride, rows, s.in_c, j_lo,
+                                    j_hi, filter, oc_n, a.bias, s.lo, s.hi,
+                                    out);
             break;
           case 32:
-            PixelsRows<3, 2>(corner, row_stride, rows, s.in_c, j_lo, j_hi,
-                             filter, oc_n, a.bias, lo, hi, out);
+            PixelsRows<3, 2, kWide>(corner, row_stride, rows, s.in_c, j_lo,
+                                    j_hi, filter, oc_n, a.bias, s.lo, s.hi,
+                                    out);
             break;
           case 51:
-            PixelsRows<5, 1>(corner, row_stride, rows, s.in_c, j_lo, j_hi,
-                             filter, oc_n, a.bias, lo, hi, out);
+            PixelsRows<5, 1, kWide>(corner, row_stride, rows, s.in_c, j_lo,
+                                    j_hi, filter, oc_n, a.bias, s.lo, s.hi,
+                                    out);
             break;
           default:
-            PixelsRows<5, 2>(corner, row_stride, rows, s.in_c, j_lo, j_hi,
-                             filter, oc_n, a.bias, lo, hi, out);
+            PixelsRows<5, 2, kWide>(corner, row_stride, rows, s.in_c, j_lo,
+                                    j_hi, filter, oc_n, a.bias, s.lo, s.hi,
+                                    out);
             break;
         }
         ++n.groups;
@@ -483,7 +514,7 @@ void CountGroups(int isa, const GroupCounts& n) {
 void DepthwiseRowsBaseline(const DepthwiseState& s, const DepthwiseArgs& a,
                            int64_t row_begin, int64_t row_end) {
   GroupCounts n;
-  DepthwiseRowsBody(s, a, row_begin, row_end, n);
+  DepthwiseRowsBody<false>(s, a, row_begin, row_end, n);
   CountGroups(0, n);
 }
 
@@ -493,7 +524,7 @@ GRAFT_AVX2_FMA_TARGET void DepthwiseRowsAvx2Fma(const DepthwiseState& s,
                                                 int64_t row_begin,
                                                 int64_t row_end) {
   GroupCounts n;
-  DepthwiseRowsBody(s, a, row_begin, row_end, n);
+  DepthwiseRowsBody<false>(s, a, row_begin, row_end, n);
   CountGroups(1, n);
 }
 
@@ -502,7 +533,7 @@ GRAFT_AVX512VL_TARGET void DepthwiseRowsAvx512Vl(const DepthwiseState& s,
                                                  int64_t row_begin,
                                                  int64_t row_end) {
   GroupCounts n;
-  DepthwiseRowsBody(s, a, row_begin, row_end, n);
+  DepthwiseRowsBody<true>(s, a, row_begin, row_end, n);
   CountGroups(2, n);
 }
 #endif

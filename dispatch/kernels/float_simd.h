@@ -114,8 +114,41 @@ GRAFT_SIMD_INLINE void StoreV8(float* p, V8 v) {
 
 GRAFT_SIMD_INLINE V8 Splat(float x) { return V8{x, x, x, x, x, x, x, x}; }
 
-// std::min(std::max(v, lo), hi) per lane (a NaN stays NaN); for V8 and the
-// GEMM's 16-float vectors.
+// Sixteen floats: the AVX-512 builds' wide vectors (the GEMM's wide tiles,
+// the depthwise convolution's channel blocks). Used only inside
+// GRAFT_AVX512VL_TARGET code.
+typedef float V16 __attribute__((vector_size(64), aligned(4)));
+
+// Loads, stores and splats of V8 or V16.
+template <typename V>
+inline constexpr int kLanes = static_cast<int>(sizeof(V) / sizeof(float));
+template <typename V>
+GRAFT_SIMD_INLINE V LoadVec(const float* p) {
+  V v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+template <typename V>
+GRAFT_SIMD_INLINE void StoreVec(float* p, V v) {
+  std::memcpy(p, &v, sizeof(v));
+}
+template <typename V>
+GRAFT_SIMD_INLINE V SplatVec(float x);
+template <>
+GRAFT_SIMD_INLINE V8 SplatVec<V8>(float x) {
+  return Splat(x);
+}
+// Two copies of the 8-float splat: GCC 12 builds a 16-float vector from a
+// scalar lane by lane (through the stack, or one masked broadcast per
+// lane) in the AVX-512 build, whose vectors it prefers 256 bits wide.
+template <>
+GRAFT_SIMD_INLINE V16 SplatVec<V16>(float x) {
+  const V8 half = Splat(x);
+  return __builtin_shufflevector(half, half, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3,
+                                 4, 5, 6, 7);
+}
+
+// std::min(std::max(v, lo), hi) per lane (a NaN stays NaN); V8 or V16.
 template <typename V>
 GRAFT_SIMD_INLINE V Clamp(V v, V lo, V hi) {
   v = v < lo ? lo : v;
@@ -131,7 +164,7 @@ GRAFT_SIMD_INLINE V Clamp(V v, V lo, V hi) {
 GRAFT_SIMD_INLINE float HardSwish(float x) {
   return x * std::min(std::max(x + 3.0f, 0.0f), 6.0f) / 6.0f;
 }
-template <typename V>  // V8, or the GEMM's 16-float vectors
+template <typename V>  // V8 or V16
 GRAFT_SIMD_INLINE V HardSwish(V x) {
   const V zero = {};
   return x * Clamp(x + 3.0f, zero, zero + 6.0f) / 6.0f;

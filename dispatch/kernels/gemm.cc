@@ -19,10 +19,6 @@ CallCounter row_panels_calls;
 CallCounter wide_calls;
 CallCounter row_parts_calls;
 
-// Sixteen floats: the AVX-512 build's wide tile (WideBodyAs) keeps a row of
-// 32 columns in two of them. Used only inside GRAFT_AVX512VL_TARGET code.
-typedef float V16 __attribute__((vector_size(64), aligned(4)));
-
 // Rows of a wide tile at most. A range of rows is cut into tiles of even
 // heights (49 rows as 4 x 6 + 5 x 5, not 8 x 6 + 1), so no tile is so
 // short that its sums wait on the fused multiply-add's latency. (7 or 8
@@ -30,27 +26,6 @@ typedef float V16 __attribute__((vector_size(64), aligned(4)));
 // vector registers and moves them back in the loop: 5-10% slower on
 // Zen 5.)
 constexpr int kWideMr = 6;
-
-// Loads, stores and splats of V8 or V16 (float_simd.h's for V8).
-template <typename V>
-inline constexpr int kLanes = static_cast<int>(sizeof(V) / sizeof(float));
-template <typename V>
-GRAFT_SIMD_INLINE V LoadVec(const float* p) {
-  V v;
-  std::memcpy(&v, p, sizeof(v));
-  return v;
-}
-template <typename V>
-GRAFT_SIMD_INLINE void StoreVec(float* p, V v) {
-  std::memcpy(p, &v, sizeof(v));
-}
-template <typename V>
-GRAFT_SIMD_INLINE V SplatVec(float x) {
-  V v;
-#pragma GCC unroll 16
-  for (int i = 0; i < kLanes<V>; ++i) v[i] = x;
-  return v;
-}
 
 // Where vector v of a tile row's B values for one k starts, relative to
 // the first panel's: 8-float vectors split one 16-column panel, 16-float
