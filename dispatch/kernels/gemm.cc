@@ -18,6 +18,7 @@ CallCounter indirect_calls;
 CallCounter row_panels_calls;
 CallCounter wide_calls;
 CallCounter row_parts_calls;
+CallCounter column_parts_calls;
 
 // Rows of a wide tile at most. A range of rows is cut into tiles of even
 // heights (49 rows as 4 x 6 + 5 x 5, not 8 x 6 + 1), so no tile is so
@@ -289,18 +290,20 @@ GRAFT_SIMD_INLINE void TilesBody(const GemmArgs& g, int64_t m_tiles,
   }
 }
 
-// Rows [r0, r1) of the column group at panel p: NV 16-float vectors, the
-// last of which may be a partial last panel (`cols` < 16 NV columns: then
-// through a buffer, as in TileRows), in tiles of at most kWideMr rows of
-// even heights.
-template <int NV, bool kClamp>
+// Rows [r0, r1) of the column group at panel p: NV vectors of V (16
+// floats, or 8 for a last group of 8 columns at most), the last of which
+// may be a partial last panel (`cols` < NV vectors' columns: then through
+// a buffer, as in TileRows), in tiles of at most kWideMr rows of even
+// heights.
+template <int NV, bool kClamp, typename V>
 GRAFT_SIMD_INLINE void WideGroup(const GemmArgs& g, int64_t p, int cols,
-                                 int64_t r0, int64_t r1, V16 lo, V16 hi) {
+                                 int64_t r0, int64_t r1, V lo, V hi) {
+  constexpr int kWidth = kLanes<V> * NV;
   const float* bias = g.bias != nullptr ? g.bias + p * kGemmNr : nullptr;
   const float* bp = g.packed_b + p * kGemmNr * g.k;
-  alignas(64) float bias_buf[16 * NV] = {};
-  alignas(64) float buf[kWideMr * 16 * NV];
-  const bool partial = cols < 16 * NV;
+  alignas(64) float bias_buf[kWidth] = {};
+  alignas(64) float buf[kWideMr * kWidth];
+  const bool partial = cols < kWidth;
   if (partial && bias != nullptr) {
     for (int j = 0; j < cols; ++j) bias_buf[j] = bias[j];
     bias = bias_buf;
@@ -313,33 +316,44 @@ GRAFT_SIMD_INLINE void WideGroup(const GemmArgs& g, int64_t p, int cols,
     const int h = base + (t < taller ? 1 : 0);
     float* c = g.c + row0 * g.ldc + p * kGemmNr;
     if (!partial) {
-      TileRowsTo<NV, kClamp, V16>(g, row0, h, bias, bp, lo, hi, c, g.ldc);
+      TileRowsTo<NV, kClamp, V>(g, row0, h, bias, bp, lo, hi, c, g.ldc);
       row0 += h;
       continue;
     }
-    TileRowsTo<NV, kClamp, V16>(g, row0, h, bias, bp, lo, hi, buf, 16 * NV);
+    TileRowsTo<NV, kClamp, V>(g, row0, h, bias, bp, lo, hi, buf, kWidth);
     for (int i = 0; i < h; ++i) {
-      std::memcpy(c + i * g.ldc, buf + i * 16 * NV, sizeof(float) * cols);
+      std::memcpy(c + i * g.ldc, buf + i * kWidth, sizeof(float) * cols);
     }
     row0 += h;
   }
 }
 
-// The AVX-512 build's wide tiles: rows [r0, r1) of C, every column, the
-// panels two at a time as 32-column tiles of 16-float vectors (a last odd
-// panel, whole or partial, as one vector): for the same fused multiply-adds
-// in the same order as the 8-float tiles (bit-identical results), half the
-// instructions, and up to 8 rows a tile instead of 6.
+// Columns of C in groups of two panels (32 columns; the last group may be
+// narrower).
+inline int64_t WideGroups(int64_t n) {
+  return (n + 2 * kGemmNr - 1) / (2 * kGemmNr);
+}
+
+// The AVX-512 build's wide tiles: rows [r0, r1) of C at the column groups
+// [q0, q1), each as 32-column tiles of 16-float vectors (a last odd panel,
+// whole or partial, as one vector; of 8 columns at most, as one 8-float
+// vector): for the same fused multiply-adds in
+// the same order as the 8-float tiles (bit-identical results), half the
+// instructions.
 template <bool kClamp>
-GRAFT_SIMD_INLINE void WideBodyAs(const GemmArgs& g, int64_t r0, int64_t r1) {
+GRAFT_SIMD_INLINE void WideBodyAs(const GemmArgs& g, int64_t r0, int64_t r1,
+                                  int64_t q0, int64_t q1) {
   const V16 lo = SplatVec<V16>(g.lo), hi = SplatVec<V16>(g.hi);
-  const int64_t panels = (g.n + kGemmNr - 1) / kGemmNr;
-  for (int64_t p = 0; p < panels; p += 2) {
+  for (int64_t p = 2 * q0; p < 2 * q1; p += 2) {
     const int cols = static_cast<int>(std::min<int64_t>(32, g.n - p * kGemmNr));
     if (cols > 16) {
       WideGroup<2, kClamp>(g, p, cols, r0, r1, lo, hi);
-    } else {
+    } else if (cols > 8) {
       WideGroup<1, kClamp>(g, p, cols, r0, r1, lo, hi);
+    } else {
+      // 8 columns at most: half a vector would be padding.
+      WideGroup<1, kClamp>(g, p, cols, r0, r1, SplatVec<V8>(g.lo),
+                           SplatVec<V8>(g.hi));
     }
   }
   wide_calls.fetch_add(1, std::memory_order_relaxed);
@@ -347,9 +361,9 @@ GRAFT_SIMD_INLINE void WideBodyAs(const GemmArgs& g, int64_t r0, int64_t r1) {
 
 // Each build's tiles (a range of the panel-major tile grid of kGemmMr x
 // kGemmNr tiles) and, in the AVX-512 build, wide tiles (rows [r0, r1) of C
-// at every column; null elsewhere).
+// at column groups [q0, q1); null elsewhere).
 using TilesFn = void (*)(const GemmArgs&, int64_t, int64_t, int64_t);
-using WideFn = void (*)(const GemmArgs&, int64_t, int64_t);
+using WideFn = void (*)(const GemmArgs&, int64_t, int64_t, int64_t, int64_t);
 struct GemmFns {
   TilesFn tiles;
   WideFn wide = nullptr;
@@ -372,12 +386,12 @@ GRAFT_AVX512VL_TARGET void TilesAvx512Vl(const GemmArgs& g, int64_t m_tiles,
 }
 
 GRAFT_AVX512VL_TARGET void WideAvx512Vl(const GemmArgs& g, int64_t r0,
-                                        int64_t r1) {
+                                        int64_t r1, int64_t q0, int64_t q1) {
   if (g.lo == -std::numeric_limits<float>::infinity() &&
       g.hi == std::numeric_limits<float>::infinity()) {
-    WideBodyAs<false>(g, r0, r1);
+    WideBodyAs<false>(g, r0, r1, q0, q1);
   } else {
-    WideBodyAs<true>(g, r0, r1);
+    WideBodyAs<true>(g, r0, r1, q0, q1);
   }
 }
 #endif
@@ -418,7 +432,7 @@ GemmArgs RowsOf(const GemmArgs& g, int64_t r0, int64_t r1, IndirectA* ia) {
 // else the rows' GEMM as row tiles, panel by panel.
 void Rows(const GemmFns& fns, const GemmArgs& g, int64_t r0, int64_t r1) {
   if (fns.wide != nullptr) {
-    fns.wide(g, r0, r1);
+    fns.wide(g, r0, r1, 0, WideGroups(g.n));
     return;
   }
   IndirectA ia;
@@ -469,6 +483,11 @@ constexpr int64_t kMinRowsPerPart = 2;
 // Rows per block reported to GemmArgs::rows_done on one thread (a few KiB
 // of C, still in L1 when the consumer reads it).
 constexpr int64_t kRowsDoneRows = 48;
+// Floats of B from which a GEMM with more columns than rows splits its
+// columns over the threads (AVX-512 build): 256 KiB, a quarter of a Zen 5
+// core's L2. Smaller ones (a whole small model's GEMMs) ran 3-8% slower
+// split by columns, their output rows then crossing cores.
+constexpr int64_t kColumnSplitMinB = 65536;
 
 void Gemm(const GemmArgs& g, ThreadPool* pool) {
   if (g.m <= 0 || g.n <= 0) return;
@@ -502,10 +521,26 @@ void Gemm(const GemmArgs& g, ThreadPool* pool) {
     rows_done(0, g.m);
     return;
   }
-  // Split by rows, so each thread writes whole output rows: the ones the
-  // next op, split the same way, reads on the same core (a split by panels
-  // would leave half of every row in the other core's cache).
+  // Otherwise split by rows, so each thread writes whole output rows: the
+  // ones the next op, split the same way, reads on the same core (a split
+  // by panels would leave half of every row in the other core's cache).
   const int threads = pool->num_threads();
+  const int64_t groups = WideGroups(g.n);
+  if (fns.wide != nullptr && g.n > g.m && g.n * g.k >= kColumnSplitMinB &&
+      groups >= threads) {
+    // More columns than rows and a B too large to read twice from L3 at
+    // little cost: each thread takes a share of B's columns over every row
+    // instead of reading all of it (MobileNetV2's last 1x1 convolution,
+    // 49 x 1280 x 320: a 1.6 MB B). A row is final only at the end.
+    const int64_t min_groups = std::max<int64_t>(
+        1, 65536 / (2 * kGemmNr * g.m * std::max<int64_t>(1, g.k)));
+    column_parts_calls.fetch_add(1, std::memory_order_relaxed);
+    pool->ParallelFor(groups, min_groups, [&](int64_t begin, int64_t end) {
+      fns.wide(g, 0, g.m, begin, end);
+    });
+    rows_done(0, g.m);
+    return;
+  }
   if (fns.wide != nullptr && g.m >= kMinRowsPerPart * threads) {
     // Wide tiles take any range of rows (cut into tiles of even heights),
     // so the rows are split evenly: chunks of a whole tile's rows at least
@@ -515,7 +550,7 @@ void Gemm(const GemmArgs& g, ThreadPool* pool) {
                  g.m >= kWideMr * threads ? int64_t{kWideMr} : g.m / threads);
     row_parts_calls.fetch_add(1, std::memory_order_relaxed);
     pool->ParallelFor(g.m, min_rows, [&](int64_t begin, int64_t end) {
-      fns.wide(g, begin, end);
+      fns.wide(g, begin, end, 0, groups);
       rows_done(begin, end);
     });
     return;
@@ -562,5 +597,7 @@ int64_t GemmRowPanelsCallsForTesting() { return row_panels_calls.load(); }
 int64_t GemmWideTilesCallsForTesting() { return wide_calls.load(); }
 
 int64_t GemmRowPartsCallsForTesting() { return row_parts_calls.load(); }
+
+int64_t GemmColumnPartsCallsForTesting() { return column_parts_calls.load(); }
 
 }  // namespace graft::kernels

@@ -136,6 +136,9 @@ int64_t GemmWideTilesCallsForTesting();
 // How many GEMMs split their rows evenly over the threads (not in whole
 // row tiles: few rows, or any number in the AVX-512 VL build).
 int64_t GemmRowPartsCallsForTesting();
+// How many GEMMs split their columns over the threads, every row in each
+// part (more columns than rows; the AVX-512 VL build).
+int64_t GemmColumnPartsCallsForTesting();
 
 }  // namespace graft::kernels
 

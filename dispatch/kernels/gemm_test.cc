@@ -224,7 +224,8 @@ TEST(GemmTest, ClampKeepsNaN) {
 
 // The AVX-512 build's wide tiles of 16-float vectors (two panels at a
 // time, a last odd one alone, whole or partial; rows cut into tiles of
-// even heights, split evenly over threads) against the AVX2+FMA build's
+// even heights; over threads the rows split evenly, or the columns where
+// there are more of them) against the AVX2+FMA build's
 // 6 x 16 tiles of 8-float ones: the same fused multiply-adds in the same
 // order, so bit-identical results, for every row count and remainder, odd
 // and partial last panels, clamps and the HARD_SWISH epilogue, 1 and 2
@@ -232,10 +233,20 @@ TEST(GemmTest, ClampKeepsNaN) {
 TEST(GemmTest, WideTilesMatchEightFloatTilesBitForBit) {
   testing::ForEachForcedIsa({CpuIsa::kAvx512Vnni}, [&](CpuIsa) {
     const int64_t wide = GemmWideTilesCallsForTesting();
+    const int64_t column_parts = GemmColumnPartsCallsForTesting();
     std::mt19937 rng = testing::SeededRng(7);
     ThreadPool pool(2);
     for (int iter = 0; iter < 150; ++iter) {
-      const Case t = RandomCase(rng, iter % 2 ? 13 : 80, 110, 48);
+      Case t = RandomCase(rng, iter % 2 ? 13 : 80, 110, 48);
+      if (iter % 10 == 9) {
+        // A B of 64K floats or more, with more columns than rows: split
+        // over the threads by columns.
+        t.m = RandomInt(rng, 2, 40);
+        t.n = RandomInt(rng, 260, 400);
+        t.k = RandomInt(rng, 256, 300);
+        t.lda = t.k + RandomInt(rng, 0, 3);
+        t.ldc = t.n + RandomInt(rng, 0, 5);
+      }
       const std::vector<float> a = testing::RandomFloats(rng, t.m * t.lda);
       const std::vector<float> b = testing::RandomFloats(rng, t.k * t.n);
       const std::vector<float> bias = testing::RandomFloats(rng, t.n);
@@ -244,7 +255,7 @@ TEST(GemmTest, WideTilesMatchEightFloatTilesBitForBit) {
       std::vector<float> narrow(t.m * t.ldc, 3.0f), wide_c(t.m * t.ldc, 3.0f);
       GemmArgs g = ArgsOf(t, a, packed, bias, wide_c.data());
       g.hard_swish = t.hard_swish;
-      ThreadPool* p = iter % 3 == 0 ? &pool : nullptr;
+      ThreadPool* p = iter % 3 == 0 || iter % 10 == 9 ? &pool : nullptr;
       Gemm(g, p);
       {
         testing::IsaCap cap(CpuIsa::kAvx2);
@@ -255,6 +266,7 @@ TEST(GemmTest, WideTilesMatchEightFloatTilesBitForBit) {
           << "iteration " << iter << ": m=" << t.m << " n=" << t.n << " k=" << t.k;
     }
     EXPECT_GT(GemmWideTilesCallsForTesting(), wide);
+    EXPECT_GT(GemmColumnPartsCallsForTesting(), column_parts);
     // One panel (N = 16, no pair): the wide build's tiles of one 16-float
     // vector per row take it.
     const int64_t before = GemmWideTilesCallsForTesting();
