@@ -20,9 +20,10 @@ CallCounter wide_calls;
 CallCounter row_parts_calls;
 CallCounter column_parts_calls;
 
-// Rows of a wide tile at most. A range of rows is cut into tiles of even
-// heights (49 rows as 4 x 6 + 5 x 5, not 8 x 6 + 1), so no tile is so
-// short that its sums wait on the fused multiply-add's latency. (7 or 8
+// Rows of a wide tile at most. A range of rows whose last tile would have
+// fewer than half of them is cut into tiles of even heights instead (49
+// rows as 4 x 6 + 5 x 5, not 8 x 6 + 1), so no tile is so short that its
+// sums wait on the fused multiply-add's latency. (7 or 8
 // rows fit the 32 registers too, but GCC 12 then keeps row pointers in
 // vector registers and moves them back in the loop: 5-10% slower on
 // Zen 5.)
@@ -308,12 +309,17 @@ GRAFT_SIMD_INLINE void WideGroup(const GemmArgs& g, int64_t p, int cols,
     for (int j = 0; j < cols; ++j) bias_buf[j] = bias[j];
     bias = bias_buf;
   }
-  // The first `taller` tiles have one row more than the others.
+  // Tiles of kWideMr rows and a shorter last one, unless that one would
+  // have fewer than half as many: then even heights, the first `taller`
+  // tiles one row more than the others.
   const int64_t tiles = (r1 - r0 + kWideMr - 1) / kWideMr;
-  const int base = static_cast<int>((r1 - r0) / tiles);
-  const int64_t taller = (r1 - r0) % tiles;
+  const int64_t rest = (r1 - r0) % kWideMr;
+  const bool even = rest != 0 && rest < kWideMr / 2;
+  const int base = even ? static_cast<int>((r1 - r0) / tiles) : kWideMr;
+  const int64_t taller = even ? (r1 - r0) % tiles : 0;
   for (int64_t t = 0, row0 = r0; t < tiles; ++t) {
-    const int h = base + (t < taller ? 1 : 0);
+    const int h = even ? base + (t < taller ? 1 : 0)
+                       : static_cast<int>(std::min<int64_t>(base, r1 - row0));
     float* c = g.c + row0 * g.ldc + p * kGemmNr;
     if (!partial) {
       TileRowsTo<NV, kClamp, V>(g, row0, h, bias, bp, lo, hi, c, g.ldc);
@@ -327,6 +333,19 @@ GRAFT_SIMD_INLINE void WideGroup(const GemmArgs& g, int64_t p, int cols,
     row0 += h;
   }
 }
+
+// Floats of B from which it counts as large (256 KiB, a quarter of a
+// Zen 5 core's L2), in the AVX-512 build: a GEMM with more columns than
+// rows then splits its columns over the threads (smaller ones ran 3-8%
+// slower so, their output rows then crossing cores); a smaller B is read
+// once per block of rows (WideBodyAs).
+constexpr int64_t kLargeB = 65536;
+// Floats of A in a block of rows that every group of columns passes over
+// while it stays in L1 (16 KiB, a third of L1), where B is not large:
+// 12544 x 96 x 16 went 195 -> 172 us, 784 x 192 x 32 43 -> 40 us (Zen 5,
+// one thread), against every row for each group in turn.
+constexpr int64_t kBlockAFloats = 4096;
+constexpr int64_t kMinBlockRows = 48;
 
 // Columns of C in groups of two panels (32 columns; the last group may be
 // narrower).
@@ -344,16 +363,32 @@ template <bool kClamp>
 GRAFT_SIMD_INLINE void WideBodyAs(const GemmArgs& g, int64_t r0, int64_t r1,
                                   int64_t q0, int64_t q1) {
   const V16 lo = SplatVec<V16>(g.lo), hi = SplatVec<V16>(g.hi);
-  for (int64_t p = 2 * q0; p < 2 * q1; p += 2) {
-    const int cols = static_cast<int>(std::min<int64_t>(32, g.n - p * kGemmNr));
-    if (cols > 16) {
-      WideGroup<2, kClamp>(g, p, cols, r0, r1, lo, hi);
-    } else if (cols > 8) {
-      WideGroup<1, kClamp>(g, p, cols, r0, r1, lo, hi);
-    } else {
-      // 8 columns at most: half a vector would be padding.
-      WideGroup<1, kClamp>(g, p, cols, r0, r1, SplatVec<V8>(g.lo),
-                           SplatVec<V8>(g.hi));
+  // Blocks of rows of about kBlockAFloats of A, of kMinBlockRows rows at
+  // least (each reads B once), where there are two groups or more and B is
+  // not large; else one block.
+  const int64_t rows = r1 - r0;
+  const int64_t blocks =
+      q1 - q0 > 1 && g.n * g.k < kLargeB
+          ? std::max<int64_t>(1, std::min((rows * std::max<int64_t>(1, g.k) +
+                                           kBlockAFloats - 1) /
+                                              kBlockAFloats,
+                                          rows / kMinBlockRows))
+          : 1;
+  for (int64_t i = 0; i < blocks; ++i) {
+    const int64_t b0 = r0 + rows * i / blocks,
+                  b1 = r0 + rows * (i + 1) / blocks;
+    for (int64_t p = 2 * q0; p < 2 * q1; p += 2) {
+      const int cols =
+          static_cast<int>(std::min<int64_t>(32, g.n - p * kGemmNr));
+      if (cols > 16) {
+        WideGroup<2, kClamp>(g, p, cols, b0, b1, lo, hi);
+      } else if (cols > 8) {
+        WideGroup<1, kClamp>(g, p, cols, b0, b1, lo, hi);
+      } else {
+        // 8 columns at most: half a vector would be padding.
+        WideGroup<1, kClamp>(g, p, cols, b0, b1, SplatVec<V8>(g.lo),
+                             SplatVec<V8>(g.hi));
+      }
     }
   }
   wide_calls.fetch_add(1, std::memory_order_relaxed);
@@ -473,8 +508,12 @@ void ScalePackedRhsRows(const float* packed, int64_t k, int64_t n,
 }
 
 // Row tiles per thread from which a split over threads goes by whole row
-// tiles instead of by an even share of rows (builds without wide tiles).
+// tiles instead of by an even share of rows: a thread's share is then
+// within a tile of the others'. The AVX-512 build's wide tiles cut an even
+// share into tiles of even heights, so it keeps even shares for more rows
+// (49 rows went as 30 + 19 in whole tiles).
 constexpr int64_t kRowSplitTilesPerThread = 4;
+constexpr int64_t kWideRowSplitTilesPerThread = 16;
 // Rows per thread from which a GEMM with fewer rows than that split (see
 // kRowSplitTilesPerThread) still goes by rows, split evenly: two rows of
 // a 32-column wide tile keep its four accumulators' fused multiply-adds
@@ -483,11 +522,6 @@ constexpr int64_t kMinRowsPerPart = 2;
 // Rows per block reported to GemmArgs::rows_done on one thread (a few KiB
 // of C, still in L1 when the consumer reads it).
 constexpr int64_t kRowsDoneRows = 48;
-// Floats of B from which a GEMM with more columns than rows splits its
-// columns over the threads (AVX-512 build): 256 KiB, a quarter of a Zen 5
-// core's L2. Smaller ones (a whole small model's GEMMs) ran 3-8% slower
-// split by columns, their output rows then crossing cores.
-constexpr int64_t kColumnSplitMinB = 65536;
 
 void Gemm(const GemmArgs& g, ThreadPool* pool) {
   if (g.m <= 0 || g.n <= 0) return;
@@ -526,7 +560,7 @@ void Gemm(const GemmArgs& g, ThreadPool* pool) {
   // by panels would leave half of every row in the other core's cache).
   const int threads = pool->num_threads();
   const int64_t groups = WideGroups(g.n);
-  if (fns.wide != nullptr && g.n > g.m && g.n * g.k >= kColumnSplitMinB &&
+  if (fns.wide != nullptr && g.n > g.m && g.n * g.k >= kLargeB &&
       groups >= threads) {
     // More columns than rows and a B too large to read twice from L3 at
     // little cost: each thread takes a share of B's columns over every row
@@ -541,21 +575,10 @@ void Gemm(const GemmArgs& g, ThreadPool* pool) {
     rows_done(0, g.m);
     return;
   }
-  if (fns.wide != nullptr && g.m >= kMinRowsPerPart * threads) {
-    // Wide tiles take any range of rows (cut into tiles of even heights),
-    // so the rows are split evenly: chunks of a whole tile's rows at least
-    // where there are enough, else an even part per thread.
-    const int64_t min_rows =
-        std::max(min_chunk * kGemmMr / panels,
-                 g.m >= kWideMr * threads ? int64_t{kWideMr} : g.m / threads);
-    row_parts_calls.fetch_add(1, std::memory_order_relaxed);
-    pool->ParallelFor(g.m, min_rows, [&](int64_t begin, int64_t end) {
-      fns.wide(g, begin, end, 0, groups);
-      rows_done(begin, end);
-    });
-    return;
-  }
-  if (m_tiles >= kRowSplitTilesPerThread * threads) {
+  const int64_t split_tiles = (fns.wide != nullptr ? kWideRowSplitTilesPerThread
+                                                   : kRowSplitTilesPerThread) *
+                              threads;
+  if (m_tiles >= split_tiles) {
     // Enough rows: each thread takes blocks of whole row tiles.
     const int64_t min_tiles = std::max<int64_t>(1, min_chunk / panels);
     pool->ParallelFor(m_tiles, min_tiles, [&](int64_t begin, int64_t end) {

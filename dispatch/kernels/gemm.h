@@ -134,7 +134,8 @@ int64_t GemmRowPanelsCallsForTesting();
 // VL build).
 int64_t GemmWideTilesCallsForTesting();
 // How many GEMMs split their rows evenly over the threads (not in whole
-// row tiles: few rows, or any number in the AVX-512 VL build).
+// row tiles: fewer than 4 row tiles per thread, 16 in the AVX-512 VL
+// build).
 int64_t GemmRowPartsCallsForTesting();
 // How many GEMMs split their columns over the threads, every row in each
 // part (more columns than rows; the AVX-512 VL build).
