@@ -62,8 +62,8 @@ GRAFT_SIMD_INLINE void Accumulate(V (&acc)[MR][NV], const float* const* a,
 // One MR x (NV vectors) tile of C over the whole K, in registers: NV * MR
 // accumulators (12 for MR = 6, NV = 2) plus NV B vectors and one broadcast
 // fit the 16 AVX registers. With V8, NV = 1 serves a last panel of at most
-// 8 columns; with V16 (the AVX-512 build's wide tiles, up to 8 rows of its
-// 32 registers), the two vectors are two panels, 32 columns. Each C element is
+// 8 columns; with V16 (the AVX-512 build's wide tiles), the two vectors are
+// two panels, 32 columns. Each C element is
 // bias + sum over k in order, whatever the vector width. The tile always writes
 // NV whole vectors at `c` (row stride ldc) starting from the ones at `bias` (or
 // zeros): a last panel narrower than that goes through a buffer (TileRows), so
@@ -144,8 +144,8 @@ GRAFT_SIMD_INLINE void Tile(const GemmArgs& g, int64_t row0,
   }
 }
 
-// The tile of `rows` rows from row0 (1 to kGemmMr; with V16, 1 to
-// kWideMr) into c.
+// The tile of `rows` rows from row0 into c: 1 to kGemmMr, and with V16 up
+// to 8 (what 32 registers hold; the wide tiles ask for kWideMr at most).
 template <int NV, bool kClamp, typename V = V8>
 GRAFT_SIMD_INLINE void TileRowsTo(const GemmArgs& g, int64_t row0, int rows,
                                   const float* bias, const float* bp, V lo,
@@ -171,7 +171,7 @@ GRAFT_SIMD_INLINE void TileRowsTo(const GemmArgs& g, int64_t row0, int rows,
       Tile<6, NV, kClamp>(g, row0, bias, bp, lo, hi, c, ldc);
       break;
     default:
-      // Seven and eight rows only in the 32-register build's wide tiles.
+      // Seven and eight rows only for 16-float vectors (kWideMr above 6).
       if constexpr (kLanes<V> == 16) {
         if (rows == 7) {
           Tile<7, NV, kClamp>(g, row0, bias, bp, lo, hi, c, ldc);
@@ -294,8 +294,8 @@ GRAFT_SIMD_INLINE void TilesBody(const GemmArgs& g, int64_t m_tiles,
 // Rows [r0, r1) of the column group at panel p: NV vectors of V (16
 // floats, or 8 for a last group of 8 columns at most), the last of which
 // may be a partial last panel (`cols` < NV vectors' columns: then through
-// a buffer, as in TileRows), in tiles of at most kWideMr rows of even
-// heights.
+// a buffer, as in TileRows), in tiles of kWideMr rows (of even heights
+// where the last would be short).
 template <int NV, bool kClamp, typename V>
 GRAFT_SIMD_INLINE void WideGroup(const GemmArgs& g, int64_t p, int cols,
                                  int64_t r0, int64_t r1, V lo, V hi) {
