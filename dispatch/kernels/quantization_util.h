@@ -185,6 +185,10 @@ int64_t QuantizedSumCallsForTesting(CpuIsa path);
 // AVX-512 VBMI build (KernelHasAvx512Vbmi), kAvx2, kBaseline.
 int64_t QuantizedBinaryCallsForTesting(CpuIsa path);
 
+// The evaluations of an 8-bit ADD or SUB that took the AVX-512 VBMI build's
+// sum of lookups (quantized_elementwise.cc's PrepareSplitSum).
+int64_t QuantizedSplitSumCallsForTesting();
+
 }  // namespace graft::kernels
 
 #endif  // GRAFT_DISPATCH_KERNELS_QUANTIZATION_UTIL_H_

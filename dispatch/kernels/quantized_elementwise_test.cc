@@ -3,6 +3,7 @@
 // dequantize, compute in double, requantize. TFLite's integer path
 // approximates that within 1 LSB, so the kernels must too (random scales,
 // zero points and broadcast shapes, seeded).
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -244,6 +245,72 @@ TEST(QuantizedElementwiseTest, Uint8EveryPathGivesTheBaselineBytes) {
   std::mt19937 rng = testing::SeededRng(4);
   for (int iter = 0; iter < 40 && !HasFatalFailure(); ++iter) {
     CheckEveryPath<uint8_t>(rng, iter);
+  }
+}
+
+// ADD and SUB with RELU, RELU6, or no activation and the type's lowest
+// output zero point take the AVX-512 VBMI build's sum of lookups
+// (PrepareSplitSum): over drawn scales (the output's from a quarter of the
+// larger input scale to four times the two together) and zero points, all
+// 65536 pairs of input bytes give the baseline's outputs, and a counter
+// shows the path ran.
+template <typename T>
+void CheckSplitSum(std::mt19937& rng, int iter) {
+  using kernels::CpuIsa;
+  const bool i8 = std::is_same_v<T, int8_t>;
+  const bool sub = RandomInt(rng, 0, 1) == 1;
+  const tfl::BuiltinOperator op =
+      sub ? tfl::BuiltinOperator_SUB : tfl::BuiltinOperator_ADD;
+  const tfl::ActivationFunctionType acts[] = {tfl::ActivationFunctionType_RELU,
+                                              tfl::ActivationFunctionType_RELU6,
+                                              tfl::ActivationFunctionType_NONE};
+  const tfl::ActivationFunctionType act = acts[RandomInt(rng, 0, 2)];
+  auto log_uniform = [&](double lo, double hi) {
+    return static_cast<float>(
+        std::exp2(std::uniform_real_distribution<double>(lo, hi)(rng)));
+  };
+  const float sa = log_uniform(-10, -2), sb = log_uniform(-10, -2);
+  const float so = std::max(sa, sb) * log_uniform(-2, 2) +
+                   (RandomInt(rng, 0, 1) == 1 ? sa + sb : 0.0f);
+  const int zlo = i8 ? -128 : 0, zhi = i8 ? 127 : 255;
+  const float scale[3] = {sa, sb, so};
+  const int zero[3] = {
+      RandomInt(rng, zlo, zhi), RandomInt(rng, zlo, zhi),
+      act == tfl::ActivationFunctionType_NONE ? zlo : RandomInt(rng, zlo, zhi)};
+  const int n = 65536;
+  std::vector<T> va(n), vb(n);
+  for (int i = 0; i < n; ++i) {
+    va[i] = static_cast<T>(i & 255), vb[i] = static_cast<T>(i >> 8);
+  }
+  const std::vector<T> want =
+      RunBinary8<T>(CpuIsa::kBaseline, op, act, n, scale, zero, va, vb);
+  const int64_t before = kernels::QuantizedSplitSumCallsForTesting();
+  const std::vector<T> got =
+      RunBinary8<T>(CpuIsa::kAvx512Vnni, op, act, n, scale, zero, va, vb);
+  EXPECT_GT(kernels::QuantizedSplitSumCallsForTesting(), before)
+      << "iteration " << iter << ": the sum of lookups was not taken";
+  ASSERT_EQ(got.size(), want.size());
+  for (int i = 0; i < n; ++i) {
+    ASSERT_EQ(static_cast<int>(got[i]), static_cast<int>(want[i]))
+        << "iteration " << iter << ", " << tfl::EnumNameBuiltinOperator(op)
+        << ", act " << static_cast<int>(act) << ", inputs "
+        << static_cast<int>(va[i]) << ", " << static_cast<int>(vb[i])
+        << " (zero points " << zero[0] << ", " << zero[1] << ", " << zero[2]
+        << "; scales " << sa << ", " << sb << ", " << so << ")";
+  }
+}
+
+TEST(QuantizedElementwiseTest, SplitSumGivesTheBaselineOnEveryPair) {
+  if (!kernels::KernelHasAvx512Vbmi()) {
+    GTEST_SKIP() << "no AVX-512 VBMI here: the sum of lookups is not run";
+  }
+  std::mt19937 rng = testing::SeededRng(5);
+  for (int iter = 0; iter < 30 && !HasFatalFailure(); ++iter) {
+    if (iter % 2) {
+      CheckSplitSum<int8_t>(rng, iter);
+    } else {
+      CheckSplitSum<uint8_t>(rng, iter);
+    }
   }
 }
 
