@@ -351,6 +351,16 @@ void CheckDepthwise(std::mt19937& rng, int iter, bool wide, const std::string& w
     p.w = std::max(p.w, 8);
     p.cin = p.cout = p.groups = std::max(8, p.cin / 8 * 8);
   }
+  if (wide && iter % 6 == 3) {
+    // Every sixth wide case from the fourth: hundreds of channels (whole
+    // blocks of 8), a filter 3 or 5 wide and SAME over at least 8
+    // columns, so that what a group of pixels reads over all channels
+    // outgrows L1 and each output row goes over spans of channels.
+    p.kw = RandomInt(rng, 0, 1) ? 3 : 5, p.dw = 1;
+    p.padding = tfl::Padding_SAME;
+    p.h = std::min(p.h, 6), p.w = RandomInt(rng, 8, 14);
+    p.cin = p.cout = p.groups = 8 * RandomInt(rng, 30, 80);
+  }
   const int oh = OutSize(p.padding, p.h, p.kh, p.sh, p.dh);
   const int ow = OutSize(p.padding, p.w, p.kw, p.sw, p.dw);
   if (oh <= 0 || ow <= 0) return;
@@ -410,8 +420,8 @@ TEST(ConvTest, DepthwiseConv2DMatchesReference) {
 // The float depthwise builds (baseline, AVX2+FMA, AVX-512 VL) forced in
 // turn, on wider inputs with channels mostly multiples of 8: the path
 // computing several output pixels together must be taken, also on rows
-// whose window the top or bottom edge cuts. Every other case also runs
-// with a HARD_SWISH fused into the convolution's rows.
+// whose window the top or bottom edge cuts and over spans of channels. Every
+// other case also runs with a HARD_SWISH fused into the convolution's rows.
 TEST(ConvTest, DepthwiseConv2DMatchesReferenceOnEveryFloatPath) {
   using kernels::CpuIsa;
   testing::ForEachForcedIsa({CpuIsa::kBaseline, CpuIsa::kAvx2, CpuIsa::kAvx512Vnni}, [&](CpuIsa isa) {
@@ -419,6 +429,7 @@ TEST(ConvTest, DepthwiseConv2DMatchesReferenceOnEveryFloatPath) {
     const int64_t cut = kernels::FloatDepthwiseCutRowGroupsForTesting();
     const int64_t row_kernel = kernels::FloatDepthwiseRowKernelGroupsForTesting();
     const int64_t edge = kernels::FloatDepthwiseEdgeGroupsForTesting();
+    const int64_t spans = kernels::FloatDepthwiseChannelSpanRowsForTesting();
     std::mt19937 rng = testing::SeededRng(20 + static_cast<int>(isa));
     for (int iter = 0; iter < 60; ++iter) {
       CheckDepthwise(rng, iter, /*wide=*/true, absl::StrCat(kernels::CpuIsaName(isa), " "),
@@ -432,6 +443,8 @@ TEST(ConvTest, DepthwiseConv2DMatchesReferenceOnEveryFloatPath) {
     EXPECT_GT(kernels::FloatDepthwiseRowKernelGroupsForTesting(), row_kernel)
         << kernels::CpuIsaName(isa);
     EXPECT_GT(kernels::FloatDepthwiseEdgeGroupsForTesting(), edge)
+        << kernels::CpuIsaName(isa);
+    EXPECT_GT(kernels::FloatDepthwiseChannelSpanRowsForTesting(), spans)
         << kernels::CpuIsaName(isa);
   });
 }

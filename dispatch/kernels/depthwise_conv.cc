@@ -96,6 +96,9 @@ GRAFT_SIMD_INLINE void ChannelBlock(const PixelTaps& taps, const float* bias,
 // are ChannelBlock's (bias + taps in (ky, kx) order).
 constexpr int kPixels = 4;
 
+// The bytes a group of pixels may read over its channels (DepthwiseRowsBody).
+constexpr int64_t kDepthwiseL1Bytes = 24 * 1024;
+
 template <int NV>
 GRAFT_SIMD_INLINE void PixelsChannelBlock(const float* corner, int64_t step,
                                           const int64_t* tap_off, int taps_n,
@@ -208,8 +211,9 @@ GRAFT_SIMD_INLINE void PixelsRowsBlock(const float* row, int64_t row_stride,
   }
 }
 
-// All channels (a multiple of 8) of one group of kPixels pixels through
-// PixelsRowsBlock: blocks of 16 channels as two 8-float vectors, or with
+// Channels [c0, c1) (a multiple of 8 apart) of one group of kPixels pixels
+// through PixelsRowsBlock: blocks of 16 channels as two 8-float vectors, or
+// with
 // kWide (the AVX-512 build) blocks of 32 and 16 as 16-float ones (on
 // Zen 5, whose multiply-adds are 512 bits wide, twice the work per
 // instruction); a last 8 as one 8-float vector. Of the group's window
@@ -221,27 +225,27 @@ GRAFT_SIMD_INLINE void PixelsRowsAs(const float* row, int64_t row_stride,
                                     int rows, int64_t in_c, int j_lo, int j_hi,
                                     const float* filter, int64_t oc_n,
                                     const float* bias, float lo, float hi,
-                                    float* out) {
-  int c = 0;
+                                    int c0, int c1, float* out) {
+  int c = c0;
   if constexpr (kWide) {
-    for (; c + 32 <= oc_n; c += 32) {
+    for (; c + 32 <= c1; c += 32) {
       PixelsRowsBlock<KW, SW, 2, kEdge, V16>(row, row_stride, rows, in_c, j_lo,
                                              j_hi, filter, oc_n, bias, lo, hi,
                                              c, out);
     }
-    if (c + 16 <= oc_n) {
+    if (c + 16 <= c1) {
       PixelsRowsBlock<KW, SW, 1, kEdge, V16>(row, row_stride, rows, in_c, j_lo,
                                              j_hi, filter, oc_n, bias, lo, hi,
                                              c, out);
       c += 16;
     }
   } else {
-    for (; c + 16 <= oc_n; c += 16) {
+    for (; c + 16 <= c1; c += 16) {
       PixelsRowsBlock<KW, SW, 2, kEdge>(row, row_stride, rows, in_c, j_lo, j_hi,
                                         filter, oc_n, bias, lo, hi, c, out);
     }
   }
-  if (c < oc_n) {
+  if (c < c1) {
     PixelsRowsBlock<KW, SW, 1, kEdge>(row, row_stride, rows, in_c, j_lo, j_hi,
                                       filter, oc_n, bias, lo, hi, c, out);
   }
@@ -251,15 +255,15 @@ template <int KW, int SW, bool kWide>
 GRAFT_SIMD_INLINE void PixelsRows(const float* row, int64_t row_stride,
                                   int rows, int64_t in_c, int j_lo, int j_hi,
                                   const float* filter, int64_t oc_n,
-                                  const float* bias, float lo, float hi,
-                                  float* out) {
+                                  const float* bias, float lo, float hi, int c0,
+                                  int c1, float* out) {
   constexpr int kCols = (kPixels - 1) * SW + KW;
   if (j_lo == 0 && j_hi == kCols) {
     PixelsRowsAs<KW, SW, kWide, false>(row, row_stride, rows, in_c, j_lo, j_hi,
-                                       filter, oc_n, bias, lo, hi, out);
+                                       filter, oc_n, bias, lo, hi, c0, c1, out);
   } else {
     PixelsRowsAs<KW, SW, kWide, true>(row, row_stride, rows, in_c, j_lo, j_hi,
-                                      filter, oc_n, bias, lo, hi, out);
+                                      filter, oc_n, bias, lo, hi, c0, c1, out);
   }
 }
 
@@ -285,9 +289,11 @@ GRAFT_SIMD_INLINE void ForEachTap(const DepthwiseState& s,
 // How many kPixels groups DepthwiseRowsBody computed together; of them,
 // how many on an output row whose window the top or bottom edge cuts, how
 // many through PixelsRows, and how many of those with window columns
-// outside the input.
+// outside the input; how many output rows went over several spans of
+// channels.
 struct GroupCounts {
   int64_t groups = 0, cut_groups = 0, row_groups = 0, edge_groups = 0;
+  int64_t span_rows = 0;
 };
 
 // kWide: the AVX-512 build's (PixelsRows's 16-float blocks).
@@ -336,6 +342,24 @@ GRAFT_SIMD_INLINE void DepthwiseRowsBody(const DepthwiseState& s,
       (s.k_w == 3 || s.k_w == 5) && (s.stride_w == 1 || s.stride_w == 2)) {
     row_kind = s.k_w * 10 + s.stride_w;
   }
+  // What a group reads over all channels, the filter rows' taps and the
+  // window's columns (kPixels - 1) * stride + k_w wide, must stay in L1
+  // for the next group: where it would not (61 KB a group in MobileNetV2's
+  // 14 x 14 x 576 layers, which ran at 1.29x LiteRT's time so), the
+  // groups of a row go over spans of channels that fit kDepthwiseL1Bytes,
+  // a multiple of 32 (the widest block), one span after the other.
+  int channel_span = oc_n;
+  if (row_kind != 0) {
+    const int64_t kcols = (kPixels - 1) * s.stride_w + s.k_w;
+    const int64_t per_channel =
+        int64_t{sizeof(float)} * s.k_h * (s.k_w + kcols);
+    const int64_t fit = std::max<int64_t>(32, kDepthwiseL1Bytes / per_channel);
+    if (fit < oc_n) {
+      // As many spans as that takes, about the same size.
+      const int64_t spans = (oc_n + fit - 1) / fit;
+      channel_span = static_cast<int>((oc_n / spans + 31) / 32 * 32);
+    }
+  }
   const int64_t row_floats = int64_t{s.out_w} * oc_n;
   auto finish_row = [&](int64_t row) {
     float* out = a.output + row * row_floats;
@@ -361,49 +385,55 @@ GRAFT_SIMD_INLINE void DepthwiseRowsBody(const DepthwiseState& s,
       const int kcols = (kPixels - 1) * s.stride_w + s.k_w;
       const int rows = ky_hi - ky_lo;
       const float* filter = a.filter + int64_t{ky_lo} * s.k_w * oc_n;
-      for (int g0 = 0;; g0 += kPixels) {
-        // The last group moves back to end at the row's end.
-        g0 = std::min(g0, s.out_w - kPixels);
-        float* out =
-            a.output + ((int64_t{b} * s.out_h + oy) * s.out_w + g0) * oc_n;
-        const int wx = g0 * s.stride_w - s.pad_w;  // window's first column
-        const int j_lo = std::min(kcols, std::max(0, -wx));
-        const int j_hi = std::max(j_lo, std::min(kcols, s.in_w - wx));
-        const float* corner =
-            rows == 0 || j_lo == j_hi
-                ? a.input
-                : a.input + ((int64_t{b} * s.in_h + iy0 + ky_lo * s.dil_h) *
-                                 s.in_w +
-                             (wx + j_lo)) *
-                                s.in_c;
-        switch (row_kind) {
-          case 31:
-            PixelsRows<3, 1, kWide>(corner, row_stride, rows, s.in_c, j_lo,
-                                    j_hi, filter, oc_n, a.bias, s.lo, s.hi,
-                                    out);
-            break;
-          case 32:
-            PixelsRows<3, 2, kWide>(corner, row_stride, rows, s.in_c, j_lo,
-                                    j_hi, filter, oc_n, a.bias, s.lo, s.hi,
-                                    out);
-            break;
-          case 51:
-            PixelsRows<5, 1, kWide>(corner, row_stride, rows, s.in_c, j_lo,
-                                    j_hi, filter, oc_n, a.bias, s.lo, s.hi,
-                                    out);
-            break;
-          default:
-            PixelsRows<5, 2, kWide>(corner, row_stride, rows, s.in_c, j_lo,
-                                    j_hi, filter, oc_n, a.bias, s.lo, s.hi,
-                                    out);
-            break;
+      for (int c0 = 0; c0 < oc_n; c0 += channel_span) {
+        const int c1 = std::min(oc_n, c0 + channel_span);
+        for (int g0 = 0;; g0 += kPixels) {
+          // The last group moves back to end at the row's end.
+          g0 = std::min(g0, s.out_w - kPixels);
+          float* out =
+              a.output + ((int64_t{b} * s.out_h + oy) * s.out_w + g0) * oc_n;
+          const int wx = g0 * s.stride_w - s.pad_w;  // window's first column
+          const int j_lo = std::min(kcols, std::max(0, -wx));
+          const int j_hi = std::max(j_lo, std::min(kcols, s.in_w - wx));
+          const float* corner =
+              rows == 0 || j_lo == j_hi
+                  ? a.input
+                  : a.input + ((int64_t{b} * s.in_h + iy0 + ky_lo * s.dil_h) *
+                                   s.in_w +
+                               (wx + j_lo)) *
+                                  s.in_c;
+          switch (row_kind) {
+            case 31:
+              PixelsRows<3, 1, kWide>(corner, row_stride, rows, s.in_c, j_lo,
+                                      j_hi, filter, oc_n, a.bias, s.lo, s.hi,
+                                      c0, c1, out);
+              break;
+            case 32:
+              PixelsRows<3, 2, kWide>(corner, row_stride, rows, s.in_c, j_lo,
+                                      j_hi, filter, oc_n, a.bias, s.lo, s.hi,
+                                      c0, c1, out);
+              break;
+            case 51:
+              PixelsRows<5, 1, kWide>(corner, row_stride, rows, s.in_c, j_lo,
+                                      j_hi, filter, oc_n, a.bias, s.lo, s.hi,
+                                      c0, c1, out);
+              break;
+            default:
+              PixelsRows<5, 2, kWide>(corner, row_stride, rows, s.in_c, j_lo,
+                                      j_hi, filter, oc_n, a.bias, s.lo, s.hi,
+                                      c0, c1, out);
+              break;
+          }
+          if (c0 == 0) {
+            ++n.groups;
+            ++n.row_groups;
+            if (row_taps < taps_n) ++n.cut_groups;
+            if (j_lo > 0 || j_hi < kcols) ++n.edge_groups;
+          }
+          if (g0 + kPixels >= s.out_w) break;
         }
-        ++n.groups;
-        ++n.row_groups;
-        if (row_taps < taps_n) ++n.cut_groups;
-        if (j_lo > 0 || j_hi < kcols) ++n.edge_groups;
-        if (g0 + kPixels >= s.out_w) break;
       }
+      if (channel_span < oc_n) ++n.span_rows;
       finish_row(row);
       continue;
     }
@@ -496,7 +526,7 @@ using DepthwiseRowsFn = void (*)(const DepthwiseState&, const DepthwiseArgs&,
                                  int64_t, int64_t);
 
 CallCounter pixel_groups[3];  // per CpuIsa
-CallCounter cut_row_groups, row_kernel_groups, edge_groups;
+CallCounter cut_row_groups, row_kernel_groups, edge_groups, span_rows;
 
 void CountGroups(int isa, const GroupCounts& n) {
   if (n.groups > 0) pixel_groups[isa].fetch_add(n.groups, std::memory_order_relaxed);
@@ -508,6 +538,9 @@ void CountGroups(int isa, const GroupCounts& n) {
   }
   if (n.edge_groups > 0) {
     edge_groups.fetch_add(n.edge_groups, std::memory_order_relaxed);
+  }
+  if (n.span_rows > 0) {
+    span_rows.fetch_add(n.span_rows, std::memory_order_relaxed);
   }
 }
 
@@ -622,6 +655,7 @@ int64_t FloatDepthwiseRowKernelGroupsForTesting() {
 }
 
 int64_t FloatDepthwiseEdgeGroupsForTesting() { return edge_groups.load(); }
+int64_t FloatDepthwiseChannelSpanRowsForTesting() { return span_rows.load(); }
 
 }  // namespace kernels
 

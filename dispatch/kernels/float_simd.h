@@ -90,6 +90,9 @@ int64_t FloatDepthwiseRowKernelGroupsForTesting();
 // How many of those had window columns outside the input (pixels at the
 // left or right edge; any build).
 int64_t FloatDepthwiseEdgeGroupsForTesting();
+// How many output rows that kernel ran over several spans of channels, a
+// group's reads over all of them being more than L1 keeps (any build).
+int64_t FloatDepthwiseChannelSpanRowsForTesting();
 
 // The same for the float binary elementwise ops (ADD, SUB, MUL, DIV, ...;
 // elementwise.cc) and the float reductions (MEAN, SUM, REDUCE_MAX, ...;
