@@ -51,7 +51,8 @@ struct QConvState : KernelState {
   int64_t tap_bytes = 0;           // bytes of the padded copy
   std::vector<int64_t> tap_delta;  // per tap, from the pixel's corner
   QGemmTaps taps;                  // points into tap_delta
-  // Per output pixel, its window's corner in the padded copy.
+  // Per output pixel, its window's corner in the padded copy (the rows
+  // QGemmVnniTaps reads, from the copy's start).
   std::vector<int64_t> corner_offset;
   // INT8 DEPTHWISE_CONV_2D channel-innermost path.
   bool dw_fast = false;

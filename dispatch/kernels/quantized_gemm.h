@@ -642,7 +642,8 @@ void QGemmVnni(const uint8_t* a, int64_t rows, const QGemmVnniWeights& b,
 
 // The indirect form of QGemmVnni, for the int8 CONV_2D without im2col
 // (quantized_conv.cc): row r of a is not stored but read in `count`
-// pieces of `kp` bytes (a multiple of 4), piece t at rows[r] + delta[t];
+// pieces of `kp` bytes (a multiple of 4), piece t at base + rows[r] +
+// delta[t];
 // the weights are packed (QGemmVnniPackRows) for the reduction count * kp,
 // zero where a piece's bytes are padding, so whatever those bytes hold
 // adds nothing. Every piece must be readable in full.
@@ -652,12 +653,13 @@ struct QGemmTaps {
   const int64_t* delta = nullptr;  // `count` byte offsets
 };
 
-// As QGemmVnni, with a's rows r < n_rows read through `rows` and `taps`.
+// As QGemmVnni, with a's rows r < n_rows read through `base`, `rows` (byte
+// offsets) and `taps`.
 template <typename T>  // int8_t
-void QGemmVnniTaps(const uint8_t* const* rows, int64_t n_rows,
-                   const QGemmTaps& taps, const QGemmVnniWeights& b,
-                   int64_t p0, int64_t p1, const QGemmRequant& rq,
-                   int64_t channel0, T* out, int64_t out_stride);
+void QGemmVnniTaps(const uint8_t* base, const int64_t* rows, int64_t n_rows,
+                   const QGemmTaps& taps, const QGemmVnniWeights& b, int64_t p0,
+                   int64_t p1, const QGemmRequant& rq, int64_t channel0, T* out,
+                   int64_t out_stride);
 
 }  // namespace graft::kernels
 

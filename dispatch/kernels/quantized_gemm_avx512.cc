@@ -287,10 +287,10 @@ GRAFT_VNNI_TARGET void QGemmVnniImpl(const uint8_t* a, int64_t rows,
 }
 
 // TileVnni with indirect rows: row i of a is the concatenation over taps
-// t of the t.kp bytes at rows[i] + t.delta[t] (QGemmTaps), the
+// t of the t.kp bytes at base + rows[i] + t.delta[t] (QGemmTaps), the
 // weights packed for the reduction t.count * t.kp.
 template <int MR, int NP>
-GRAFT_VNNI_INLINE void TileVnniTaps(const uint8_t* const* rows,
+GRAFT_VNNI_INLINE void TileVnniTaps(const uint8_t* base, const int64_t* rows,
                                     const QGemmTaps& t,
                                     const QGemmVnniWeights& b, int64_t p,
                                     const QGemmRequant& rq, const Requant16* rr,
@@ -300,14 +300,14 @@ GRAFT_VNNI_INLINE void TileVnniTaps(const uint8_t* const* rows,
   const int8_t* b0 = b.packed.data() + p * kQGemmNr * kp;
   const int8_t* b1 = b0 + kQGemmNr * kp;
   // Rows past MR alias row 0; their sums are dead and dropped.
-  const uint8_t* r0 = rows[0];
-  const uint8_t* r1 = rows[MR > 1 ? 1 : 0];
-  const uint8_t* r2 = rows[MR > 2 ? 2 : 0];
-  const uint8_t* r3 = rows[MR > 3 ? 3 : 0];
-  const uint8_t* r4 = rows[MR > 4 ? 4 : 0];
-  const uint8_t* r5 = rows[MR > 5 ? 5 : 0];
-  const uint8_t* r6 = rows[MR > 6 ? 6 : 0];
-  const uint8_t* r7 = rows[MR > 7 ? 7 : 0];
+  const uint8_t* r0 = base + rows[0];
+  const uint8_t* r1 = base + rows[MR > 1 ? 1 : 0];
+  const uint8_t* r2 = base + rows[MR > 2 ? 2 : 0];
+  const uint8_t* r3 = base + rows[MR > 3 ? 3 : 0];
+  const uint8_t* r4 = base + rows[MR > 4 ? 4 : 0];
+  const uint8_t* r5 = base + rows[MR > 5 ? 5 : 0];
+  const uint8_t* r6 = base + rows[MR > 6 ? 6 : 0];
+  const uint8_t* r7 = base + rows[MR > 7 ? 7 : 0];
   // With small sums the accumulators start at the offset (bias and column
   // term), which RequantSmallSums then leaves out.
   const bool start_at_offset = rq.small_sums && rq.fast_double;
@@ -348,14 +348,14 @@ GRAFT_VNNI_INLINE void TileVnniTaps(const uint8_t* const* rows,
 }
 
 template <int NP>
-using TileVnniTapsFn = void (*)(const uint8_t* const*, const QGemmTaps&,
-                                const QGemmVnniWeights&, int64_t,
-                                const QGemmRequant&, const Requant16*, uint8_t*,
-                                int64_t);
+using TileVnniTapsFn = void (*)(const uint8_t*, const int64_t*,
+                                const QGemmTaps&, const QGemmVnniWeights&,
+                                int64_t, const QGemmRequant&, const Requant16*,
+                                uint8_t*, int64_t);
 
 template <int NP>
-GRAFT_VNNI_INLINE void RowsVnniTaps(const uint8_t* const* rows, int64_t n_rows,
-                                    const QGemmTaps& t,
+GRAFT_VNNI_INLINE void RowsVnniTaps(const uint8_t* base, const int64_t* rows,
+                                    int64_t n_rows, const QGemmTaps& t,
                                     const QGemmVnniWeights& b, int64_t p,
                                     const QGemmRequant& rq, int64_t channel0,
                                     uint8_t* out, int64_t out_stride) {
@@ -372,27 +372,28 @@ GRAFT_VNNI_INLINE void RowsVnniTaps(const uint8_t* const* rows, int64_t n_rows,
   }
   int64_t row0 = 0;
   for (; row0 + kQGemmVnniMr <= n_rows; row0 += kQGemmVnniMr) {
-    TileVnniTaps<kQGemmVnniMr, NP>(rows + row0, t, b, p, rq, rr,
+    TileVnniTaps<kQGemmVnniMr, NP>(base, rows + row0, t, b, p, rq, rr,
                                    out + row0 * out_stride, out_stride);
   }
   if (row0 < n_rows) {
-    kLastTile[n_rows - row0 - 1](rows + row0, t, b, p, rq, rr,
+    kLastTile[n_rows - row0 - 1](base, rows + row0, t, b, p, rq, rr,
                                  out + row0 * out_stride, out_stride);
   }
 }
 
-GRAFT_VNNI_TARGET void QGemmVnniTapsImpl(const uint8_t* const* rows,
-                                         int64_t n_rows, const QGemmTaps& t,
+GRAFT_VNNI_TARGET void QGemmVnniTapsImpl(const uint8_t* base,
+                                         const int64_t* rows, int64_t n_rows,
+                                         const QGemmTaps& t,
                                          const QGemmVnniWeights& b, int64_t p0,
                                          int64_t p1, const QGemmRequant& rq,
                                          int64_t channel0, uint8_t* out,
                                          int64_t out_stride) {
   int64_t p = p0;
   for (; p + 2 <= p1; p += 2) {
-    RowsVnniTaps<2>(rows, n_rows, t, b, p, rq, channel0, out, out_stride);
+    RowsVnniTaps<2>(base, rows, n_rows, t, b, p, rq, channel0, out, out_stride);
   }
   if (p < p1) {
-    RowsVnniTaps<1>(rows, n_rows, t, b, p, rq, channel0, out, out_stride);
+    RowsVnniTaps<1>(base, rows, n_rows, t, b, p, rq, channel0, out, out_stride);
   }
 }
 
@@ -462,23 +463,23 @@ void QGemmVnni(const uint8_t* a, int64_t rows, const QGemmVnniWeights& b,
 }
 
 template <typename T>
-void QGemmVnniTaps(const uint8_t* const* rows, int64_t n_rows,
+void QGemmVnniTaps(const uint8_t* base, const int64_t* rows, int64_t n_rows,
                    const QGemmTaps& taps, const QGemmVnniWeights& b, int64_t p0,
                    int64_t p1, const QGemmRequant& rq, int64_t channel0, T* out,
                    int64_t out_stride) {
   static_assert(sizeof(T) == 1, "8-bit outputs only");
 #if GRAFT_QGEMM_AVX2
   CountQGemmCall(CpuIsa::kAvx512Vnni);
-  QGemmVnniTapsImpl(rows, n_rows, taps, b, p0, p1, rq, channel0,
+  QGemmVnniTapsImpl(base, rows, n_rows, taps, b, p0, p1, rq, channel0,
                     reinterpret_cast<uint8_t*>(out), out_stride);
 #else
-  (void)rows, (void)n_rows, (void)taps, (void)b, (void)p0, (void)p1, (void)rq,
-      (void)channel0, (void)out, (void)out_stride;
+  (void)base, (void)rows, (void)n_rows, (void)taps, (void)b, (void)p0, (void)p1,
+      (void)rq, (void)channel0, (void)out, (void)out_stride;
   std::abort();  // KernelIsa() is never kAvx512Vnni in such a build
 #endif
 }
 
-template void QGemmVnniTaps<int8_t>(const uint8_t* const*, int64_t,
+template void QGemmVnniTaps<int8_t>(const uint8_t*, const int64_t*, int64_t,
                                     const QGemmTaps&, const QGemmVnniWeights&,
                                     int64_t, int64_t, const QGemmRequant&,
                                     int64_t, int8_t*, int64_t);
