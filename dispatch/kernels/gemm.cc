@@ -352,18 +352,12 @@ constexpr int64_t kLargeB = 65536;
 constexpr int64_t kBlockAFloats = 4096;
 constexpr int64_t kMinBlockRows = 48;
 
-// Columns of C in groups of two panels (32 columns; the last group may be
-// narrower).
-inline int64_t WideGroups(int64_t n) {
-  return (n + 2 * kGemmNr - 1) / (2 * kGemmNr);
-}
-
-// The AVX-512 build's wide tiles: rows [r0, r1) of C at the column groups
-// [q0, q1), each as 32-column tiles of 16-float vectors (a last odd panel,
-// whole or partial, as one vector; of 8 columns at most, as one 8-float
-// vector): for the same fused multiply-adds in
-// the same order as the 8-float tiles (bit-identical results), half the
-// instructions.
+// The AVX-512 build's wide tiles: rows [r0, r1) of C at the panels [q0,
+// q1), in groups of two panels as 32-column tiles of 16-float vectors (a
+// last odd panel of the range, whole or partial, as one vector; of 8
+// columns at most, as one 8-float vector): for the same fused
+// multiply-adds in the same order as the 8-float tiles (bit-identical
+// results), half the instructions.
 template <bool kClamp>
 GRAFT_SIMD_INLINE void WideBodyAs(const GemmArgs& g, int64_t r0, int64_t r1,
                                   int64_t q0, int64_t q1) {
@@ -373,7 +367,7 @@ GRAFT_SIMD_INLINE void WideBodyAs(const GemmArgs& g, int64_t r0, int64_t r1,
   // not large; else one block.
   const int64_t rows = r1 - r0;
   const int64_t blocks =
-      q1 - q0 > 1 && g.n * g.k < kLargeB
+      q1 - q0 > 2 && g.n * g.k < kLargeB
           ? std::max<int64_t>(1, std::min((rows * std::max<int64_t>(1, g.k) +
                                            kBlockAFloats - 1) /
                                               kBlockAFloats,
@@ -382,9 +376,9 @@ GRAFT_SIMD_INLINE void WideBodyAs(const GemmArgs& g, int64_t r0, int64_t r1,
   for (int64_t i = 0; i < blocks; ++i) {
     const int64_t b0 = r0 + rows * i / blocks,
                   b1 = r0 + rows * (i + 1) / blocks;
-    for (int64_t p = 2 * q0; p < 2 * q1; p += 2) {
-      const int cols =
-          static_cast<int>(std::min<int64_t>(32, g.n - p * kGemmNr));
+    for (int64_t p = q0; p < q1; p += 2) {
+      const int cols = static_cast<int>(std::min<int64_t>(
+          std::min<int64_t>(32, (q1 - p) * kGemmNr), g.n - p * kGemmNr));
       if (cols > 16) {
         WideGroup<2, kClamp>(g, p, cols, b0, b1, lo, hi);
       } else if (cols > 8) {
@@ -401,7 +395,7 @@ GRAFT_SIMD_INLINE void WideBodyAs(const GemmArgs& g, int64_t r0, int64_t r1,
 
 // Each build's tiles (a range of the panel-major tile grid of kGemmMr x
 // kGemmNr tiles) and, in the AVX-512 build, wide tiles (rows [r0, r1) of C
-// at column groups [q0, q1); null elsewhere).
+// at panels [q0, q1); null elsewhere).
 using TilesFn = void (*)(const GemmArgs&, int64_t, int64_t, int64_t);
 using WideFn = void (*)(const GemmArgs&, int64_t, int64_t, int64_t, int64_t);
 struct GemmFns {
@@ -472,7 +466,7 @@ GemmArgs RowsOf(const GemmArgs& g, int64_t r0, int64_t r1, IndirectA* ia) {
 // else the rows' GEMM as row tiles, panel by panel.
 void Rows(const GemmFns& fns, const GemmArgs& g, int64_t r0, int64_t r1) {
   if (fns.wide != nullptr) {
-    fns.wide(g, r0, r1, 0, WideGroups(g.n));
+    fns.wide(g, r0, r1, 0, (g.n + kGemmNr - 1) / kGemmNr);
     return;
   }
   IndirectA ia;
@@ -564,18 +558,20 @@ void Gemm(const GemmArgs& g, ThreadPool* pool) {
   // ones the next op, split the same way, reads on the same core (a split
   // by panels would leave half of every row in the other core's cache).
   const int threads = pool->num_threads();
-  const int64_t groups = WideGroups(g.n);
   if (fns.wide != nullptr && g.n > g.m && g.n * g.k >= kLargeB &&
-      groups >= threads) {
+      panels >= 2 * threads) {
     // More columns than rows and a B too large to read twice from L3 at
     // little cost: each thread takes a share of B's columns over every row
     // instead of reading all of it (MobileNetV2's last 1x1 convolution,
-    // 49 x 1280 x 320: a 1.6 MB B). A row is final only at the end.
-    const int64_t min_groups = std::max<int64_t>(
-        1, 65536 / (2 * kGemmNr * g.m * std::max<int64_t>(1, g.k)));
+    // 49 x 1280 x 320: a 1.6 MB B). A row is final only at the end. The
+    // panels split evenly (49 x 960 x 160's 10 panels as 5 + 5, not as
+    // groups of two, 3 + 2: 1.16 -> 1.0x LiteRT's time at 2 threads).
     column_parts_calls.fetch_add(1, std::memory_order_relaxed);
-    pool->ParallelFor(groups, min_groups, [&](int64_t begin, int64_t end) {
-      fns.wide(g, 0, g.m, begin, end);
+    pool->ParallelFor(threads, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t part = begin; part < end; ++part) {
+        fns.wide(g, 0, g.m, panels * part / threads,
+                 panels * (part + 1) / threads);
+      }
     });
     rows_done(0, g.m);
     return;
