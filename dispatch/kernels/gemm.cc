@@ -387,9 +387,9 @@ GRAFT_SIMD_INLINE void WideBodyAs(const GemmArgs& g, int64_t r0, int64_t r1,
   // tiles of 6 and 5).
   auto boundary = [&](int64_t i) {
     if (i == blocks) return r1;
-    const int64_t even = rows * i / blocks;
-    const int64_t whole = even / kWideMr * kWideMr;
-    return r0 + (rows / blocks >= 4 * kWideMr ? whole : even);
+    const int64_t share = rows * i / blocks;
+    const int64_t whole = share / kWideMr * kWideMr;
+    return r0 + (rows / blocks >= 4 * kWideMr ? whole : share);
   };
   for (int64_t i = 0; i < blocks; ++i) {
     const int64_t b0 = boundary(i), b1 = boundary(i + 1);

@@ -314,7 +314,7 @@ GRAFT_QCONV_VNNI_TARGET void FlipPaddedRows(const QConvState& s,
   const int64_t left = int64_t{s.pad_w} * s.in_c;
   const int64_t inner = int64_t{s.in_w} * s.in_c;
   // The image and the row in it stepped along, not divided out at every
-  // row (a 64-bit division a row was most of this copy's time).
+  // row.
   int64_t b = y0 / s.tap_h;
   int64_t iy = y0 % s.tap_h - s.pad_h;
   for (int64_t y = y0; y < y1; ++y) {
@@ -644,9 +644,9 @@ void PrepareVnniTaps(const int8_t* w, QConvState* s) {
   s->taps.count = count;
   s->taps.kp = tap_kp;
   s->taps.delta = s->tap_delta.data();
-  // Found once here and read by the kernel itself: stepping through the
-  // pixels at every run, then a table of pointers, cost 2-3% of
-  // resnet_cnn_int8's time.
+  // Found once here and read by the kernel itself (stepping through the
+  // pixels at every run to build a table of pointers took 2-3% of
+  // resnet_cnn_int8's samples).
   const int64_t row_bytes = int64_t{s->tap_w} * s->in_c;
   s->corner_offset.clear();
   s->corner_offset.reserve(

@@ -471,14 +471,15 @@ bool PrepareSplitSum(bool negate, QBinaryState* s) {
     const int64_t rank1 = below == 0 ? 255 : below - 1;
     const int64_t y = b_hi[v];
     if (std::abs(x) >= kLimit || std::abs(y) >= kLimit) return false;
-    split1[v] = static_cast<uint8_t>(x),
+    split1[v] = static_cast<uint8_t>(x);
     split1[256 + v] = static_cast<uint8_t>(x >> 8);
     split1[512 + v] = static_cast<uint8_t>(rank1);
-    split2[v] = static_cast<uint8_t>(y),
+    split2[v] = static_cast<uint8_t>(y);
     split2[256 + v] = static_cast<uint8_t>(y >> 8);
     split2[512 + v] = static_cast<uint8_t>(count_below(b_lo[v]));
   }
-  s->split1 = split1, s->split2 = split2;
+  s->split1 = split1;
+  s->split2 = split2;
   s->split = true;
   return true;
 }
