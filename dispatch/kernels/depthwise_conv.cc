@@ -213,8 +213,7 @@ GRAFT_SIMD_INLINE void PixelsRowsBlock(const float* row, int64_t row_stride,
 
 // Channels [c0, c1) (a multiple of 8 apart) of one group of kPixels pixels
 // through PixelsRowsBlock: blocks of 16 channels as two 8-float vectors, or
-// with
-// kWide (the AVX-512 build) blocks of 32 and 16 as 16-float ones (on
+// with kWide (the AVX-512 build) blocks of 32 and 16 as 16-float ones (on
 // Zen 5, whose multiply-adds are 512 bits wide, twice the work per
 // instruction); a last 8 as one 8-float vector. Of the group's window
 // columns, [j_lo, j_hi) are inside the input (`row` points at column
@@ -348,9 +347,10 @@ GRAFT_SIMD_INLINE void DepthwiseRowsBody(const DepthwiseState& s,
   // 14 x 14 x 576 layers, which ran at 1.29x LiteRT's time so), the
   // groups of a row go over spans of channels that fit kDepthwiseL1Bytes,
   // a multiple of 32 (the widest block), one span after the other.
+  // A group's window columns (row kernel).
+  const int kcols = (kPixels - 1) * s.stride_w + s.k_w;
   int channel_span = oc_n;
   if (row_kind != 0) {
-    const int64_t kcols = (kPixels - 1) * s.stride_w + s.k_w;
     const int64_t per_channel =
         int64_t{sizeof(float)} * s.k_h * (s.k_w + kcols);
     const int64_t fit = std::max<int64_t>(32, kDepthwiseL1Bytes / per_channel);
@@ -382,7 +382,6 @@ GRAFT_SIMD_INLINE void DepthwiseRowsBody(const DepthwiseState& s,
     }
     const int row_taps = (ky_hi - ky_lo) * s.k_w;
     if (row_kind != 0) {
-      const int kcols = (kPixels - 1) * s.stride_w + s.k_w;
       const int rows = ky_hi - ky_lo;
       const float* filter = a.filter + int64_t{ky_lo} * s.k_w * oc_n;
       for (int c0 = 0; c0 < oc_n; c0 += channel_span) {

@@ -29,6 +29,9 @@ CallCounter column_parts_calls;
 // on Zen 5. Tiles of one vector take 8 rows.)
 constexpr int kWideMr = 6;
 
+// Panels of kGemmNr columns that N columns take (the last may be partial).
+inline int64_t Panels(int64_t n) { return (n + kGemmNr - 1) / kGemmNr; }
+
 // Where vector v of a tile row's B values for one k starts, relative to
 // the first panel's: 8-float vectors split one 16-column panel, 16-float
 // ones take a panel each (`panel_stride` floats apart).
@@ -363,6 +366,9 @@ GRAFT_SIMD_INLINE void WideGroup(const GemmArgs& g, int64_t p, int cols,
 // slower so, their output rows then crossing cores); a smaller B is read
 // once per block of rows (WideBodyAs).
 constexpr int64_t kLargeB = 65536;
+// Floats of a column group's B (two panels) that WideBodyAs prefetches for
+// the next group where B is large (32 KiB).
+constexpr int64_t kPrefetchGroupFloats = 8192;
 // Floats of A in a block of rows that every group of columns passes over
 // while it stays in L1 (16 KiB, a third of L1), where B is not large:
 // 12544 x 96 x 16 went 195 -> 172 us, 784 x 192 x 32 43 -> 40 us (Zen 5,
@@ -406,13 +412,15 @@ GRAFT_SIMD_INLINE void WideBodyAs(const GemmArgs& g, int64_t r0, int64_t r1,
       const int cols = static_cast<int>(std::min<int64_t>(
           std::min<int64_t>(32, (q1 - p) * kGemmNr), g.n - p * kGemmNr));
       // A large B comes from memory in the whole model (its layers ran
-      // 1.3x as long there as alone): the next group's panels, where they
-      // are 32 KiB at most, are asked into L2 while this group's tiles
-      // run (MobileNetV2's 49 x 160 x 960 layers 10% faster in the
-      // model; groups of 123 KiB asked for so ran 5-10% slower).
+      // 1.3x as long there as alone): the next group's panels, where a
+      // group is kPrefetchGroupFloats at most, are asked into L2 while
+      // this group's tiles run (MobileNetV2's 49 x 160 x 960 layers 10%
+      // faster in the model; groups of 123 KiB asked for so ran 5-10%
+      // slower).
       const float* next_b = g.packed_b + (p + 2) * kGemmNr * g.k;
       const int64_t next_floats =
-          g.n * g.k >= kLargeB && g.k <= 256 && p + 2 < q1
+          g.n * g.k >= kLargeB && 2 * kGemmNr * g.k <= kPrefetchGroupFloats &&
+                  p + 2 < q1
               ? std::min<int64_t>(2, q1 - p - 2) * kGemmNr * g.k
               : 0;
       if (cols > 16) {
@@ -502,13 +510,13 @@ GemmArgs RowsOf(const GemmArgs& g, int64_t r0, int64_t r1, IndirectA* ia) {
 // else the rows' GEMM as row tiles, panel by panel.
 void Rows(const GemmFns& fns, const GemmArgs& g, int64_t r0, int64_t r1) {
   if (fns.wide != nullptr) {
-    fns.wide(g, r0, r1, 0, (g.n + kGemmNr - 1) / kGemmNr);
+    fns.wide(g, r0, r1, 0, Panels(g.n));
     return;
   }
   IndirectA ia;
   const GemmArgs rows = r0 == 0 && r1 == g.m ? g : RowsOf(g, r0, r1, &ia);
   const int64_t m_tiles = (rows.m + kGemmMr - 1) / kGemmMr;
-  const int64_t panels = (g.n + kGemmNr - 1) / kGemmNr;
+  const int64_t panels = Panels(g.n);
   for (int64_t p = 0; p < panels; ++p) {
     fns.tiles(rows, m_tiles, p * m_tiles, (p + 1) * m_tiles);
   }
@@ -518,7 +526,7 @@ void Rows(const GemmFns& fns, const GemmArgs& g, int64_t r0, int64_t r1) {
 
 void PackRhs(const float* b, int64_t k, int64_t n, int64_t stride_k,
              int64_t stride_n, float* packed) {
-  const int64_t panels = (n + kGemmNr - 1) / kGemmNr;
+  const int64_t panels = Panels(n);
   for (int64_t p = 0; p < panels; ++p) {
     float* dst = packed + p * kGemmNr * k;
     for (int64_t kk = 0; kk < k; ++kk) {
@@ -534,7 +542,7 @@ void PackRhs(const float* b, int64_t k, int64_t n, int64_t stride_k,
 void ScalePackedRhsRows(const float* packed, int64_t k, int64_t n,
                         const float* scale, float* scaled) {
   static_assert(kGemmNr == 16, "a panel row is two V8");
-  const int64_t rows = (n + kGemmNr - 1) / kGemmNr * k;  // panels x k
+  const int64_t rows = Panels(n) * k;
   for (int64_t r = 0; r < rows; ++r) {
     const V8 x = Splat(scale[r % k]);
     StoreV8(scaled + r * kGemmNr, LoadV8(packed + r * kGemmNr) * x);
@@ -562,7 +570,7 @@ void Gemm(const GemmArgs& g, ThreadPool* pool) {
   if (g.m <= 0 || g.n <= 0) return;
   const GemmFns fns = PickFns(g);
   const int64_t m_tiles = (g.m + kGemmMr - 1) / kGemmMr;
-  const int64_t panels = (g.n + kGemmNr - 1) / kGemmNr;
+  const int64_t panels = Panels(g.n);
   const int64_t tiles = m_tiles * panels;
   // About 64K multiply-adds per chunk: smaller chunks cost more to hand out
   // than they save.

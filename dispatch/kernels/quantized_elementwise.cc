@@ -434,12 +434,12 @@ tfl::ActivationFunctionType FusedActivation(const tfl::OperatorT& op) {
 // rank1[a]; a count of zero means always, folded into X as + 1 with
 // rank1 = 255, which no rank exceeds. So with X = o + Ahi (+ 1) and
 // Y = Bhi the output is clamp(X[a] + Y[b] + [rank2[b] > rank1[a]]), in
-// int16 where |X| and |Y| stay below 2^14. Returns false, leaving the
-// state as it was, where a condition fails.
-bool PrepareSplitSum(bool negate, QBinaryState* s) {
+// int16 where |X| and |Y| stay below 2^14. Where a condition fails, the
+// state stays as it was (s->split false).
+void PrepareSplitSum(bool negate, QBinaryState* s) {
   const int64_t m = s->out_mult.multiplier;
   const int sh = -s->out_mult.shift;
-  if (m <= 0 || sh < 1 || sh > 30 || s->act_min < s->out_offset) return false;
+  if (m <= 0 || sh < 1 || sh > 30 || s->act_min < s->out_offset) return;
   const int k = 31 + sh;
   const int64_t lo_mask = (int64_t{1} << k) - 1;
   const int64_t base = (int64_t{1} << 30) + (int64_t{1} << (30 + sh));
@@ -450,7 +450,7 @@ bool PrepareSplitSum(bool negate, QBinaryState* s) {
     // |x|, |y| < 2^30 keeps A and B inside int64 and x + y inside int32.
     if (std::abs(x) >= (int64_t{1} << 30) ||
         std::abs(y) >= (int64_t{1} << 30)) {
-      return false;
+      return;
     }
     const int64_t a = x * m + base, b = y * m;
     a_hi[v] = a >> k, a_lo[v] = a & lo_mask;
@@ -470,7 +470,7 @@ bool PrepareSplitSum(bool negate, QBinaryState* s) {
     const int64_t x = s->out_offset + a_hi[v] + (below == 0 ? 1 : 0);
     const int64_t rank1 = below == 0 ? 255 : below - 1;
     const int64_t y = b_hi[v];
-    if (std::abs(x) >= kLimit || std::abs(y) >= kLimit) return false;
+    if (std::abs(x) >= kLimit || std::abs(y) >= kLimit) return;
     split1[v] = static_cast<uint8_t>(x);
     split1[256 + v] = static_cast<uint8_t>(x >> 8);
     split1[512 + v] = static_cast<uint8_t>(rank1);
@@ -481,7 +481,6 @@ bool PrepareSplitSum(bool negate, QBinaryState* s) {
   s->split1 = split1;
   s->split2 = split2;
   s->split = true;
-  return true;
 }
 
 template <QOp kOp>

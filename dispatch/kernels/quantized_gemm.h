@@ -643,10 +643,9 @@ void QGemmVnni(const uint8_t* a, int64_t rows, const QGemmVnniWeights& b,
 // The indirect form of QGemmVnni, for the int8 CONV_2D without im2col
 // (quantized_conv.cc): row r of a is not stored but read in `count`
 // pieces of `kp` bytes (a multiple of 4), piece t at base + rows[r] +
-// delta[t];
-// the weights are packed (QGemmVnniPackRows) for the reduction count * kp,
-// zero where a piece's bytes are padding, so whatever those bytes hold
-// adds nothing. Every piece must be readable in full.
+// delta[t]; the weights are packed (QGemmVnniPackRows) for the reduction
+// count * kp, zero where a piece's bytes are padding, so whatever those
+// bytes hold adds nothing. Every piece must be readable in full.
 struct QGemmTaps {
   int count = 0;
   int64_t kp = 0;
