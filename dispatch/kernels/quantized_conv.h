@@ -35,6 +35,10 @@ struct QConvState : KernelState {
   int panels = 0;          // per group, ceil(group_out_c / kQGemmNr)
   int64_t chunk_rows = 0;  // output pixels per im2col chunk
   int threads = 1;
+  // The VNNI paths' split over threads (SetColumnSplit): each thread takes
+  // an even share of the panels over every output pixel, instead of shares
+  // of the pixels over every panel.
+  bool column_split = false;
   // Per group, `panels` panels of [k][kQGemmNr] filter values (QGemmPackRows).
   std::vector<int16_t> packed;
   // Or, on AVX-512 VNNI (one group): the filter packed for QGemmVnni, a

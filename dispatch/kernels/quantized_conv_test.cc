@@ -228,6 +228,46 @@ TEST(QuantizedConvTest, Int8VnniTapsMatchesBaselinePath) {
   EXPECT_GT(ran, 40);
 }
 
+// Few output pixels, many channels and a filter of 16 KiB or more: on 2
+// threads the VNNI paths (1x1 and taps) split the channels, not the
+// pixels; the outputs equal the baseline path's, on 1 thread (no split)
+// and on 2.
+TEST(QuantizedConvTest, Int8VnniColumnSplitMatchesBaselinePath) {
+  std::mt19937 rng = testing::SeededRng(5);
+  for (int iter = 0; iter < 24; ++iter) {
+    ConvCase c = DrawConvCase(rng);
+    c.h = RandomInt(rng, 1, 4), c.w = RandomInt(rng, 1, 4);
+    c.kh = c.kw = iter % 2 == 0 ? 1 : 3;
+    c.sh = c.sw = c.dh = c.dw = 1;
+    c.same = true;
+    c.oh = c.h, c.ow = c.w;
+    // A filter (cin * kh * kw * cout bytes) over 16 KiB.
+    c.cin = c.kh == 1 ? RandomInt(rng, 120, 200) : RandomInt(rng, 14, 60);
+    c.cout = RandomInt(rng, 140, 400);
+    c.ws.resize(c.cout, 0.005f);
+    c.bv.resize(c.cout, 0);
+    c.wv.resize(int64_t{c.cout} * c.kh * c.kw * c.cin);
+    for (auto& v : c.wv) v = static_cast<int8_t>(RandomInt(rng, -128, 127));
+    c.xv.resize(int64_t{c.batch} * c.h * c.w * c.cin);
+    for (auto& v : c.xv) v = static_cast<int8_t>(RandomInt(rng, -128, 127));
+    const std::vector<int8_t> want =
+        RunConvCase(c, kernels::CpuIsa::kBaseline, 1);
+    testing::ForEachForcedIsa(
+        {kernels::CpuIsa::kAvx512Vnni}, [&](kernels::CpuIsa isa) {
+          for (int threads : {1, 2}) {
+            const int64_t before = kernels::QConvColumnSplitCallsForTesting();
+            ASSERT_EQ(RunConvCase(c, isa, threads), want)
+                << "iteration " << iter << ", " << threads << " threads: batch "
+                << c.batch << " " << c.h << "x" << c.w << "x" << c.cin << " -> "
+                << c.cout << ", filter " << c.kh << "x" << c.kw;
+            EXPECT_EQ(kernels::QConvColumnSplitCallsForTesting() - before,
+                      threads == 2 ? 1 : 0)
+                << "iteration " << iter;
+          }
+        });
+  }
+}
+
 // The first convolution of an image network (3 input channels, 3x3
 // stride 2 SAME, whole filter rows of 9 bytes read as 12 against zero
 // weights) and a 5x5 VALID one reading to the last byte of its input.

@@ -573,6 +573,9 @@ int64_t QDepthwiseCallsForTesting(CpuIsa path);
 // How many INT8 CONV_2D evaluations took the VNNI path without im2col
 // (quantized_conv.cc's EvalQConvVnniTaps) since the process started.
 int64_t QConvVnniTapsCallsForTesting();
+// How many INT8 CONV_2D evaluations on a VNNI path split the output
+// channels over the threads (quantized_conv.cc's SetColumnSplit).
+int64_t QConvColumnSplitCallsForTesting();
 
 // The AVX-512 VNNI form of the GEMM (KernelIsa() == kAvx512Vnni), for
 // 8-bit activations with INT8 weights whose zero point is 0 (b's values
