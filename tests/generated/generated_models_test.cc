@@ -180,6 +180,40 @@ TEST_P(GeneratedModelTest, MatchesReference) {
   }
 }
 
+// On 2 threads every invoke gives the bytes 1 thread gives: the first
+// seven cover both ways each op's loops may run (on the pool, or on the
+// calling thread alone where a calibration window measured that faster:
+// ThreadPool::LoopSite), so whichever way a run takes, its outputs are the
+// same.
+TEST_P(GeneratedModelTest, TwoThreadsGiveOneThreadsBytes) {
+  const std::string& name = GetParam();
+  if (NotYetRunnable().count(name)) GTEST_SKIP() << "not yet runnable";
+  RuntimeOptions one, two;
+  one.num_threads = 1;
+  two.num_threads = 2;
+  auto rt1 = Runtime::Load(ModelPath(name), one);
+  ASSERT_TRUE(rt1.ok()) << rt1.status();
+  auto rt2 = Runtime::Load(ModelPath(name), two);
+  ASSERT_TRUE(rt2.ok()) << rt2.status();
+  for (size_t i = 0; i < (*rt1)->num_inputs(); ++i) {
+    const std::string in = absl::StrCat(RefDir(name), "/input_", i, ".npy");
+    ASSERT_EQ(Feed((*rt1)->input(i), in), "");
+    ASSERT_EQ(Feed((*rt2)->input(i), in), "");
+  }
+  for (int run = 0; run < 7; ++run) {
+    // Both each time: a model may keep state from run to run.
+    ASSERT_TRUE((*rt1)->Invoke().ok());
+    ASSERT_TRUE((*rt2)->Invoke().ok());
+    for (size_t i = 0; i < (*rt1)->num_outputs(); ++i) {
+      const Tensor& want = *(*rt1)->output(i);
+      const Tensor& got = *(*rt2)->output(i);
+      ASSERT_EQ(got.bytes, want.bytes);
+      EXPECT_EQ(std::memcmp(got.raw_data, want.raw_data, want.bytes), 0)
+          << "output " << i << ", run " << run << " on 2 threads";
+    }
+  }
+}
+
 TEST_P(GeneratedModelTest, CompilesWithExampleVendor) {
   const std::string& name = GetParam();
   const std::string vendor_libs = testing::ExampleVendorDir();
