@@ -777,10 +777,12 @@ absl::Status PrepareConv2DQuantized(PrepareContext& ctx) {
     PrepareRequantizeV8(s);
     SetChunkRows(ctx, s);
     SetColumnSplit(s);
-    ctx.RequestScratch(
-        static_cast<size_t>(std::max(s->threads * s->chunk_rows,
-                                     int64_t{s->batch} * s->out_h * s->out_w) *
-                            QGemmVnniPaddedK(s->k)));
+    // Im2col rows: a chunk per thread, or with the column split every
+    // pixel's, once (fewer than the channels).
+    const int64_t col_rows = s->column_split
+                                 ? int64_t{s->batch} * s->out_h * s->out_w
+                                 : s->threads * s->chunk_rows;
+    ctx.RequestScratch(static_cast<size_t>(col_rows * QGemmVnniPaddedK(s->k)));
     ctx.SetEval(EvalQConvVnni);
   } else if (!is16 && w->constant && QGemmOffsetFits(s->input_offset)) {
     PackQFilter(s, w->data<int8_t>());
