@@ -103,14 +103,20 @@ ThreadPool::LoopSite::Way ThreadPool::LoopSite::Slot::Choose(uint64_t link) {
   if (window == 0 &&
       (calls == 2 || calls % kRecalibrationCalls == 0 || link_moved)) {
     window = 4;
+    retries = 0;
     least[0] = least[1] = ~uint64_t{0};
   }
   if (window == 0) return way;
   return window % 2 == 0 ? kPool : kAlone;
 }
 
-void ThreadPool::LoopSite::Slot::Record(Way w, uint64_t ticks, uint64_t link) {
+void ThreadPool::LoopSite::Slot::Record(Way w, uint64_t ticks, uint64_t link,
+                                        bool fair) {
   if (window == 0) return;
+  if (!fair && retries < kRetries) {
+    ++retries;  // the same step again: window unchanged
+    return;
+  }
   least[w] = std::min(least[w], ticks);
   if (--window > 0) return;
   way = least[kAlone] * kAloneDenominator <= least[kPool] * kAloneNumerator
@@ -372,21 +378,22 @@ void ThreadPool::ParallelForWithThreadIndex(
   // Only a calibration's loops are timed (two clock reads less a loop).
   const bool timed = slot.calibrating();
   const uint64_t t0 = timed ? Ticks() : 0;
+  bool fair = true;
   if (way == LoopSite::kAlone) {
     tls_in_parallel_for = true;
     fn(0, 0, n);
     tls_in_parallel_for = false;
   } else {
-    RunOnPool(loop);
+    fair = RunOnPool(loop);
   }
   if (timed) {
-    slot.Record(way, Ticks() - t0, link_ticks());
+    slot.Record(way, Ticks() - t0, link_ticks(), fair);
   } else if (slot.calls > 1) {
     ++site->loops_[way];
   }
 }
 
-void ThreadPool::RunOnPool(LoopFields loop) {
+bool ThreadPool::RunOnPool(LoopFields loop) {
   std::lock_guard<std::mutex> call_lock(call_mutex_);
   PrefetchForWrite(&ranges_[0]);
   loop.seq = 2 * ++loops_;
@@ -421,9 +428,11 @@ void ThreadPool::RunOnPool(LoopFields loop) {
   worker_chunks_ += loop.num_chunks - own;
   const uint64_t target = worker_chunks_;
   auto done = [&] { return done_.load(std::memory_order_acquire) == target; };
-  // The delay of a worker that was polling (one woken from sleep measures
-  // the scheduler), once it ran chunks (else it may not have started).
-  const bool timed = sample && !woke && own < loop.num_chunks;
+  // A worker that was polling ran chunks (one woken from sleep measures
+  // the scheduler; one that ran none may not have started): its delay is
+  // the hand-over's.
+  const bool helped = !woke && own < loop.num_chunks;
+  const bool timed = sample && helped;
   auto share_cpu = [&] { return SharesCpu(0); };
   if (!SpinUntil(kSpinMicros, done, share_cpu)) {
     waiting_.store(true, std::memory_order_seq_cst);
@@ -443,6 +452,7 @@ void ThreadPool::RunOnPool(LoopFields loop) {
         link == 0 ? delay : (7 * link + std::min(delay, 4 * link)) / 8,
         std::memory_order_relaxed);
   }
+  return helped;
 }
 
 }  // namespace graft

@@ -172,7 +172,7 @@ TEST(ThreadPoolTest, LoopsAfterPollingSleepingAndParkedWorkers) {
     });
     for (int i = 0; i < 97; ++i) ASSERT_EQ(hits[i], 1) << "loop " << r;
     if (r % 3 == 0) pool.Park();
-    if (r % 50 == 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
+    if (r % 50 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(3));
   }
   stop = true;
   parker.join();
