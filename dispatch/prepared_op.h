@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "dispatch/subgraph_executor.h"
-#include "dispatch/thread_pool.h"
 
 namespace graft {
 
@@ -49,8 +48,6 @@ struct SubgraphExecutor::PreparedOp {
   std::vector<Shape> prepared_shapes;
   DynamicBuffer dynamic_scratch;
   EvalFn eval = nullptr;
-  // Its loops' record of running on the pool or on one thread.
-  ThreadPool::LoopSite loop_site;
   // Set by prepare (PrepareContext::SetRangeEval, MarkReportsOutputReady).
   RangeEvalFn range_eval = nullptr;
   bool reports_output_ready = false;

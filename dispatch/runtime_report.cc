@@ -91,11 +91,6 @@ void AppendProfile(const SubgraphProfile& s, std::string* out) {
                        ? (op->total_ns - op->vendor_total_ns) / op->calls
                        : 0));
     }
-    if (op->loops_alone > 0) {
-      absl::StrAppendFormat(out, "  one thread for %d of %d loops",
-                            op->loops_alone,
-                            op->loops_alone + op->loops_on_pool);
-    }
     absl::StrAppend(out, "\n");
   }
   absl::StrAppend(out, "  by op type:\n");

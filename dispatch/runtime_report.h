@@ -84,11 +84,6 @@ struct OpProfile {
   // GRAFT_DISPATCH_CAPABILITY_PROFILING); -1 when there is none.
   int64_t vendor_total_ns = -1;
   int64_t vendor_median_ns = -1;
-  // Its kernel's parallel loops since load, as chosen after measuring
-  // both ways (ThreadPool::LoopSite): run on the calling thread alone,
-  // where that was faster, and on the pool.
-  int64_t loops_alone = 0;
-  int64_t loops_on_pool = 0;
   // Each profiled call's start on the steady clock and its duration (ns),
   // in call order.
   std::vector<int64_t> call_start_ns;

@@ -1470,9 +1470,7 @@ inline absl::Status SubgraphExecutor::RunOp(PreparedOp& p) {
       }
       EvalContext ctx(*p.op, absl::MakeSpan(tensors_), p.state.get(), p.scratch,
                       env_->pool);
-      ThreadPool::SetLoopSite(&p.loop_site);
       st = p.fused_consumer < 0 ? p.eval(ctx) : RunWithConsumer(p, ctx);
-      ThreadPool::SetLoopSite(nullptr);
       break;
     }
     case PreparedOp::Kind::kCall:
@@ -1841,8 +1839,6 @@ void SubgraphExecutor::AppendProfile(int depth,
       o.vendor_total_ns = Sum(p.vendor_ns);
       o.vendor_median_ns = Median(p.vendor_ns);
     }
-    o.loops_alone = p.loop_site.loops_alone();
-    o.loops_on_pool = p.loop_site.loops_on_pool();
     o.call_start_ns = p.profile_start_ns;
     o.call_ns = p.profile_ns;
     o.vendor_locations = p.vendor_locations;

@@ -71,59 +71,9 @@ bool SpinUntil(int micros, Done done, ShareCpu share_cpu) {
 thread_local bool tls_in_parallel_for = false;
 // The index of the pool thread this is (0 for a thread outside any pool).
 thread_local int tls_thread_index = 0;
-// The calling thread's loop site (SetLoopSite).
-thread_local ThreadPool::LoopSite* tls_site = nullptr;
-// When the calling worker took up its current loop (Ticks()).
-thread_local uint64_t tls_loop_start = 0;
-
-uint64_t Ticks() {
-#if defined(__x86_64__) || defined(__i386__)
-  return __rdtsc();
-#else
-  return static_cast<uint64_t>(
-      std::chrono::steady_clock::now().time_since_epoch().count());
-#endif
-}
-
 }  // namespace
 
 int ThreadPool::CurrentThreadIndex() { return tls_thread_index; }
-
-void ThreadPool::SetLoopSite(LoopSite* site) {
-  tls_site = site;
-  if (site != nullptr) site->next_ = 0;
-}
-
-ThreadPool::LoopSite::Way ThreadPool::LoopSite::Slot::Choose(uint64_t link) {
-  ++calls;
-  if (calls == 1) return kPool;  // cold: untimed (window is 0)
-  const bool link_moved = window == 0 && calls > 6 && link != 0 &&
-                          (link > 2 * this->link + kLinkSlack ||
-                           this->link > 2 * link + kLinkSlack);
-  if (window == 0 &&
-      (calls == 2 || calls % kRecalibrationCalls == 0 || link_moved)) {
-    window = 4;
-    retries = 0;
-    least[0] = least[1] = ~uint64_t{0};
-  }
-  if (window == 0) return way;
-  return window % 2 == 0 ? kPool : kAlone;
-}
-
-void ThreadPool::LoopSite::Slot::Record(Way w, uint64_t ticks, uint64_t link,
-                                        bool fair) {
-  if (window == 0) return;
-  if (!fair && retries < kRetries) {
-    ++retries;  // the same step again: window unchanged
-    return;
-  }
-  least[w] = std::min(least[w], ticks);
-  if (--window > 0) return;
-  way = least[kAlone] * kAloneDenominator <= least[kPool] * kAloneNumerator
-            ? kAlone
-            : kPool;
-  this->link = link;
-}
 
 ThreadPool::ThreadPool(int num_threads)
     : num_threads_(std::max(1, num_threads)),
@@ -220,8 +170,6 @@ bool ThreadPool::SharesCpu(int thread_index) {
 }
 
 void ThreadPool::CountDone(int64_t chunks) {
-  // Stored with the count (one line's transfer), not at the start.
-  worker_start_.store(tls_loop_start, std::memory_order_relaxed);
   done_.fetch_add(static_cast<uint64_t>(chunks), std::memory_order_seq_cst);
   if (waiting_.load(std::memory_order_seq_cst)) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -336,7 +284,6 @@ void ThreadPool::WorkerLoop(int thread_index) {
       SitOut(seat.cpu);
       continue;
     }
-    if (loop.tag() % kLinkEvery == 0) tls_loop_start = Ticks();
     RunChunks(thread_index, loop, 0, num_threads_);
     PrefetchForWrite(&ranges_[thread_index]);
   }
@@ -364,38 +311,12 @@ void ThreadPool::ParallelForWithThreadIndex(
     fn(tls_in_parallel_for ? tls_thread_index : 0, 0, n);
     return;
   }
+  std::lock_guard<std::mutex> call_lock(call_mutex_);
+  PrefetchForWrite(&ranges_[0]);
   LoopFields loop;
   loop.fn = &fn;
   loop.n = n;
   loop.num_chunks = num_chunks;
-  LoopSite* site = tls_site;
-  if (site == nullptr || site->next_ >= LoopSite::kSlots) {
-    RunOnPool(loop);
-    return;
-  }
-  LoopSite::Slot& slot = site->slots_[site->next_++];
-  const LoopSite::Way way = slot.Choose(link_ticks());
-  // Only a calibration's loops are timed (two clock reads less a loop).
-  const bool timed = slot.calibrating();
-  const uint64_t t0 = timed ? Ticks() : 0;
-  bool fair = true;
-  if (way == LoopSite::kAlone) {
-    tls_in_parallel_for = true;
-    fn(0, 0, n);
-    tls_in_parallel_for = false;
-  } else {
-    fair = RunOnPool(loop);
-  }
-  if (timed) {
-    slot.Record(way, Ticks() - t0, link_ticks(), fair);
-  } else if (slot.calls > 1) {
-    ++site->loops_[way];
-  }
-}
-
-bool ThreadPool::RunOnPool(LoopFields loop) {
-  std::lock_guard<std::mutex> call_lock(call_mutex_);
-  PrefetchForWrite(&ranges_[0]);
   loop.seq = 2 * ++loops_;
   if (loop_.parked.load(std::memory_order_relaxed)) {
     loop_.parked.store(false, std::memory_order_relaxed);
@@ -406,12 +327,8 @@ bool ThreadPool::RunOnPool(LoopFields loop) {
   loop_.fn.store(loop.fn, std::memory_order_release);
   loop_.n.store(loop.n, std::memory_order_release);
   loop_.num_chunks.store(loop.num_chunks, std::memory_order_release);
-  // One loop in kLinkEvery samples the hand-over's latency.
-  const bool sample = loop.tag() % kLinkEvery == 0;
-  const uint64_t published = sample ? Ticks() : 0;
   loop_.seq.store(loop.seq, std::memory_order_seq_cst);
-  const bool woke = loop_.sleepers.load(std::memory_order_seq_cst) > 0;
-  if (woke) {
+  if (loop_.sleepers.load(std::memory_order_seq_cst) > 0) {
     { std::lock_guard<std::mutex> lock(mutex_); }
     work_cv_.notify_all();
   }
@@ -428,11 +345,6 @@ bool ThreadPool::RunOnPool(LoopFields loop) {
   worker_chunks_ += loop.num_chunks - own;
   const uint64_t target = worker_chunks_;
   auto done = [&] { return done_.load(std::memory_order_acquire) == target; };
-  // A worker that was polling ran chunks (one woken from sleep measures
-  // the scheduler; one that ran none may not have started): its delay is
-  // the hand-over's.
-  const bool helped = !woke && own < loop.num_chunks;
-  const bool timed = sample && helped;
   auto share_cpu = [&] { return SharesCpu(0); };
   if (!SpinUntil(kSpinMicros, done, share_cpu)) {
     waiting_.store(true, std::memory_order_seq_cst);
@@ -444,15 +356,6 @@ bool ThreadPool::RunOnPool(LoopFields loop) {
     }
     waiting_.store(false, std::memory_order_relaxed);
   }
-  const uint64_t start = worker_start_.load(std::memory_order_relaxed);
-  if (timed && start > published) {
-    const uint64_t link = link_ticks_.load(std::memory_order_relaxed);
-    const uint64_t delay = start - published;
-    link_ticks_.store(
-        link == 0 ? delay : (7 * link + std::min(delay, 4 * link)) / 8,
-        std::memory_order_relaxed);
-  }
-  return helped;
 }
 
 }  // namespace graft

@@ -41,17 +41,6 @@
 // are not all done, and each thread asks for its own range's line ahead
 // of its first take (a look by the other thread makes it shared).
 //
-// Whether a loop's second thread pays depends on the loop and on where the
-// host put the vCPUs: on the same VM a cache line's round trip between
-// them took 100 ns for minutes, then 530 ns for minutes (other cores), and
-// in the slow state a 2-thread MobileNetV2 0.35 int8 ran at 1.45x its
-// 1-thread time, its small layers at 2-3x. So a caller may name the site
-// of its loops (SetLoopSite: the runtime names each op); a site's loops
-// are timed on the pool and on the calling thread alone over a few calls,
-// run the faster way, and are timed again when the hand-over's latency
-// moves (link_ticks: a worker's start after a loop's publication) and
-// every kRecalibrationCalls calls (see LoopSite).
-//
 // Thread-safety: ParallelFor may be called from any thread; concurrent calls
 // are serialized (one loop at a time). A ParallelFor issued from inside a
 // running loop body runs inline on the calling worker, so kernels may nest
@@ -108,71 +97,6 @@ class ThreadPool {
   void ParallelForWithThreadIndex(
       int64_t n, int64_t min_chunk,
       absl::FunctionRef<void(int, int64_t, int64_t)> fn);
-
-  // A call site's record of its loops' two ways: on the pool, or on the
-  // calling thread alone. Owned by the caller (one per op of a model) and
-  // used only by the thread that sets it.
-  class LoopSite {
-   public:
-    enum Way { kAlone = 0, kPool = 1 };
-    // The way of one loop of the site's calls (each of the first kSlots
-    // loops of a call has its own: a kernel's loops, a copy then a
-    // product, differ in size). A slot's first call (cold) runs on the
-    // pool untimed; then a calibration window of four calls runs pool,
-    // alone, pool, alone, each timed; after it the loop runs alone where
-    // that took at most kAloneNumerator / kAloneDenominator of the pool's
-    // time (the lesser of each way's two): a loop about as fast either
-    // way stays on the pool, where the next ops find the rows it wrote in
-    // the core that reads them. A new window opens every
-    // kRecalibrationCalls calls, and when the pool's link_ticks moved
-    // (more than halved or doubled, give or take kLinkSlack) since the
-    // last window closed.
-    struct Slot {
-      // The way of the next call, given the pool's link_ticks().
-      Way Choose(uint64_t link);
-      // That call's duration and the pool's link_ticks() after it.
-      // `fair`: false for a call on the pool that no polling worker helped
-      // (it slept, or sat out: ThreadPool::SitOut), whose time is the
-      // calling thread's alone plus the hand-over; the window repeats
-      // such a call, up to kRetries times.
-      void Record(Way way, uint64_t ticks, uint64_t link, bool fair = true);
-      bool calibrating() const { return window != 0; }
-
-      uint64_t least[2] = {0, 0};  // per way, in the window
-      uint64_t link = 0;           // link_ticks when the window closed
-      uint32_t calls = 0;
-      int window = 0;  // calls left in the open window (4 to 1), else 0
-      int retries = 0;  // unfair calls repeated in the open window
-      Way way = kPool;
-    };
-    static constexpr int kSlots = 4;
-    static constexpr uint32_t kRecalibrationCalls = 4096;
-    static constexpr uint64_t kAloneNumerator = 4, kAloneDenominator = 5;
-    static constexpr uint64_t kLinkSlack = 128;
-    static constexpr int kRetries = 8;
-
-    // Loops the site ran on the calling thread alone / on the pool, the
-    // way it chose (first calls and calibration windows not counted).
-    int64_t loops_alone() const { return loops_[kAlone]; }
-    int64_t loops_on_pool() const { return loops_[kPool]; }
-
-   private:
-    friend class ThreadPool;
-    Slot slots_[kSlots];
-    int next_ = 0;  // the slot of the call's next loop
-    int64_t loops_[2] = {0, 0};
-  };
-  // The site the calling thread's loops belong to until the next call
-  // (null: none, every loop on the pool).
-  static void SetLoopSite(LoopSite* site);
-
-  // Ticks (the TSC on x86, else steady_clock's) from a loop's publication
-  // to a worker's start on it, smoothed over every kLinkEvery-th loop; 0
-  // before the first sample.
-  // Read by the thread that issues loops.
-  uint64_t link_ticks() const {
-    return link_ticks_.load(std::memory_order_relaxed);
-  }
 
   // Workers polling for the next loop stop polling and sleep until it comes.
   // A hint: cheap, callable from any thread at any time.
@@ -265,9 +189,6 @@ class ThreadPool {
   // each range; the caller (thread 0) returns its count instead.
   int64_t RunChunks(int thread_index, const LoopFields& loop, int first,
                     int last);
-  // Publishes `loop` and runs it with the workers; returns when all its
-  // chunks are done, whether a worker that was polling ran some.
-  bool RunOnPool(LoopFields loop);
   // Takes a chunk of range r of `loop`: its front (own range) or its back
   // (stealing); -1 when none is left.
   int64_t TakeChunk(int r, const LoopFields& loop, bool from_back);
@@ -276,14 +197,7 @@ class ThreadPool {
   const int num_threads_;
   std::vector<std::thread> workers_;
 
-  // A worker's polling after a loop, and the caller's for the last chunk.
-  // 1 ms, not less: a worker that sleeps leaves its vCPU idle, and the
-  // host may bring it back on a far core (see LoopSite). With 50 us,
-  // 2-thread processes of resnet_cnn_float whose first invokes ran ops
-  // alone (the calibration windows) were in that state 19 times in 40,
-  // against 5 in 40 without the windows; with 1 ms, 7 in 30 both ways.
-  static constexpr int kSpinMicros = 1000;
-  static constexpr uint32_t kLinkEvery = 8;  // loops per link_ticks sample
+  static constexpr int kSpinMicros = 50;
   static constexpr int kSitOutMicros = 1000;
 
   std::mutex call_mutex_;  // one ParallelFor at a time
@@ -308,10 +222,6 @@ class ThreadPool {
   // waiting_: the caller sleeps on done_cv_ (or is about to).
   alignas(64) std::atomic<uint64_t> done_{0};
   std::atomic<bool> waiting_{false};
-  // On done_'s line, which the caller reads anyway: when a worker last
-  // took up a loop (Ticks()), for link_ticks_ (written under call_mutex_).
-  std::atomic<uint64_t> worker_start_{0};
-  std::atomic<uint64_t> link_ticks_{0};
   std::unique_ptr<Range[]> ranges_;  // num_threads_ of them
   std::unique_ptr<Seat[]> seats_;    // num_threads_ of them
 };
