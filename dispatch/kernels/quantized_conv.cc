@@ -69,6 +69,11 @@ constexpr int64_t kDwMinWork = 65536;
 // 64 / 16 / 4 KiB, but audio_conv1d_int8 1.05x with 4 KiB.
 constexpr int64_t kColumnSplitFilterBytes = 16384;
 
+// Output pixels over the batch: the GEMM paths' rows.
+int64_t OutputPixels(const QConvState& s) {
+  return int64_t{s.batch} * s.out_h * s.out_w;
+}
+
 // An AVX2 clone beside the baseline, picked at load time (as gemm.cc).
 #if defined(__x86_64__) && defined(__ELF__) && defined(__GNUC__) && \
     !defined(GRAFT_NO_MULTIVERSIONING)
@@ -196,7 +201,7 @@ absl::Status EvalQConvGemm(EvalContext& ctx) {
   int16_t* scratch = ctx.scratch_as<int16_t>();
   const int64_t kp = QGemmPaddedK(s.k);
   const int groups = s.in_c / s.group_in_c;
-  const int64_t rows = int64_t{s.batch} * s.out_h * s.out_w;
+  const int64_t rows = OutputPixels(s);
   const int64_t chunks = (rows + s.chunk_rows - 1) / s.chunk_rows;
   auto body = [&](int thread, int64_t begin, int64_t end) {
     int16_t* col = scratch + thread * s.chunk_rows * kp;
@@ -296,7 +301,7 @@ void RunColumnParts(EvalContext& ctx, const QConvState& s, Fn fn) {
   } else {
     parts(0, s.threads);
   }
-  ctx.OutputReady(0, int64_t{s.batch} * s.out_h * s.out_w * s.out_c);
+  ctx.OutputReady(0, OutputPixels(s) * s.out_c);
 }
 
 absl::Status EvalQConvVnni(EvalContext& ctx) {
@@ -305,7 +310,7 @@ absl::Status EvalQConvVnni(EvalContext& ctx) {
   int8_t* out = ctx.output(0)->data<int8_t>();
   uint8_t* scratch = ctx.scratch_as<uint8_t>();
   const int64_t kp = QGemmVnniPaddedK(s.k);
-  const int64_t rows = int64_t{s.batch} * s.out_h * s.out_w;
+  const int64_t rows = OutputPixels(s);
   if (s.column_split) {
     QIm2ColVnni(s, in, 0, rows, scratch);
     RunColumnParts(ctx, s, [&](int64_t p0, int64_t p1) {
@@ -375,7 +380,7 @@ absl::Status EvalQConvVnniTaps(EvalContext& ctx) {
   int8_t* out = ctx.output(0)->data<int8_t>();
   uint8_t* padded = ctx.scratch_as<uint8_t>();
   g_conv_taps_calls.fetch_add(1, std::memory_order_relaxed);
-  const int64_t rows = int64_t{s.batch} * s.out_h * s.out_w;
+  const int64_t rows = OutputPixels(s);
   if (rows == 0) return absl::OkStatus();
   const int64_t row_bytes = int64_t{s.tap_w} * s.in_c;
   const int64_t padded_rows = int64_t{s.batch} * s.tap_h;
@@ -496,7 +501,7 @@ absl::Status EvalQConv(EvalContext& ctx) {
     // Scatter into an Acc scratch, as the reference kernel does: each
     // output is still one exact integer sum.
     Acc* acc = ctx.scratch_as<Acc>();
-    const int64_t out_elems = int64_t{s.batch} * s.out_h * s.out_w * s.out_c;
+    const int64_t out_elems = OutputPixels(s) * s.out_c;
     std::fill(acc, acc + out_elems, Acc{0});
     for (int b = 0; b < s.batch; ++b) {
       for (int iy = 0; iy < s.in_h; ++iy) {
@@ -647,7 +652,7 @@ void SetEvalFor(PrepareContext& ctx, bool is16) {
 // tiles: the GEMM computes its last rows as a shorter tile.
 void SetChunkRows(const PrepareContext& ctx, QConvState* s) {
   s->threads = ctx.thread_pool() ? ctx.thread_pool()->num_threads() : 1;
-  const int64_t rows = int64_t{s->batch} * s->out_h * s->out_w;
+  const int64_t rows = OutputPixels(*s);
   int64_t chunks = std::max<int64_t>(1, (rows + kQChunkRows - 1) / kQChunkRows);
   chunks = (chunks + s->threads - 1) / s->threads * s->threads;
   s->chunk_rows = std::max<int64_t>(1, (rows + chunks - 1) / chunks);
@@ -660,7 +665,7 @@ void SetChunkRows(const PrepareContext& ctx, QConvState* s) {
 // smaller). MobileNetV2 0.35's last 1x1 convolution, 9 x 112 -> 1280: the
 // 143 KB filter read once in all, not once per thread.
 void SetColumnSplit(QConvState* s) {
-  const int64_t rows = int64_t{s->batch} * s->out_h * s->out_w;
+  const int64_t rows = OutputPixels(*s);
   s->column_split = s->threads > 1 && s->out_c > rows &&
                     s->k * s->out_c >= kColumnSplitFilterBytes &&
                     s->panels >= 2 * s->threads;
@@ -701,8 +706,7 @@ void PrepareVnniTaps(const int8_t* w, QConvState* s) {
   // resnet_cnn_int8's samples).
   const int64_t row_bytes = int64_t{s->tap_w} * s->in_c;
   s->corner_offset.clear();
-  s->corner_offset.reserve(
-      static_cast<size_t>(int64_t{s->batch} * s->out_h * s->out_w));
+  s->corner_offset.reserve(static_cast<size_t>(OutputPixels(*s)));
   for (int64_t b = 0; b < s->batch; ++b) {
     for (int64_t oy = 0; oy < s->out_h; ++oy) {
       for (int64_t ox = 0; ox < s->out_w; ++ox) {
@@ -779,9 +783,8 @@ absl::Status PrepareConv2DQuantized(PrepareContext& ctx) {
     SetColumnSplit(s);
     // Im2col rows: a chunk per thread, or with the column split every
     // pixel's, once (fewer than the channels).
-    const int64_t col_rows = s->column_split
-                                 ? int64_t{s->batch} * s->out_h * s->out_w
-                                 : s->threads * s->chunk_rows;
+    const int64_t col_rows =
+        s->column_split ? OutputPixels(*s) : s->threads * s->chunk_rows;
     ctx.RequestScratch(static_cast<size_t>(col_rows * QGemmVnniPaddedK(s->k)));
     ctx.SetEval(EvalQConvVnni);
   } else if (!is16 && w->constant && QGemmOffsetFits(s->input_offset)) {

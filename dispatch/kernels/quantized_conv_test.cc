@@ -7,8 +7,10 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "dispatch/kernels/cpu_features.h"
 #include "dispatch/kernels/kernel_test_util.h"
 #include "dispatch/kernels/quantized_gemm.h"
@@ -161,6 +163,24 @@ ConvCase DrawConvCase(std::mt19937& rng) {
   return c;
 }
 
+// Draws c's filter and input again for the shape it was changed to; the
+// channels it gained have scale 0.005 and no bias.
+void RedrawForShape(std::mt19937& rng, ConvCase* c) {
+  c->wv.resize(int64_t{c->cout} * c->kh * c->kw * c->cin);
+  for (auto& v : c->wv) v = static_cast<int8_t>(RandomInt(rng, -128, 127));
+  c->xv.resize(int64_t{c->batch} * c->h * c->w * c->cin);
+  for (auto& v : c->xv) v = static_cast<int8_t>(RandomInt(rng, -128, 127));
+  c->ws.resize(c->cout, 0.005f), c->bv.resize(c->cout, 0);
+}
+
+// The case's shape, for a failure's message.
+std::string Describe(const ConvCase& c) {
+  return absl::StrCat("batch ", c.batch, " ", c.h, "x", c.w, "x", c.cin, " -> ",
+                      c.cout, ", filter ", c.kh, "x", c.kw, " stride ", c.sh,
+                      ",", c.sw, " dilation ", c.dh, ",", c.dw,
+                      c.same ? " SAME" : " VALID", " zero point ", c.in_zp);
+}
+
 // Runs `c` with KernelIsa() capped at `isa` on `threads` threads.
 std::vector<int8_t> RunConvCase(const ConvCase& c, kernels::CpuIsa isa,
                                 int threads) {
@@ -214,11 +234,8 @@ TEST(QuantizedConvTest, Int8VnniTapsMatchesBaselinePath) {
           for (int threads : {1, 2}) {
             const int64_t before = kernels::QConvVnniTapsCallsForTesting();
             ASSERT_EQ(RunConvCase(c, isa, threads), want)
-                << "iteration " << iter << ", " << threads << " threads: batch "
-                << c.batch << " " << c.h << "x" << c.w << "x" << c.cin << " -> "
-                << c.cout << ", filter " << c.kh << "x" << c.kw << " stride "
-                << c.sh << "," << c.sw << " dilation " << c.dh << "," << c.dw
-                << (c.same ? " SAME" : " VALID") << " zero point " << c.in_zp;
+                << "iteration " << iter << ", " << threads
+                << " threads: " << Describe(c);
             EXPECT_EQ(kernels::QConvVnniTapsCallsForTesting() - before,
                       pointwise ? 0 : 1)
                 << "iteration " << iter;
@@ -244,12 +261,7 @@ TEST(QuantizedConvTest, Int8VnniColumnSplitMatchesBaselinePath) {
     // A filter (cin * kh * kw * cout bytes) over 16 KiB.
     c.cin = c.kh == 1 ? RandomInt(rng, 120, 200) : RandomInt(rng, 14, 60);
     c.cout = RandomInt(rng, 140, 400);
-    c.ws.resize(c.cout, 0.005f);
-    c.bv.resize(c.cout, 0);
-    c.wv.resize(int64_t{c.cout} * c.kh * c.kw * c.cin);
-    for (auto& v : c.wv) v = static_cast<int8_t>(RandomInt(rng, -128, 127));
-    c.xv.resize(int64_t{c.batch} * c.h * c.w * c.cin);
-    for (auto& v : c.xv) v = static_cast<int8_t>(RandomInt(rng, -128, 127));
+    RedrawForShape(rng, &c);
     const std::vector<int8_t> want =
         RunConvCase(c, kernels::CpuIsa::kBaseline, 1);
     testing::ForEachForcedIsa(
@@ -257,9 +269,8 @@ TEST(QuantizedConvTest, Int8VnniColumnSplitMatchesBaselinePath) {
           for (int threads : {1, 2}) {
             const int64_t before = kernels::QConvColumnSplitCallsForTesting();
             ASSERT_EQ(RunConvCase(c, isa, threads), want)
-                << "iteration " << iter << ", " << threads << " threads: batch "
-                << c.batch << " " << c.h << "x" << c.w << "x" << c.cin << " -> "
-                << c.cout << ", filter " << c.kh << "x" << c.kw;
+                << "iteration " << iter << ", " << threads
+                << " threads: " << Describe(c);
             EXPECT_EQ(kernels::QConvColumnSplitCallsForTesting() - before,
                       threads == 2 ? 1 : 0)
                 << "iteration " << iter;
@@ -283,11 +294,7 @@ TEST(QuantizedConvTest, Int8VnniTapsReadsToTheLastInputByte) {
     c.same = shape == 0;
     c.oh = c.same ? (c.h + 1) / 2 : c.h - 4;
     c.ow = c.same ? (c.w + 1) / 2 : c.w - 4;
-    c.wv.resize(int64_t{c.cout} * c.kh * c.kw * c.cin);
-    for (auto& v : c.wv) v = static_cast<int8_t>(RandomInt(rng, -128, 127));
-    c.xv.resize(int64_t{c.batch} * c.h * c.w * c.cin);
-    for (auto& v : c.xv) v = static_cast<int8_t>(RandomInt(rng, -128, 127));
-    c.ws.resize(c.cout, 0.005f), c.bv.resize(c.cout, 0);
+    RedrawForShape(rng, &c);
     const std::vector<int8_t> want =
         RunConvCase(c, kernels::CpuIsa::kBaseline, 1);
     testing::ForEachForcedIsa(
