@@ -279,6 +279,35 @@ TEST(QuantizedConvTest, Int8VnniColumnSplitMatchesBaselinePath) {
   }
 }
 
+// 1x1 convolutions to eight channels or fewer (MobileNetV2's narrow
+// projections): the VNNI path computes two pixels per panel
+// (QGemmVnniPackPairedRows) where the requantization can take it, with
+// the baseline path's outputs on 1 and 2 threads (chunks of odd pixel
+// counts leave a pair half empty).
+TEST(QuantizedConvTest, Int8VnniPairedRowsMatchBaselinePath) {
+  std::mt19937 rng = testing::SeededRng(9);
+  for (int iter = 0; iter < 40; ++iter) {
+    ConvCase c = DrawConvCase(rng);
+    c.kh = c.kw = c.sh = c.sw = c.dh = c.dw = 1;
+    c.oh = c.h, c.ow = c.w;
+    c.cout = RandomInt(rng, 1, kernels::kQGemmVnniPairedNr);
+    RedrawForShape(rng, &c);
+    const std::vector<int8_t> want =
+        RunConvCase(c, kernels::CpuIsa::kBaseline, 1);
+    testing::ForEachForcedIsa(
+        {kernels::CpuIsa::kAvx512Vnni}, [&](kernels::CpuIsa isa) {
+          for (int threads : {1, 2}) {
+            const int64_t before = kernels::QGemmVnniPairedCallsForTesting();
+            ASSERT_EQ(RunConvCase(c, isa, threads), want)
+                << "iteration " << iter << ", " << threads
+                << " threads: " << Describe(c);
+            EXPECT_GT(kernels::QGemmVnniPairedCallsForTesting() - before, 0)
+                << "iteration " << iter << ": " << Describe(c);
+          }
+        });
+  }
+}
+
 // The first convolution of an image network (3 input channels, 3x3
 // stride 2 SAME, whole filter rows of 9 bytes read as 12 against zero
 // weights) and a 5x5 VALID one reading to the last byte of its input.

@@ -307,19 +307,25 @@ struct Requant16 {
   bool small_sums;   // rq.small_sums
 };
 
-// `col_offset`: 16 more int32 to add to the bias, or null.
-GRAFT_AVX512_INLINE Requant16 LoadRequant16(const QGemmRequant& rq,
-                                            int64_t channel,
-                                            const int32_t* col_offset) {
+// The constants of the 16 lanes, lane l from entry l of the per-channel
+// arrays (channels from `channel` on) and of `col_offset`, 16 more int32
+// to add to the bias, or null. LoadRequant16Lanes: `lanes(p)` returns the
+// 16 lanes' values of the array at p (p already at the lanes' first
+// channel), for lanes that do not hold one channel each.
+template <typename Lanes>
+GRAFT_AVX512_INLINE Requant16 LoadRequant16Lanes(const QGemmRequant& rq,
+                                                 int64_t channel,
+                                                 const int32_t* col_offset,
+                                                 const Lanes& lanes) {
   Requant16 r;
-  r.offset = _mm512_loadu_si512(rq.bias.data() + channel);
+  r.offset = lanes(rq.bias.data() + channel);
   if (col_offset != nullptr) {
-    r.offset = _mm512_add_epi32(r.offset, _mm512_loadu_si512(col_offset));
+    r.offset = _mm512_add_epi32(r.offset, lanes(col_offset));
   }
-  r.mult = _mm512_loadu_si512(rq.mult.data() + channel);
-  r.lshift = _mm512_loadu_si512(rq.lshift.data() + channel);
-  r.rshift = _mm512_loadu_si512(rq.rshift.data() + channel);
-  r.mask = _mm512_loadu_si512(rq.mask.data() + channel);
+  r.mult = lanes(rq.mult.data() + channel);
+  r.lshift = lanes(rq.lshift.data() + channel);
+  r.rshift = lanes(rq.rshift.data() + channel);
+  r.mask = lanes(rq.mask.data() + channel);
   r.mult_odd = _mm512_srli_epi64(r.mult, 32);
   r.mask_half = _mm512_srai_epi32(r.mask, 1);
   r.output_offset = _mm512_set1_epi32(rq.output_offset);
@@ -350,6 +356,19 @@ GRAFT_AVX512_INLINE Requant16 LoadRequant16(const QGemmRequant& rq,
     r.rnd_even = r.rnd_odd = r.sh_even = r.sh_odd = _mm512_setzero_si512();
   }
   return r;
+}
+
+// One channel per lane.
+struct ChannelLanes {
+  GRAFT_AVX512_INLINE __m512i operator()(const int32_t* p) const {
+    return _mm512_loadu_si512(p);
+  }
+};
+
+GRAFT_AVX512_INLINE Requant16 LoadRequant16(const QGemmRequant& rq,
+                                            int64_t channel,
+                                            const int32_t* col_offset) {
+  return LoadRequant16Lanes(rq, channel, col_offset, ChannelLanes{});
 }
 
 // RequantizeAvx2 (quantized_gemm.h) on 16 lanes: TFLite's double-rounding
@@ -570,6 +589,9 @@ void CountQGemmCall(CpuIsa path);
 // (quantized_depthwise.cc): one count per block of output rows, kAvx512Vnni
 // for its vpdpwssd kernel.
 int64_t QDepthwiseCallsForTesting(CpuIsa path);
+// How many of the kAvx512Vnni calls had paired weights
+// (QGemmVnniPackPairedRows).
+int64_t QGemmVnniPairedCallsForTesting();
 // How many INT8 CONV_2D evaluations took the VNNI path without im2col
 // (quantized_conv.cc's EvalQConvVnniTaps) since the process started.
 int64_t QConvVnniTapsCallsForTesting();
@@ -615,13 +637,29 @@ struct QGemmVnniWeights {
   // Per column (padded to whole panels, then by kQGemmNr): a_offset times
   // the column's weight sum, modulo 2^32.
   std::vector<int32_t> col_offset;
+  // Packed by QGemmVnniPackPairedRows: one panel whose 16 lanes hold
+  // columns [0, kQGemmVnniPairedNr) of two rows, lane l column
+  // 4 * (l / 8) + l % 4 of row 2i + (l / 4) % 2.
+  bool paired = false;
 };
+
+// Columns of a paired panel: half a panel's lanes, each column in two.
+constexpr int64_t kQGemmVnniPairedNr = kQGemmNr / 2;
 
 // Packs b[c][kk] = w[c * row_stride + kk] for c < n, kk < k (INT8 weights
 // with zero point 0, [N, K] layout) and the column terms for `a_offset`.
 void QGemmVnniPackRows(const int8_t* w, int64_t n, int64_t k,
                        int64_t row_stride, int32_t a_offset,
                        QGemmVnniWeights* out);
+
+// As QGemmVnniPackRows, for n <= kQGemmVnniPairedNr columns packed in
+// pairs of rows (QGemmVnniWeights::paired): a panel of 16 lanes then
+// computes eight columns of two rows, where one row of eight columns
+// left half of every vpdpbusd and requantization idle. Such weights need
+// rq.fast_double (8-bit signed outputs) in QGemmVnni.
+void QGemmVnniPackPairedRows(const int8_t* w, int64_t n, int64_t k,
+                             int64_t row_stride, int32_t a_offset,
+                             QGemmVnniWeights* out);
 
 // a's rows [0, rows) from INT8 rows src[r * src_stride + kk], kk < k, as
 // x + 128 (unsigned bytes): rows of QGemmVnniPaddedK(k) bytes at dst, the
@@ -637,7 +675,11 @@ void QGemmVnniFlip(const int8_t* src, int64_t n, uint8_t* dst);
 // column terms and rq's bias added, requantized with channels
 // [channel0 + p0 * kQGemmNr, ...) of `rq`, stored as T at
 // out[r * out_stride + c]. Needs KernelIsa() == kAvx512Vnni (the caller
-// chose this packing at prepare because it was).
+// chose this packing at prepare because it was). With paired weights
+// (QGemmVnniPackPairedRows) the panels are [0, 1): each vpdpbusd takes
+// the four bytes of two rows (one broadcast to half the lanes, the other
+// to the rest), the micro-tile is kQGemmVnniMr pairs of rows, and eight
+// rows leave as one 64-byte store where they touch.
 template <typename T>
 void QGemmVnni(const uint8_t* a, int64_t rows, const QGemmVnniWeights& b,
                int64_t p0, int64_t p1, const QGemmRequant& rq, int64_t channel0,

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "dispatch/kernels/call_counter.h"
 #include "dispatch/kernels/quantized_gemm.h"
 
 namespace graft::kernels {
@@ -286,6 +287,151 @@ GRAFT_VNNI_TARGET void QGemmVnniImpl(const uint8_t* a, int64_t rows,
   if (p < p1) RowsVnni<1>(a, rows, kp, b, p, rq, channel0, out, out_stride);
 }
 
+// Paired panels (QGemmVnniPackPairedRows): the lanes of a pair's second
+// row.
+constexpr __mmask16 kPairedSecondRow = 0xF0F0;
+
+// Row p's four bytes in the first row's lanes, row q's in the second's.
+GRAFT_VNNI_INLINE __m512i BroadcastPair(const uint8_t* p, const uint8_t* q) {
+  int32_t quad;
+  std::memcpy(&quad, q, sizeof(quad));
+  return _mm512_mask_set1_epi32(Broadcast4(p), kPairedSecondRow, quad);
+}
+
+// A paired panel's lanes (LoadRequant16Lanes): lane l channel
+// 4 * (l / 8) + l % 4 of the first `cols`.
+struct PairedLanes {
+  __mmask16 cols_mask;
+  GRAFT_VNNI_INLINE __m512i operator()(const int32_t* p) const {
+    const __m512i column =
+        _mm512_setr_epi32(0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 6, 7, 4, 5, 6, 7);
+    return _mm512_permutexvar_epi32(column,
+                                    _mm512_maskz_loadu_epi32(cols_mask, p));
+  }
+};
+
+// Requantizes and stores the accumulators of MR pairs of rows (c[i]: rows
+// 2i and 2i + 1), `rows` of them, `cols` columns each: four pairs at a
+// time narrowed to bytes by two packs (128-bit lane k then holds the
+// pairs' lanes 4k..4k+3, dword j pair j's), clamped, and one permute puts
+// the eight rows in order, eight bytes each.
+template <int MR>
+GRAFT_VNNI_INLINE void StoreTilePaired(const __m512i (&c)[8],
+                                       const QGemmRequant& rq,
+                                       const Requant16& r, int rows, int cols,
+                                       uint8_t* out, int64_t out_stride) {
+  const bool small_sums = rq.small_sums;
+  const bool sign_fix = rq.act_min < rq.output_offset;
+  // Row 2j + p, columns 4h..4h+3: lane k = 2h + p, dword j.
+  const __m512i order =
+      _mm512_setr_epi32(0, 8, 4, 12, 1, 9, 5, 13, 2, 10, 6, 14, 3, 11, 7, 15);
+  for (int g = 0; g < MR; g += 4) {
+    __m512i v[4];
+    for (int i = 0; i < 4; ++i) {
+      v[i] = g + i < MR ? RequantFastDouble(r, c[g + i], small_sums, sign_fix)
+                        : _mm512_setzero_si512();
+    }
+    __m512i bytes = _mm512_packs_epi16(_mm512_packs_epi32(v[0], v[1]),
+                                       _mm512_packs_epi32(v[2], v[3]));
+    bytes = _mm512_max_epi8(bytes, r.act_min8);
+    bytes = _mm512_min_epi8(bytes, r.act_max8);
+    bytes = _mm512_permutexvar_epi32(order, bytes);
+    uint8_t* op = out + 2 * g * out_stride;
+    const int n = std::min(8, rows - 2 * g);
+    if (n == 8 && cols == kQGemmVnniPairedNr && out_stride == cols) {
+      _mm512_storeu_si512(op, bytes);
+      continue;
+    }
+    const __mmask16 m = static_cast<__mmask16>((1u << cols) - 1);
+    const __m128i lane[4] = {_mm512_castsi512_si128(bytes),
+                             _mm512_extracti32x4_epi32(bytes, 1),
+                             _mm512_extracti32x4_epi32(bytes, 2),
+                             _mm512_extracti32x4_epi32(bytes, 3)};
+    for (int i = 0; i < n; ++i) {
+      const __m128i row = i % 2 == 0
+                              ? lane[i / 2]
+                              : _mm_unpackhi_epi64(lane[i / 2], lane[i / 2]);
+      _mm_mask_storeu_epi8(op + i * out_stride, m, row);
+    }
+  }
+}
+
+// MR pairs of rows from row0 on, `rows` of them (the last pair's second
+// row may be missing: its lanes then repeat the first row, unstored).
+template <int MR>
+GRAFT_VNNI_INLINE void TileVnniPaired(const uint8_t* a, int64_t kp,
+                                      int64_t row0, int rows,
+                                      const QGemmVnniWeights& b,
+                                      const QGemmRequant& rq,
+                                      const Requant16& r, uint8_t* out,
+                                      int64_t out_stride) {
+  static_assert(MR >= 1 && MR <= 8, "8 pairs at most");
+  const uint8_t* a0 = a + row0 * kp;
+  // Pairs past MR alias pair 0; their sums are dead and dropped.
+  auto first = [&](int i) { return a0 + (MR > i ? 2 * i * kp : 0); };
+  auto second = [&](int i) {
+    return first(i) + (MR > i && 2 * i + 1 < rows ? kp : 0);
+  };
+  const uint8_t *a1 = first(1), *a2 = first(2), *a3 = first(3), *a4 = first(4),
+                *a5 = first(5), *a6 = first(6), *a7 = first(7);
+  const uint8_t *q0 = second(0), *q1 = second(1), *q2 = second(2),
+                *q3 = second(3), *q4 = second(4), *q5 = second(5),
+                *q6 = second(6), *q7 = second(7);
+  const __m512i z = rq.small_sums ? r.offset : _mm512_setzero_si512();
+  __m512i c0 = z, c1 = z, c2 = z, c3 = z, c4 = z, c5 = z, c6 = z, c7 = z;
+  for (int64_t off = 0; off < kp; off += 4) {
+    const __m512i w = _mm512_loadu_si512(b.packed.data() + off * kQGemmNr);
+#define GRAFT_VNNI_PAIR(i) \
+  if constexpr (MR > i)    \
+    c##i = Dpbusd(c##i, BroadcastPair(a##i + off, q##i + off), w);
+    GRAFT_VNNI_PAIR(0)
+    GRAFT_VNNI_PAIR(1)
+    GRAFT_VNNI_PAIR(2)
+    GRAFT_VNNI_PAIR(3)
+    GRAFT_VNNI_PAIR(4)
+    GRAFT_VNNI_PAIR(5)
+    GRAFT_VNNI_PAIR(6)
+    GRAFT_VNNI_PAIR(7)
+#undef GRAFT_VNNI_PAIR
+  }
+  const __m512i c[8] = {c0, c1, c2, c3, c4, c5, c6, c7};
+  StoreTilePaired<MR>(c, rq, r, rows, static_cast<int>(b.n),
+                      out + row0 * out_stride, out_stride);
+}
+
+using TileVnniPairedFn = void (*)(const uint8_t*, int64_t, int64_t, int,
+                                  const QGemmVnniWeights&, const QGemmRequant&,
+                                  const Requant16&, uint8_t*, int64_t);
+
+// QGemmVnni for paired weights: whole tiles of kQGemmVnniMr pairs inline,
+// then the last rows' tile (up to 2 * kQGemmVnniMr - 1 rows) from a table
+// indexed by their pairs - 1.
+GRAFT_VNNI_TARGET void QGemmVnniPairedImpl(const uint8_t* a, int64_t rows,
+                                           const QGemmVnniWeights& b,
+                                           const QGemmRequant& rq,
+                                           int64_t channel0, uint8_t* out,
+                                           int64_t out_stride) {
+  static_assert(kQGemmVnniMr == 8, "the table below lists 1 to 8 pairs");
+  static constexpr TileVnniPairedFn kLastTile[kQGemmVnniMr] = {
+      TileVnniPaired<1>, TileVnniPaired<2>, TileVnniPaired<3>,
+      TileVnniPaired<4>, TileVnniPaired<5>, TileVnniPaired<6>,
+      TileVnniPaired<7>, TileVnniPaired<8>};
+  const int64_t kp = QGemmVnniPaddedK(b.k);
+  const Requant16 r =
+      LoadRequant16Lanes(rq, channel0, b.col_offset.data(),
+                         PairedLanes{static_cast<__mmask16>((1u << b.n) - 1)});
+  constexpr int kTileRows = 2 * kQGemmVnniMr;
+  int64_t row0 = 0;
+  for (; row0 + kTileRows <= rows; row0 += kTileRows) {
+    TileVnniPaired<kQGemmVnniMr>(a, kp, row0, kTileRows, b, rq, r, out,
+                                 out_stride);
+  }
+  if (row0 < rows) {
+    const int left = static_cast<int>(rows - row0);
+    kLastTile[(left + 1) / 2 - 1](a, kp, row0, left, b, rq, r, out, out_stride);
+  }
+}
+
 // TileVnni with indirect rows: row i of a is the concatenation over taps
 // t of the t.kp bytes at base + rows[i] + t.delta[t] (QGemmTaps), the
 // weights packed for the reduction t.count * t.kp.
@@ -403,7 +549,13 @@ GRAFT_VNNI_TARGET void FlipImpl(const int8_t* src, int64_t n, uint8_t* dst) {
 #undef GRAFT_VNNI_ROW
 #endif  // GRAFT_QGEMM_AVX2
 
+CallCounter g_paired_calls;
+
 }  // namespace
+
+int64_t QGemmVnniPairedCallsForTesting() {
+  return g_paired_calls.load(std::memory_order_relaxed);
+}
 
 void QGemmVnniPackRows(const int8_t* w, int64_t n, int64_t k,
                        int64_t row_stride, int32_t a_offset,
@@ -424,6 +576,23 @@ void QGemmVnniPackRows(const int8_t* w, int64_t n, int64_t k,
     // Modulo 2^32, as the int32 sums it joins.
     out->col_offset[c] = static_cast<int32_t>(static_cast<uint32_t>(a_offset) *
                                               static_cast<uint32_t>(sum));
+  }
+}
+
+void QGemmVnniPackPairedRows(const int8_t* w, int64_t n, int64_t k,
+                             int64_t row_stride, int32_t a_offset,
+                             QGemmVnniWeights* out) {
+  // The column terms as unpaired, then the panel's lanes.
+  QGemmVnniPackRows(w, n, k, row_stride, a_offset, out);
+  const int64_t kp = QGemmVnniPaddedK(k);
+  out->paired = true;
+  out->packed.assign(static_cast<size_t>(kQGemmNr * kp), 0);
+  for (int l = 0; l < kQGemmNr; ++l) {
+    const int64_t c = 4 * (l / 8) + l % 4;
+    if (c >= n) continue;
+    for (int64_t kk = 0; kk < k; ++kk) {
+      out->packed[VnniIndex(kk, l)] = w[c * row_stride + kk];
+    }
   }
 }
 
@@ -453,6 +622,13 @@ void QGemmVnni(const uint8_t* a, int64_t rows, const QGemmVnniWeights& b,
   static_assert(sizeof(T) == 1, "8-bit outputs only");
 #if GRAFT_QGEMM_AVX2
   CountQGemmCall(CpuIsa::kAvx512Vnni);
+  if (b.paired) {
+    g_paired_calls.fetch_add(1, std::memory_order_relaxed);
+    if (p0 >= p1) return;  // the one panel, or none
+    QGemmVnniPairedImpl(a, rows, b, rq, channel0,
+                        reinterpret_cast<uint8_t*>(out), out_stride);
+    return;
+  }
   QGemmVnniImpl(a, rows, b, p0, p1, rq, channel0,
                 reinterpret_cast<uint8_t*>(out), out_stride);
 #else

@@ -49,11 +49,11 @@ struct Problem {
   bool single_rounding;
 };
 
-Problem Draw(std::mt19937& rng) {
+Problem Draw(std::mt19937& rng, int max_n = 80) {
   Problem p;
   p.rows = RandomInt(rng, 1, 40);
   p.k = RandomInt(rng, 1, RandomInt(rng, 0, 3) == 0 ? 600 : 70);
-  p.n = RandomInt(rng, 1, 80);
+  p.n = RandomInt(rng, 1, max_n);
   p.in_off = RandomInt(rng, -127, 128);
   p.a.resize(p.rows * p.k);
   p.w.resize(p.n * p.k);
@@ -125,6 +125,39 @@ std::vector<int8_t> RunQGemmVnni(const Problem& p, bool small_sums = false) {
   return out;
 }
 
+// QGemmVnni on paired weights (QGemmVnniPackPairedRows), each row stored
+// `gap` bytes past the last column's: the rows' outputs, and whether every
+// byte between them kept its fill.
+struct PairedRun {
+  std::vector<int8_t> out;
+  bool gaps_kept = true;
+};
+PairedRun RunQGemmVnniPaired(const Problem& p, bool small_sums, int64_t gap) {
+  kernels::QGemmVnniWeights b;
+  kernels::QGemmVnniPackPairedRows(p.w.data(), p.n, p.k, p.k, p.in_off - 128,
+                                   &b);
+  std::vector<uint8_t> a(p.rows * kernels::QGemmVnniPaddedK(p.k));
+  kernels::QGemmVnniRowsFromInt8(p.a.data(), p.rows, p.k, p.k, a.data());
+  kernels::QGemmRequant rq;
+  kernels::QGemmPrepareRequant(p.mult, p.bias, false, p.out_off, p.act_min,
+                               p.act_max, &rq);
+  EXPECT_TRUE(rq.fast_double);
+  rq.small_sums = small_sums;
+  const int64_t stride = p.n + gap;
+  constexpr int8_t kFill = 0x5A;
+  std::vector<int8_t> wide(p.rows * stride, kFill);
+  kernels::QGemmVnni(a.data(), p.rows, b, 0, 1, rq, 0, wide.data(), stride);
+  PairedRun run;
+  for (int64_t r = 0; r < p.rows; ++r) {
+    run.out.insert(run.out.end(), wide.begin() + r * stride,
+                   wide.begin() + r * stride + p.n);
+    for (int64_t i = p.n; i < stride; ++i) {
+      run.gaps_kept &= wide[r * stride + i] == kFill;
+    }
+  }
+  return run;
+}
+
 void ExpectPathMatchesReference(CpuIsa isa) {
   IsaCap cap(isa);
   ASSERT_EQ(kernels::KernelIsa(), isa);
@@ -159,6 +192,35 @@ TEST(QGemmPathsTest, Avx2MatchesReference) {
 TEST(QGemmPathsTest, Avx512VnniMatchesReference) {
   SKIP_UNLESS_CPU_HAS(CpuIsa::kAvx512Vnni);
   ExpectPathMatchesReference(CpuIsa::kAvx512Vnni);
+}
+
+// Eight columns or fewer, two rows per panel: every column count, every
+// tail of the 16-row tile (odd row counts leave a pair half empty), rows
+// that touch (the 64-byte store) and rows apart, with and without the
+// 32-bit finish.
+TEST(QGemmPathsTest, Avx512VnniPairedRowsMatchReference) {
+  SKIP_UNLESS_CPU_HAS(CpuIsa::kAvx512Vnni);
+  IsaCap cap(CpuIsa::kAvx512Vnni);
+  std::mt19937 rng = testing::SeededRng(31);
+  const int64_t calls_before = kernels::QGemmVnniPairedCallsForTesting();
+  for (int iter = 0; iter < 300; ++iter) {
+    Problem p = Draw(rng, kernels::kQGemmVnniPairedNr);
+    p.single_rounding = false;
+    const std::vector<int8_t> want = Reference(p);
+    int64_t max_bias = 0;
+    for (int64_t b : p.bias) max_bias = std::max(max_bias, b < 0 ? -b : b);
+    const bool small = p.k * 255 * 128 + max_bias < (int64_t{1} << 30);
+    for (bool small_sums : {false, small}) {
+      const int64_t gap = RandomInt(rng, 0, 1) ? 0 : RandomInt(rng, 1, 9);
+      const PairedRun run = RunQGemmVnniPaired(p, small_sums, gap);
+      ASSERT_EQ(run.out, want)
+          << "iteration " << iter << " rows " << p.rows << " k " << p.k << " n "
+          << p.n << " gap " << gap << " small_sums " << small_sums;
+      ASSERT_TRUE(run.gaps_kept) << "iteration " << iter << " wrote past "
+                                 << p.n << " columns (gap " << gap << ")";
+    }
+  }
+  EXPECT_GE(kernels::QGemmVnniPairedCallsForTesting() - calls_before, 600);
 }
 
 // Extreme values: every activation and weight at the ends of their range,
