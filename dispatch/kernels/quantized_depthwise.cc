@@ -323,16 +323,9 @@ GRAFT_AVX512_INLINE void DwVnniTaps32(const int8_t* a, const int8_t* b,
 template <bool kFloorClamped>
 GRAFT_AVX512_INLINE __m128i DwVnniBytes(const Requant16& r, __m512i acc) {
   if (kFloorClamped) {
-    // RequantDoubleSmallAvx512 without its [x < 0] correction: that lowers
-    // only results <= output_offset, which the clamp lifts to act_min
-    // >= output_offset either way (DwVnniChunk's caller checks both).
-    const __m512i x = _mm512_add_epi32(acc, r.offset);
-    const __m512i pe = _mm512_mul_epi32(x, r.mult);
-    const __m512i po = _mm512_mul_epi32(_mm512_srli_epi64(x, 32), r.mult_odd);
-    const __m512i qe = _mm512_srli_epi64(_mm512_add_epi64(pe, r.rnd_even), 31);
-    const __m512i qo = _mm512_slli_epi64(_mm512_add_epi64(po, r.rnd_odd), 1);
+    // DwVnniChunk's caller checks that RequantSmallClampedAvx512 is exact.
     return _mm512_cvtsepi32_epi8(
-        _mm512_srav_epi32(_mm512_mask_blend_epi32(0xAAAA, qe, qo), r.rshift));
+        RequantSmallClampedAvx512(r, _mm512_add_epi32(acc, r.offset)));
   }
   if (r.small_sums) {
     return _mm512_cvtsepi32_epi8(RequantDoubleSmallAvx512(r, acc));

@@ -34,30 +34,44 @@ GRAFT_VNNI_INLINE __m512i Dpbusd(__m512i acc, __m512i x, __m512i w) {
   return acc;
 }
 
-// RequantDoubleSmallAvx512 on x, the sum with the offset (bias and column
-// term) already added: the tiles start their accumulators at it where
-// rq.small_sums holds. `sign_fix` false drops the [h < 0] correction,
-// which is exact where act_min >= output_offset (a RELU-like clamp): for
-// x < 0, h <= 0 (x * M <= -2^30), and both RoundingDivideByPOT(h, s) and
-// (h + 2^(s-1)) >> s are <= 0, so both values are <= output_offset, which
-// the clamp (after a saturation that keeps them below it) lifts to
-// act_min alike; for x >= 0 the correction is 0.
-GRAFT_VNNI_INLINE __m512i RequantSmallSums(const Requant16& r, __m512i x,
-                                           bool sign_fix) {
-  const __m512i pe = _mm512_mul_epi32(x, r.mult);
-  const __m512i po = _mm512_mul_epi32(_mm512_srli_epi64(x, 32), r.mult_odd);
-  const __m512i qe = _mm512_srli_epi64(_mm512_add_epi64(pe, r.rnd_even), 31);
-  const __m512i qo = _mm512_slli_epi64(_mm512_add_epi64(po, r.rnd_odd), 1);
-  __m512i q = _mm512_mask_blend_epi32(0xAAAA, qe, qo);
-  if (sign_fix) q = _mm512_add_epi32(q, _mm512_srai_epi32(x, 31));
-  return _mm512_srav_epi32(q, r.rshift);
+// How a tile's sums become bytes (EpilogueFor), chosen once per call so
+// that each tile's epilogue is straight-line code for one form.
+enum class Epilogue {
+  // rq.small_sums and act_min >= output_offset (a RELU-like clamp):
+  // RequantSmallClampedAvx512, the accumulators started at the offset.
+  kSmallClamped,
+  // rq.small_sums: RequantSmallAvx512, the accumulators started at the
+  // offset.
+  kSmall,
+  // rq.fast_double: RequantDoubleFastAvx512.
+  kFast,
+  // Neither: RequantSingleAvx512 or RequantDoubleAvx512, clamped in int32.
+  kExact,
+};
+
+Epilogue EpilogueFor(const QGemmRequant& rq) {
+  if (!rq.fast_double) return Epilogue::kExact;
+  if (!rq.small_sums) return Epilogue::kFast;
+  return rq.act_min >= rq.output_offset ? Epilogue::kSmallClamped
+                                        : Epilogue::kSmall;
 }
 
-// The fast double-rounding value of a tile's accumulator (StoreTileVnni).
-GRAFT_VNNI_INLINE __m512i RequantFastDouble(const Requant16& r, __m512i acc,
-                                            bool small_sums, bool sign_fix) {
-  return small_sums ? RequantSmallSums(r, acc, sign_fix)
-                    : RequantDoubleFastAvx512(r, acc);
+// Whether the accumulators start at the offset (bias and column term).
+template <Epilogue E>
+constexpr bool kStartAtOffset =
+    E == Epilogue::kSmallClamped || E == Epilogue::kSmall;
+
+// The value before the clamp of a tile's accumulator, for E != kExact.
+template <Epilogue E>
+GRAFT_VNNI_INLINE __m512i FastValue(const Requant16& r, __m512i acc) {
+  static_assert(E != Epilogue::kExact, "kExact clamps in int32");
+  if constexpr (E == Epilogue::kSmallClamped) {
+    return RequantSmallClampedAvx512(r, acc);
+  } else if constexpr (E == Epilogue::kSmall) {
+    return RequantSmallAvx512(r, acc);
+  } else {
+    return RequantDoubleFastAvx512(r, acc);
+  }
 }
 
 // StoreClampedS8Avx512 on four rows at once (op, op + stride, ...): two
@@ -101,47 +115,34 @@ GRAFT_VNNI_INLINE void StoreClampedS8x4(const Requant16& r, __m512i v0,
 // Requantizes and stores the MR x NP tile `c` (row i, panel j: c[i][j])
 // at rows [0, MR) of `out` (row stride out_stride), panels p and p + 1,
 // with their requantization constants rr[0] and rr[1].
-template <int MR, int NP>
+template <int MR, int NP, Epilogue E>
 GRAFT_VNNI_INLINE void StoreTileVnni(const __m512i (&c)[8][2],
                                      const QGemmVnniWeights& b, int64_t p,
                                      const QGemmRequant& rq,
                                      const Requant16* rr, uint8_t* out,
                                      int64_t out_stride) {
-  const bool single_rounding = rq.single_rounding;
-  const bool fast_double = rq.fast_double;
-  const bool small_sums = rq.small_sums && fast_double;
-  const bool sign_fix = rq.act_min < rq.output_offset;
   for (int j = 0; j < NP; ++j) {
     const int64_t n0 = (p + j) * kQGemmNr;
     const int cols = static_cast<int>(std::min<int64_t>(kQGemmNr, b.n - n0));
     const Requant16& r = rr[j];
-    int i = 0;
-    if constexpr (MR >= 4) {
-      if (fast_double) {
-        for (; i + 4 <= MR; i += 4) {
-          StoreClampedS8x4(
-              r, RequantFastDouble(r, c[i][j], small_sums, sign_fix),
-              RequantFastDouble(r, c[i + 1][j], small_sums, sign_fix),
-              RequantFastDouble(r, c[i + 2][j], small_sums, sign_fix),
-              RequantFastDouble(r, c[i + 3][j], small_sums, sign_fix), cols,
-              out + i * out_stride + n0, out_stride);
-        }
+    if constexpr (E == Epilogue::kExact) {
+      for (int i = 0; i < MR; ++i) {
+        const __m512i v = rq.single_rounding ? RequantSingleAvx512(r, c[i][j])
+                                             : RequantDoubleAvx512(r, c[i][j]);
+        StoreBytesAvx512(v, cols, out + i * out_stride + n0);
       }
-    }
-    for (; i < MR; ++i) {
-      uint8_t* op = out + i * out_stride + n0;
-      if (small_sums) {
-        StoreClampedS8Avx512(r, RequantSmallSums(r, c[i][j], sign_fix), cols,
-                             op);
-        continue;
+    } else {
+      int i = 0;
+      for (; i + 4 <= MR; i += 4) {
+        StoreClampedS8x4(
+            r, FastValue<E>(r, c[i][j]), FastValue<E>(r, c[i + 1][j]),
+            FastValue<E>(r, c[i + 2][j]), FastValue<E>(r, c[i + 3][j]), cols,
+            out + i * out_stride + n0, out_stride);
       }
-      if (fast_double) {
-        StoreClampedS8Avx512(r, RequantDoubleFastAvx512(r, c[i][j]), cols, op);
-        continue;
+      for (; i < MR; ++i) {
+        StoreClampedS8Avx512(r, FastValue<E>(r, c[i][j]), cols,
+                             out + i * out_stride + n0);
       }
-      const __m512i v = single_rounding ? RequantSingleAvx512(r, c[i][j])
-                                        : RequantDoubleAvx512(r, c[i][j]);
-      StoreBytesAvx512(v, cols, op);
     }
   }
 }
@@ -168,7 +169,7 @@ GRAFT_VNNI_INLINE __m512i Broadcast4(const uint8_t* p) {
 // 4-byte broadcast of a per row and one 64-byte load of b per panel feed
 // MR * NP vpdpbusd per group of four steps. The accumulators are named
 // variables, not an array: GCC 12 kept an array of them in memory.
-template <int MR, int NP>
+template <int MR, int NP, Epilogue E>
 GRAFT_VNNI_INLINE void TileVnni(const uint8_t* a, int64_t kp, int64_t row0,
                                 const QGemmVnniWeights& b, int64_t p,
                                 const QGemmRequant& rq, const Requant16* rr,
@@ -185,12 +186,9 @@ GRAFT_VNNI_INLINE void TileVnni(const uint8_t* a, int64_t kp, int64_t row0,
   const uint8_t* a5 = a0 + (MR > 5 ? 5 * kp : 0);
   const uint8_t* a6 = a0 + (MR > 6 ? 6 * kp : 0);
   const uint8_t* a7 = a0 + (MR > 7 ? 7 * kp : 0);
-  // With small sums the accumulators start at the offset (bias and column
-  // term), which RequantSmallSums then leaves out.
-  const bool start_at_offset = rq.small_sums && rq.fast_double;
   const __m512i z = _mm512_setzero_si512();
-  const __m512i za = start_at_offset ? rr[0].offset : z;
-  const __m512i zb = NP > 1 && start_at_offset ? rr[1].offset : z;
+  const __m512i za = kStartAtOffset<E> ? rr[0].offset : z;
+  const __m512i zb = NP > 1 && kStartAtOffset<E> ? rr[1].offset : z;
   __m512i c0a = za, c0b = zb, c1a = za, c1b = zb, c2a = za, c2b = zb, c3a = za,
           c3b = zb, c4a = za, c4b = zb, c5a = za, c5b = zb, c6a = za, c6b = zb,
           c7a = za, c7b = zb;
@@ -235,10 +233,10 @@ GRAFT_VNNI_INLINE void TileVnni(const uint8_t* a, int64_t kp, int64_t row0,
   }
   const __m512i c[8][2] = {{c0a, c0b}, {c1a, c1b}, {c2a, c2b}, {c3a, c3b},
                            {c4a, c4b}, {c5a, c5b}, {c6a, c6b}, {c7a, c7b}};
-  StoreTileVnni<MR, NP>(c, b, p, rq, rr, out + row0 * out_stride, out_stride);
+  StoreTileVnni<MR, NP, E>(c, b, p, rq, rr, out + row0 * out_stride,
+                           out_stride);
 }
 
-template <int NP>
 using TileVnniFn = void (*)(const uint8_t*, int64_t, int64_t,
                             const QGemmVnniWeights&, int64_t,
                             const QGemmRequant&, const Requant16*, uint8_t*,
@@ -246,15 +244,16 @@ using TileVnniFn = void (*)(const uint8_t*, int64_t, int64_t,
 
 // Whole tiles of kQGemmVnniMr rows inline, then the last rows' tile from a
 // table indexed by their count - 1.
-template <int NP>
+template <int NP, Epilogue E>
 GRAFT_VNNI_INLINE void RowsVnni(const uint8_t* a, int64_t rows, int64_t kp,
                                 const QGemmVnniWeights& b, int64_t p,
                                 const QGemmRequant& rq, int64_t channel0,
                                 uint8_t* out, int64_t out_stride) {
   static_assert(kQGemmVnniMr == 8, "the table below lists 1 to 8 rows");
-  static constexpr TileVnniFn<NP> kLastTile[kQGemmVnniMr - 1] = {
-      TileVnni<1, NP>, TileVnni<2, NP>, TileVnni<3, NP>, TileVnni<4, NP>,
-      TileVnni<5, NP>, TileVnni<6, NP>, TileVnni<7, NP>};
+  static constexpr TileVnniFn kLastTile[kQGemmVnniMr - 1] = {
+      TileVnni<1, NP, E>, TileVnni<2, NP, E>, TileVnni<3, NP, E>,
+      TileVnni<4, NP, E>, TileVnni<5, NP, E>, TileVnni<6, NP, E>,
+      TileVnni<7, NP, E>};
   // The panels' requantization constants, once for all row tiles.
   alignas(64) Requant16 rr[2];
   for (int j = 0; j < NP; ++j) {
@@ -263,7 +262,7 @@ GRAFT_VNNI_INLINE void RowsVnni(const uint8_t* a, int64_t rows, int64_t kp,
   }
   int64_t row0 = 0;
   for (; row0 + kQGemmVnniMr <= rows; row0 += kQGemmVnniMr) {
-    TileVnni<kQGemmVnniMr, NP>(a, kp, row0, b, p, rq, rr, out, out_stride);
+    TileVnni<kQGemmVnniMr, NP, E>(a, kp, row0, b, p, rq, rr, out, out_stride);
   }
   if (row0 < rows) {
     kLastTile[rows - row0 - 1](a, kp, row0, b, p, rq, rr, out, out_stride);
@@ -272,19 +271,39 @@ GRAFT_VNNI_INLINE void RowsVnni(const uint8_t* a, int64_t rows, int64_t kp,
 
 // Panel pairs outermost, so a pair of panels (32 columns x kp bytes) stays
 // in L1 while every row block of a passes over it.
+template <Epilogue E>
+GRAFT_VNNI_INLINE void PanelsVnni(const uint8_t* a, int64_t rows,
+                                  const QGemmVnniWeights& b, int64_t p0,
+                                  int64_t p1, const QGemmRequant& rq,
+                                  int64_t channel0, uint8_t* out,
+                                  int64_t out_stride) {
+  const int64_t kp = QGemmVnniPaddedK(b.k);
+  int64_t p = p0;
+  for (; p + 2 <= p1; p += 2) {
+    RowsVnni<2, E>(a, rows, kp, b, p, rq, channel0, out, out_stride);
+  }
+  if (p < p1) RowsVnni<1, E>(a, rows, kp, b, p, rq, channel0, out, out_stride);
+}
+
 GRAFT_VNNI_TARGET void QGemmVnniImpl(const uint8_t* a, int64_t rows,
                                      const QGemmVnniWeights& b, int64_t p0,
                                      int64_t p1, const QGemmRequant& rq,
                                      int64_t channel0, uint8_t* out,
                                      int64_t out_stride) {
-  const int64_t kp = QGemmVnniPaddedK(b.k);
-  // Column indices below are the panels' own; shift channels and output
-  // back so that column n0 of panel p is channel channel0 + n0.
-  int64_t p = p0;
-  for (; p + 2 <= p1; p += 2) {
-    RowsVnni<2>(a, rows, kp, b, p, rq, channel0, out, out_stride);
+  switch (EpilogueFor(rq)) {
+    case Epilogue::kSmallClamped:
+      return PanelsVnni<Epilogue::kSmallClamped>(a, rows, b, p0, p1, rq,
+                                                 channel0, out, out_stride);
+    case Epilogue::kSmall:
+      return PanelsVnni<Epilogue::kSmall>(a, rows, b, p0, p1, rq, channel0, out,
+                                          out_stride);
+    case Epilogue::kFast:
+      return PanelsVnni<Epilogue::kFast>(a, rows, b, p0, p1, rq, channel0, out,
+                                         out_stride);
+    case Epilogue::kExact:
+      return PanelsVnni<Epilogue::kExact>(a, rows, b, p0, p1, rq, channel0, out,
+                                          out_stride);
   }
-  if (p < p1) RowsVnni<1>(a, rows, kp, b, p, rq, channel0, out, out_stride);
 }
 
 // Paired panels (QGemmVnniPackPairedRows): the lanes of a pair's second
@@ -315,21 +334,17 @@ struct PairedLanes {
 // time narrowed to bytes by two packs (128-bit lane k then holds the
 // pairs' lanes 4k..4k+3, dword j pair j's), clamped, and one permute puts
 // the eight rows in order, eight bytes each.
-template <int MR>
+template <int MR, Epilogue E>
 GRAFT_VNNI_INLINE void StoreTilePaired(const __m512i (&c)[8],
-                                       const QGemmRequant& rq,
                                        const Requant16& r, int rows, int cols,
                                        uint8_t* out, int64_t out_stride) {
-  const bool small_sums = rq.small_sums;
-  const bool sign_fix = rq.act_min < rq.output_offset;
   // Row 2j + p, columns 4h..4h+3: lane k = 2h + p, dword j.
   const __m512i order =
       _mm512_setr_epi32(0, 8, 4, 12, 1, 9, 5, 13, 2, 10, 6, 14, 3, 11, 7, 15);
   for (int g = 0; g < MR; g += 4) {
     __m512i v[4];
     for (int i = 0; i < 4; ++i) {
-      v[i] = g + i < MR ? RequantFastDouble(r, c[g + i], small_sums, sign_fix)
-                        : _mm512_setzero_si512();
+      v[i] = g + i < MR ? FastValue<E>(r, c[g + i]) : _mm512_setzero_si512();
     }
     __m512i bytes = _mm512_packs_epi16(_mm512_packs_epi32(v[0], v[1]),
                                        _mm512_packs_epi32(v[2], v[3]));
@@ -358,11 +373,10 @@ GRAFT_VNNI_INLINE void StoreTilePaired(const __m512i (&c)[8],
 
 // MR pairs of rows from row0 on, `rows` of them (the last pair's second
 // row may be missing: its lanes then repeat the first row, unstored).
-template <int MR>
+template <int MR, Epilogue E>
 GRAFT_VNNI_INLINE void TileVnniPaired(const uint8_t* a, int64_t kp,
                                       int64_t row0, int rows,
                                       const QGemmVnniWeights& b,
-                                      const QGemmRequant& rq,
                                       const Requant16& r, uint8_t* out,
                                       int64_t out_stride) {
   static_assert(MR >= 1 && MR <= 8, "8 pairs at most");
@@ -377,7 +391,7 @@ GRAFT_VNNI_INLINE void TileVnniPaired(const uint8_t* a, int64_t kp,
   const uint8_t *q0 = second(0), *q1 = second(1), *q2 = second(2),
                 *q3 = second(3), *q4 = second(4), *q5 = second(5),
                 *q6 = second(6), *q7 = second(7);
-  const __m512i z = rq.small_sums ? r.offset : _mm512_setzero_si512();
+  const __m512i z = kStartAtOffset<E> ? r.offset : _mm512_setzero_si512();
   __m512i c0 = z, c1 = z, c2 = z, c3 = z, c4 = z, c5 = z, c6 = z, c7 = z;
   for (int64_t off = 0; off < kp; off += 4) {
     const __m512i w = _mm512_loadu_si512(b.packed.data() + off * kQGemmNr);
@@ -395,27 +409,27 @@ GRAFT_VNNI_INLINE void TileVnniPaired(const uint8_t* a, int64_t kp,
 #undef GRAFT_VNNI_PAIR
   }
   const __m512i c[8] = {c0, c1, c2, c3, c4, c5, c6, c7};
-  StoreTilePaired<MR>(c, rq, r, rows, static_cast<int>(b.n),
-                      out + row0 * out_stride, out_stride);
+  StoreTilePaired<MR, E>(c, r, rows, static_cast<int>(b.n),
+                         out + row0 * out_stride, out_stride);
 }
 
 using TileVnniPairedFn = void (*)(const uint8_t*, int64_t, int64_t, int,
-                                  const QGemmVnniWeights&, const QGemmRequant&,
-                                  const Requant16&, uint8_t*, int64_t);
+                                  const QGemmVnniWeights&, const Requant16&,
+                                  uint8_t*, int64_t);
 
 // QGemmVnni for paired weights: whole tiles of kQGemmVnniMr pairs inline,
 // then the last rows' tile (up to 2 * kQGemmVnniMr - 1 rows) from a table
 // indexed by their pairs - 1.
-GRAFT_VNNI_TARGET void QGemmVnniPairedImpl(const uint8_t* a, int64_t rows,
-                                           const QGemmVnniWeights& b,
-                                           const QGemmRequant& rq,
-                                           int64_t channel0, uint8_t* out,
-                                           int64_t out_stride) {
+template <Epilogue E>
+GRAFT_VNNI_INLINE void PairedVnni(const uint8_t* a, int64_t rows,
+                                  const QGemmVnniWeights& b,
+                                  const QGemmRequant& rq, int64_t channel0,
+                                  uint8_t* out, int64_t out_stride) {
   static_assert(kQGemmVnniMr == 8, "the table below lists 1 to 8 pairs");
   static constexpr TileVnniPairedFn kLastTile[kQGemmVnniMr] = {
-      TileVnniPaired<1>, TileVnniPaired<2>, TileVnniPaired<3>,
-      TileVnniPaired<4>, TileVnniPaired<5>, TileVnniPaired<6>,
-      TileVnniPaired<7>, TileVnniPaired<8>};
+      TileVnniPaired<1, E>, TileVnniPaired<2, E>, TileVnniPaired<3, E>,
+      TileVnniPaired<4, E>, TileVnniPaired<5, E>, TileVnniPaired<6, E>,
+      TileVnniPaired<7, E>, TileVnniPaired<8, E>};
   const int64_t kp = QGemmVnniPaddedK(b.k);
   const Requant16 r =
       LoadRequant16Lanes(rq, channel0, b.col_offset.data(),
@@ -423,19 +437,39 @@ GRAFT_VNNI_TARGET void QGemmVnniPairedImpl(const uint8_t* a, int64_t rows,
   constexpr int kTileRows = 2 * kQGemmVnniMr;
   int64_t row0 = 0;
   for (; row0 + kTileRows <= rows; row0 += kTileRows) {
-    TileVnniPaired<kQGemmVnniMr>(a, kp, row0, kTileRows, b, rq, r, out,
-                                 out_stride);
+    TileVnniPaired<kQGemmVnniMr, E>(a, kp, row0, kTileRows, b, r, out,
+                                    out_stride);
   }
   if (row0 < rows) {
     const int left = static_cast<int>(rows - row0);
-    kLastTile[(left + 1) / 2 - 1](a, kp, row0, left, b, rq, r, out, out_stride);
+    kLastTile[(left + 1) / 2 - 1](a, kp, row0, left, b, r, out, out_stride);
+  }
+}
+
+// Paired weights need rq.fast_double (QGemmVnniPackPairedRows).
+GRAFT_VNNI_TARGET void QGemmVnniPairedImpl(const uint8_t* a, int64_t rows,
+                                           const QGemmVnniWeights& b,
+                                           const QGemmRequant& rq,
+                                           int64_t channel0, uint8_t* out,
+                                           int64_t out_stride) {
+  switch (EpilogueFor(rq)) {
+    case Epilogue::kSmallClamped:
+      return PairedVnni<Epilogue::kSmallClamped>(a, rows, b, rq, channel0, out,
+                                                 out_stride);
+    case Epilogue::kSmall:
+      return PairedVnni<Epilogue::kSmall>(a, rows, b, rq, channel0, out,
+                                          out_stride);
+    case Epilogue::kFast:
+    case Epilogue::kExact:
+      return PairedVnni<Epilogue::kFast>(a, rows, b, rq, channel0, out,
+                                         out_stride);
   }
 }
 
 // TileVnni with indirect rows: row i of a is the concatenation over taps
 // t of the t.kp bytes at base + rows[i] + t.delta[t] (QGemmTaps), the
 // weights packed for the reduction t.count * t.kp.
-template <int MR, int NP>
+template <int MR, int NP, Epilogue E>
 GRAFT_VNNI_INLINE void TileVnniTaps(const uint8_t* base, const int64_t* rows,
                                     const QGemmTaps& t,
                                     const QGemmVnniWeights& b, int64_t p,
@@ -454,12 +488,9 @@ GRAFT_VNNI_INLINE void TileVnniTaps(const uint8_t* base, const int64_t* rows,
   const uint8_t* r5 = base + rows[MR > 5 ? 5 : 0];
   const uint8_t* r6 = base + rows[MR > 6 ? 6 : 0];
   const uint8_t* r7 = base + rows[MR > 7 ? 7 : 0];
-  // With small sums the accumulators start at the offset (bias and column
-  // term), which RequantSmallSums then leaves out.
-  const bool start_at_offset = rq.small_sums && rq.fast_double;
   const __m512i z = _mm512_setzero_si512();
-  const __m512i za = start_at_offset ? rr[0].offset : z;
-  const __m512i zb = NP > 1 && start_at_offset ? rr[1].offset : z;
+  const __m512i za = kStartAtOffset<E> ? rr[0].offset : z;
+  const __m512i zb = NP > 1 && kStartAtOffset<E> ? rr[1].offset : z;
   __m512i c0a = za, c0b = zb, c1a = za, c1b = zb, c2a = za, c2b = zb, c3a = za,
           c3b = zb, c4a = za, c4b = zb, c5a = za, c5b = zb, c6a = za, c6b = zb,
           c7a = za, c7b = zb;
@@ -490,26 +521,25 @@ GRAFT_VNNI_INLINE void TileVnniTaps(const uint8_t* base, const int64_t* rows,
   }
   const __m512i c[8][2] = {{c0a, c0b}, {c1a, c1b}, {c2a, c2b}, {c3a, c3b},
                            {c4a, c4b}, {c5a, c5b}, {c6a, c6b}, {c7a, c7b}};
-  StoreTileVnni<MR, NP>(c, b, p, rq, rr, out, out_stride);
+  StoreTileVnni<MR, NP, E>(c, b, p, rq, rr, out, out_stride);
 }
 
-template <int NP>
 using TileVnniTapsFn = void (*)(const uint8_t*, const int64_t*,
                                 const QGemmTaps&, const QGemmVnniWeights&,
                                 int64_t, const QGemmRequant&, const Requant16*,
                                 uint8_t*, int64_t);
 
-template <int NP>
+template <int NP, Epilogue E>
 GRAFT_VNNI_INLINE void RowsVnniTaps(const uint8_t* base, const int64_t* rows,
                                     int64_t n_rows, const QGemmTaps& t,
                                     const QGemmVnniWeights& b, int64_t p,
                                     const QGemmRequant& rq, int64_t channel0,
                                     uint8_t* out, int64_t out_stride) {
   static_assert(kQGemmVnniMr == 8, "the table below lists 1 to 8 rows");
-  static constexpr TileVnniTapsFn<NP> kLastTile[kQGemmVnniMr - 1] = {
-      TileVnniTaps<1, NP>, TileVnniTaps<2, NP>, TileVnniTaps<3, NP>,
-      TileVnniTaps<4, NP>, TileVnniTaps<5, NP>, TileVnniTaps<6, NP>,
-      TileVnniTaps<7, NP>};
+  static constexpr TileVnniTapsFn kLastTile[kQGemmVnniMr - 1] = {
+      TileVnniTaps<1, NP, E>, TileVnniTaps<2, NP, E>, TileVnniTaps<3, NP, E>,
+      TileVnniTaps<4, NP, E>, TileVnniTaps<5, NP, E>, TileVnniTaps<6, NP, E>,
+      TileVnniTaps<7, NP, E>};
   // The panels' requantization constants, once for all row tiles.
   alignas(64) Requant16 rr[2];
   for (int j = 0; j < NP; ++j) {
@@ -518,12 +548,30 @@ GRAFT_VNNI_INLINE void RowsVnniTaps(const uint8_t* base, const int64_t* rows,
   }
   int64_t row0 = 0;
   for (; row0 + kQGemmVnniMr <= n_rows; row0 += kQGemmVnniMr) {
-    TileVnniTaps<kQGemmVnniMr, NP>(base, rows + row0, t, b, p, rq, rr,
-                                   out + row0 * out_stride, out_stride);
+    TileVnniTaps<kQGemmVnniMr, NP, E>(base, rows + row0, t, b, p, rq, rr,
+                                      out + row0 * out_stride, out_stride);
   }
   if (row0 < n_rows) {
     kLastTile[n_rows - row0 - 1](base, rows + row0, t, b, p, rq, rr,
                                  out + row0 * out_stride, out_stride);
+  }
+}
+
+template <Epilogue E>
+GRAFT_VNNI_INLINE void PanelsVnniTaps(const uint8_t* base, const int64_t* rows,
+                                      int64_t n_rows, const QGemmTaps& t,
+                                      const QGemmVnniWeights& b, int64_t p0,
+                                      int64_t p1, const QGemmRequant& rq,
+                                      int64_t channel0, uint8_t* out,
+                                      int64_t out_stride) {
+  int64_t p = p0;
+  for (; p + 2 <= p1; p += 2) {
+    RowsVnniTaps<2, E>(base, rows, n_rows, t, b, p, rq, channel0, out,
+                       out_stride);
+  }
+  if (p < p1) {
+    RowsVnniTaps<1, E>(base, rows, n_rows, t, b, p, rq, channel0, out,
+                       out_stride);
   }
 }
 
@@ -534,12 +582,19 @@ GRAFT_VNNI_TARGET void QGemmVnniTapsImpl(const uint8_t* base,
                                          int64_t p1, const QGemmRequant& rq,
                                          int64_t channel0, uint8_t* out,
                                          int64_t out_stride) {
-  int64_t p = p0;
-  for (; p + 2 <= p1; p += 2) {
-    RowsVnniTaps<2>(base, rows, n_rows, t, b, p, rq, channel0, out, out_stride);
-  }
-  if (p < p1) {
-    RowsVnniTaps<1>(base, rows, n_rows, t, b, p, rq, channel0, out, out_stride);
+  switch (EpilogueFor(rq)) {
+    case Epilogue::kSmallClamped:
+      return PanelsVnniTaps<Epilogue::kSmallClamped>(
+          base, rows, n_rows, t, b, p0, p1, rq, channel0, out, out_stride);
+    case Epilogue::kSmall:
+      return PanelsVnniTaps<Epilogue::kSmall>(base, rows, n_rows, t, b, p0, p1,
+                                              rq, channel0, out, out_stride);
+    case Epilogue::kFast:
+      return PanelsVnniTaps<Epilogue::kFast>(base, rows, n_rows, t, b, p0, p1,
+                                             rq, channel0, out, out_stride);
+    case Epilogue::kExact:
+      return PanelsVnniTaps<Epilogue::kExact>(base, rows, n_rows, t, b, p0, p1,
+                                              rq, channel0, out, out_stride);
   }
 }
 

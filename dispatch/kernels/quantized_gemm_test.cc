@@ -271,13 +271,24 @@ GRAFT_AVX512_TARGET void SmallRequant16(const kernels::QGemmRequant& rq,
   _mm512_storeu_si512(out, kernels::RequantDoubleSmallAvx512(
                                r, _mm512_loadu_si512(acc)));
 }
+// RequantSmallClampedAvx512 (no bias: the sums are x), the same way.
+GRAFT_AVX512_TARGET void SmallClampedRequant16(const kernels::QGemmRequant& rq,
+                                               int64_t channel,
+                                               const int32_t* acc,
+                                               int32_t* out) {
+  const kernels::Requant16 r = kernels::LoadRequant16(rq, channel, nullptr);
+  _mm512_storeu_si512(
+      out, kernels::RequantSmallClampedAvx512(r, _mm512_loadu_si512(acc)));
+}
 #endif
 
 // The folded double rounding (RequantDoubleFastAvx512) lane by lane against
 // the scalar MultiplyByQuantizedMultiplier plus offset, unclamped, over the
 // whole int32 range of sums (ends included, and sums drawn near the ties
 // of both roundings), every shift it takes (-1 to -22), multipliers at the
-// ends of [2^30, 2^31), output offsets up to +-255.
+// ends of [2^30, 2^31), output offsets up to +-255; the 32-bit finishes
+// for sums inside (-2^30, 2^30), the one without the sign correction
+// clamped from below at or above the output offset.
 TEST(QGemmPathsTest, FastDoubleRequantMatchesScalar) {
   SKIP_UNLESS_CPU_HAS(CpuIsa::kAvx512Vnni);
 #if GRAFT_QGEMM_AVX2
@@ -351,6 +362,20 @@ TEST(QGemmPathsTest, FastDoubleRequantMatchesScalar) {
               << "small: acc " << acc[i] << " multiplier "
               << mult[c0 + i].multiplier << " shift " << mult[c0 + i].shift
               << " offset " << out_off;
+        }
+        // Without the [h < 0] correction: the same once clamped from
+        // below at any act_min >= output_offset.
+        SmallClampedRequant16(rq, c0, acc, got);
+        const int32_t lowest = std::max(out_off, -128);
+        const int64_t act_min = RandomInt(rng, lowest, std::max(lowest, 127));
+        for (int i = 0; i < 16 && c0 + i < channels; ++i) {
+          const int64_t want = int64_t{kernels::MultiplyByQuantizedMultiplier(
+                                   acc[i], mult[c0 + i])} +
+                               out_off;
+          ASSERT_EQ(std::max<int64_t>(got[i], act_min), std::max(want, act_min))
+              << "small, clamped at " << act_min << ": acc " << acc[i]
+              << " multiplier " << mult[c0 + i].multiplier << " shift "
+              << mult[c0 + i].shift << " offset " << out_off;
         }
       }
     }
