@@ -134,7 +134,7 @@ int64_t GemmRowPanelsCallsForTesting();
 // VL build).
 int64_t GemmWideTilesCallsForTesting();
 // How many GEMMs split their rows evenly over the threads (not in whole
-// row tiles: fewer than 4 row tiles per thread, 16 in the AVX-512 VL
+// row tiles: fewer than 4 row tiles per thread, 32 in the AVX-512 VL
 // build).
 int64_t GemmRowPartsCallsForTesting();
 // How many GEMMs split their columns over the threads, every row in each

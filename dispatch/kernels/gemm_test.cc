@@ -176,10 +176,10 @@ TEST(GemmTest, SplitOverThreadsMatchesNaiveProduct) {
   }
 }
 
-// Fewer rows than four row tiles per thread, but two or more per thread:
-// each thread takes an even share of the rows (not whole tiles), as a GEMM
-// of its own. K is large enough for the work to be split. Each float build
-// forced in turn, 2 and 3 threads.
+// Fewer rows than four row tiles per thread (32 in the AVX-512 VL build),
+// but two or more per thread: each thread takes an even share of the rows
+// (not whole tiles), as a GEMM of its own. K is large enough for the work
+// to be split. Each float build forced in turn, 2 and 3 threads.
 TEST(GemmTest, FewRowsSplitEvenlyOverThreadsMatchesNaiveProduct) {
   testing::ForEachForcedIsa(
       {CpuIsa::kBaseline, CpuIsa::kAvx2, CpuIsa::kAvx512Vnni}, [&](CpuIsa isa) {
@@ -189,8 +189,9 @@ TEST(GemmTest, FewRowsSplitEvenlyOverThreadsMatchesNaiveProduct) {
         for (int iter = 0; iter < 40; ++iter) {
           ThreadPool& pool = iter % 2 ? three : two;
           Case t = RandomCase(rng, 1, 80, 1);
+          const int tiles_per_thread = isa == CpuIsa::kAvx512Vnni ? 32 : 4;
           t.m = RandomInt(rng, 2 * pool.num_threads(),
-                          6 * 4 * pool.num_threads() - 1);
+                          6 * tiles_per_thread * pool.num_threads() - 1);
           t.k = RandomInt(rng, 100, 300);
           t.lda = t.k + RandomInt(rng, 0, 3);
           CheckCase(t, rng, &pool,
