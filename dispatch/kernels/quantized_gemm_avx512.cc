@@ -112,6 +112,38 @@ GRAFT_VNNI_INLINE void StoreClampedS8x4(const Requant16& r, __m512i v0,
   }
 }
 
+// StoreClampedS8x4's narrowing for two rows of two panels: v00, v01 row
+// 0's panels, v10, v11 row 1's, so that each row's 16 + cols1 bytes leave
+// as one 32-byte store (one 64-byte store where the rows touch), where
+// four rows of one panel took four 16-byte ones and three extracts.
+GRAFT_VNNI_INLINE void StoreClampedS8x2x2(const Requant16& r, __m512i v00,
+                                          __m512i v01, __m512i v10, __m512i v11,
+                                          int cols1, uint8_t* op,
+                                          int64_t stride) {
+  __m512i bytes = _mm512_packs_epi16(_mm512_packs_epi32(v00, v01),
+                                     _mm512_packs_epi32(v10, v11));
+  bytes = _mm512_max_epi8(bytes, r.act_min8);
+  bytes = _mm512_min_epi8(bytes, r.act_max8);
+  const __m512i order =
+      _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  bytes = _mm512_permutexvar_epi32(order, bytes);
+  if (cols1 == kQGemmNr && stride == 2 * kQGemmNr) {
+    _mm512_storeu_si512(op, bytes);
+    return;
+  }
+  const __m256i row0 = _mm512_castsi512_si256(bytes);
+  const __m256i row1 = _mm512_extracti64x4_epi64(bytes, 1);
+  if (cols1 == kQGemmNr) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(op), row0);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(op + stride), row1);
+  } else {
+    const __mmask32 m =
+        static_cast<__mmask32>((uint64_t{1} << (16 + cols1)) - 1);
+    _mm256_mask_storeu_epi8(op, m, row0);
+    _mm256_mask_storeu_epi8(op + stride, m, row1);
+  }
+}
+
 // Requantizes and stores the MR x NP tile `c` (row i, panel j: c[i][j])
 // at rows [0, MR) of `out` (row stride out_stride), panels p and p + 1,
 // with their requantization constants rr[0] and rr[1].
@@ -121,6 +153,26 @@ GRAFT_VNNI_INLINE void StoreTileVnni(const __m512i (&c)[8][2],
                                      const QGemmRequant& rq,
                                      const Requant16* rr, uint8_t* out,
                                      int64_t out_stride) {
+  if constexpr (NP == 2 && E != Epilogue::kExact) {
+    // Two rows of both panels at a time (the first panel is whole).
+    const int64_t n0 = p * kQGemmNr;
+    const int cols1 =
+        static_cast<int>(std::min<int64_t>(kQGemmNr, b.n - n0 - kQGemmNr));
+    int i = 0;
+    for (; i + 2 <= MR; i += 2) {
+      StoreClampedS8x2x2(
+          rr[0], FastValue<E>(rr[0], c[i][0]), FastValue<E>(rr[1], c[i][1]),
+          FastValue<E>(rr[0], c[i + 1][0]), FastValue<E>(rr[1], c[i + 1][1]),
+          cols1, out + i * out_stride + n0, out_stride);
+    }
+    if (i < MR) {
+      uint8_t* op = out + i * out_stride + n0;
+      StoreClampedS8Avx512(rr[0], FastValue<E>(rr[0], c[i][0]), kQGemmNr, op);
+      StoreClampedS8Avx512(rr[1], FastValue<E>(rr[1], c[i][1]), cols1,
+                           op + kQGemmNr);
+    }
+    return;
+  }
   for (int j = 0; j < NP; ++j) {
     const int64_t n0 = (p + j) * kQGemmNr;
     const int cols = static_cast<int>(std::min<int64_t>(kQGemmNr, b.n - n0));
