@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -216,6 +217,27 @@ std::vector<int8_t> RunConvCase(const ConvCase& c, kernels::CpuIsa isa,
   return testing::GetOutput<int8_t>(**rt, 0);
 }
 
+// Runs `c` with the VNNI path forced (where the CPU has it) on 1 and 2
+// threads: the baseline path's bytes (the int16 GEMM, bit-exact with
+// TFLite's reference kernels) each time, and `expect(threads, n)` on the n
+// calls `count` counted meanwhile.
+void ExpectVnniMatchesBaseline(
+    const ConvCase& c, int iter, int64_t (*count)(),
+    const std::function<void(int threads, int64_t n)>& expect) {
+  const std::vector<int8_t> want =
+      RunConvCase(c, kernels::CpuIsa::kBaseline, 1);
+  testing::ForEachForcedIsa({kernels::CpuIsa::kAvx512Vnni},
+                            [&](kernels::CpuIsa isa) {
+                              for (int threads : {1, 2}) {
+                                const int64_t before = count();
+                                ASSERT_EQ(RunConvCase(c, isa, threads), want)
+                                    << "iteration " << iter << ", " << threads
+                                    << " threads: " << Describe(c);
+                                expect(threads, count() - before);
+                              }
+                            });
+}
+
 // The VNNI path without im2col takes every INT8 CONV_2D but the 1x1
 // stride-1 unpadded ones; its outputs equal the baseline path's (the int16
 // GEMM, bit-exact with TFLite's reference kernels) on 1 and 2 threads.
@@ -226,21 +248,12 @@ TEST(QuantizedConvTest, Int8VnniTapsMatchesBaselinePath) {
     const ConvCase c = DrawConvCase(rng);
     if (c.oh <= 0 || c.ow <= 0) continue;
     ++ran;
-    const std::vector<int8_t> want =
-        RunConvCase(c, kernels::CpuIsa::kBaseline, 1);
     const bool pointwise = c.kh == 1 && c.kw == 1 && c.sh == 1 && c.sw == 1;
-    testing::ForEachForcedIsa(
-        {kernels::CpuIsa::kAvx512Vnni}, [&](kernels::CpuIsa isa) {
-          for (int threads : {1, 2}) {
-            const int64_t before = kernels::QConvVnniTapsCallsForTesting();
-            ASSERT_EQ(RunConvCase(c, isa, threads), want)
-                << "iteration " << iter << ", " << threads
-                << " threads: " << Describe(c);
-            EXPECT_EQ(kernels::QConvVnniTapsCallsForTesting() - before,
-                      pointwise ? 0 : 1)
-                << "iteration " << iter;
-          }
+    ExpectVnniMatchesBaseline(
+        c, iter, kernels::QConvVnniTapsCallsForTesting, [&](int, int64_t n) {
+          EXPECT_EQ(n, pointwise ? 0 : 1) << "iteration " << iter;
         });
+    if (HasFatalFailure()) return;
   }
   EXPECT_GT(ran, 40);
 }
@@ -262,20 +275,12 @@ TEST(QuantizedConvTest, Int8VnniColumnSplitMatchesBaselinePath) {
     c.cin = c.kh == 1 ? RandomInt(rng, 120, 200) : RandomInt(rng, 14, 60);
     c.cout = RandomInt(rng, 140, 400);
     RedrawForShape(rng, &c);
-    const std::vector<int8_t> want =
-        RunConvCase(c, kernels::CpuIsa::kBaseline, 1);
-    testing::ForEachForcedIsa(
-        {kernels::CpuIsa::kAvx512Vnni}, [&](kernels::CpuIsa isa) {
-          for (int threads : {1, 2}) {
-            const int64_t before = kernels::QConvColumnSplitCallsForTesting();
-            ASSERT_EQ(RunConvCase(c, isa, threads), want)
-                << "iteration " << iter << ", " << threads
-                << " threads: " << Describe(c);
-            EXPECT_EQ(kernels::QConvColumnSplitCallsForTesting() - before,
-                      threads == 2 ? 1 : 0)
-                << "iteration " << iter;
-          }
-        });
+    ExpectVnniMatchesBaseline(c, iter, kernels::QConvColumnSplitCallsForTesting,
+                              [&](int threads, int64_t n) {
+                                EXPECT_EQ(n, threads == 2 ? 1 : 0)
+                                    << "iteration " << iter;
+                              });
+    if (HasFatalFailure()) return;
   }
 }
 
@@ -292,19 +297,11 @@ TEST(QuantizedConvTest, Int8VnniPairedRowsMatchBaselinePath) {
     c.oh = c.h, c.ow = c.w;
     c.cout = RandomInt(rng, 1, kernels::kQGemmVnniPairedNr);
     RedrawForShape(rng, &c);
-    const std::vector<int8_t> want =
-        RunConvCase(c, kernels::CpuIsa::kBaseline, 1);
-    testing::ForEachForcedIsa(
-        {kernels::CpuIsa::kAvx512Vnni}, [&](kernels::CpuIsa isa) {
-          for (int threads : {1, 2}) {
-            const int64_t before = kernels::QGemmVnniPairedCallsForTesting();
-            ASSERT_EQ(RunConvCase(c, isa, threads), want)
-                << "iteration " << iter << ", " << threads
-                << " threads: " << Describe(c);
-            EXPECT_GT(kernels::QGemmVnniPairedCallsForTesting() - before, 0)
-                << "iteration " << iter << ": " << Describe(c);
-          }
+    ExpectVnniMatchesBaseline(
+        c, iter, kernels::QGemmVnniPairedCallsForTesting, [&](int, int64_t n) {
+          EXPECT_GT(n, 0) << "iteration " << iter << ": " << Describe(c);
         });
+    if (HasFatalFailure()) return;
   }
 }
 

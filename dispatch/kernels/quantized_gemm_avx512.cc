@@ -74,6 +74,25 @@ GRAFT_VNNI_INLINE __m512i FastValue(const Requant16& r, __m512i acc) {
   }
 }
 
+// The 64 lanes of v0..v3 narrowed to bytes with signed saturation,
+// clamped to the activation range and their dwords permuted by `order`:
+// after the two packs, dword 4k + j holds lanes 4k..4k+3 of vector j.
+GRAFT_VNNI_INLINE __m512i ClampedBytes(const Requant16& r, __m512i v0,
+                                       __m512i v1, __m512i v2, __m512i v3,
+                                       __m512i order) {
+  __m512i bytes = _mm512_packs_epi16(_mm512_packs_epi32(v0, v1),
+                                     _mm512_packs_epi32(v2, v3));
+  bytes = _mm512_max_epi8(bytes, r.act_min8);
+  bytes = _mm512_min_epi8(bytes, r.act_max8);
+  return _mm512_permutexvar_epi32(order, bytes);
+}
+
+// ClampedBytes's order putting vector j's 16 lanes at bytes 16j..16j+15.
+GRAFT_VNNI_INLINE __m512i InVectorOrder() {
+  return _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11,
+                           15);
+}
+
 // StoreClampedS8Avx512 on four rows at once (op, op + stride, ...): two
 // saturating packs narrow the four vectors to bytes (the same bytes as
 // the one-row narrowing: saturation composes), one clamp and one permute
@@ -82,14 +101,7 @@ GRAFT_VNNI_INLINE __m512i FastValue(const Requant16& r, __m512i acc) {
 GRAFT_VNNI_INLINE void StoreClampedS8x4(const Requant16& r, __m512i v0,
                                         __m512i v1, __m512i v2, __m512i v3,
                                         int cols, uint8_t* op, int64_t stride) {
-  // 128-bit lane k holds channels 4k..4k+3 of rows 0, 1, 2, 3 in turn.
-  __m512i bytes = _mm512_packs_epi16(_mm512_packs_epi32(v0, v1),
-                                     _mm512_packs_epi32(v2, v3));
-  bytes = _mm512_max_epi8(bytes, r.act_min8);
-  bytes = _mm512_min_epi8(bytes, r.act_max8);
-  const __m512i order =
-      _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-  bytes = _mm512_permutexvar_epi32(order, bytes);
+  const __m512i bytes = ClampedBytes(r, v0, v1, v2, v3, InVectorOrder());
   if (cols == kQGemmNr && stride == kQGemmNr) {
     _mm512_storeu_si512(op, bytes);
     return;
@@ -120,13 +132,7 @@ GRAFT_VNNI_INLINE void StoreClampedS8x2x2(const Requant16& r, __m512i v00,
                                           __m512i v01, __m512i v10, __m512i v11,
                                           int cols1, uint8_t* op,
                                           int64_t stride) {
-  __m512i bytes = _mm512_packs_epi16(_mm512_packs_epi32(v00, v01),
-                                     _mm512_packs_epi32(v10, v11));
-  bytes = _mm512_max_epi8(bytes, r.act_min8);
-  bytes = _mm512_min_epi8(bytes, r.act_max8);
-  const __m512i order =
-      _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-  bytes = _mm512_permutexvar_epi32(order, bytes);
+  const __m512i bytes = ClampedBytes(r, v00, v01, v10, v11, InVectorOrder());
   if (cols1 == kQGemmNr && stride == 2 * kQGemmNr) {
     _mm512_storeu_si512(op, bytes);
     return;
@@ -398,11 +404,7 @@ GRAFT_VNNI_INLINE void StoreTilePaired(const __m512i (&c)[8],
     for (int i = 0; i < 4; ++i) {
       v[i] = g + i < MR ? FastValue<E>(r, c[g + i]) : _mm512_setzero_si512();
     }
-    __m512i bytes = _mm512_packs_epi16(_mm512_packs_epi32(v[0], v[1]),
-                                       _mm512_packs_epi32(v[2], v[3]));
-    bytes = _mm512_max_epi8(bytes, r.act_min8);
-    bytes = _mm512_min_epi8(bytes, r.act_max8);
-    bytes = _mm512_permutexvar_epi32(order, bytes);
+    const __m512i bytes = ClampedBytes(r, v[0], v[1], v[2], v[3], order);
     uint8_t* op = out + 2 * g * out_stride;
     const int n = std::min(8, rows - 2 * g);
     if (n == 8 && cols == kQGemmVnniPairedNr && out_stride == cols) {
