@@ -645,11 +645,14 @@ int64_t QConvColumnSplitCallsForTesting();
 // Micro-tile: kQGemmVnniMr rows x two panels of kQGemmNr columns (32
 // int32 lanes per row in two zmm registers; 16 accumulators), or one panel
 // for the last odd one. The epilogue loads each panel's requantization
-// constants once per block of rows; where rq.small_sums holds the
-// accumulators start at the bias plus column term, the [h < 0] rounding
-// correction is skipped where the clamp makes it moot (act_min >=
-// output_offset), and four rows are narrowed to bytes together (two packs
-// and one permute; one 64-byte store where rows of 16 channels touch).
+// constants once per block of rows, and its form (rounding, 32- or 64-bit
+// finish) is fixed per call, so each tile's epilogue is straight-line
+// code; where rq.small_sums holds the accumulators start at the bias plus
+// column term, the [h < 0] rounding correction is skipped where the clamp
+// makes it moot (act_min >= output_offset), and four vectors are narrowed
+// to bytes together (two packs and one permute): two rows of two panels
+// (a 32-byte store per row, 64 bytes where the rows touch), or four rows
+// of one (64 bytes where rows of 16 channels touch).
 constexpr int kQGemmVnniMr = 8;
 
 // The reduction length rounded up to groups of four: a's row stride.
