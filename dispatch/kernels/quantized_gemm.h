@@ -458,6 +458,7 @@ GRAFT_AVX512_INLINE __m512i RequantSmallAvx512(const Requant16& r, __m512i x) {
                                      _mm512_srai_epi32(x, 31));
   return _mm512_srav_epi32(q, r.rshift);
 }
+// The same from the sum without the offset.
 GRAFT_AVX512_INLINE __m512i RequantDoubleSmallAvx512(const Requant16& r,
                                                      __m512i acc) {
   return RequantSmallAvx512(r, _mm512_add_epi32(acc, r.offset));
