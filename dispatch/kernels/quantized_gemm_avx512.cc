@@ -666,36 +666,48 @@ int64_t QGemmVnniPairedCallsForTesting() {
   return g_paired_calls.load(std::memory_order_relaxed);
 }
 
+namespace {
+
+// out's shape and column terms (a_offset times each column's weight sum,
+// modulo 2^32, as the int32 sums they join), unpaired, its packed bytes
+// zeroed to hold `lanes` lanes of width kp: what both packings share.
+void PackColumnTerms(const int8_t* w, int64_t n, int64_t k, int64_t row_stride,
+                     int32_t a_offset, int64_t lanes, QGemmVnniWeights* out) {
+  out->n = n, out->k = k;
+  out->paired = false;
+  out->packed.assign(static_cast<size_t>(lanes * QGemmVnniPaddedK(k)), 0);
+  out->col_offset.assign(static_cast<size_t>((QGemmPanels(n) + 1) * kQGemmNr),
+                         0);
+  for (int64_t c = 0; c < n; ++c) {
+    int64_t sum = 0;
+    for (int64_t kk = 0; kk < k; ++kk) sum += w[c * row_stride + kk];
+    out->col_offset[c] = static_cast<int32_t>(static_cast<uint32_t>(a_offset) *
+                                              static_cast<uint32_t>(sum));
+  }
+}
+
+}  // namespace
+
 void QGemmVnniPackRows(const int8_t* w, int64_t n, int64_t k,
                        int64_t row_stride, int32_t a_offset,
                        QGemmVnniWeights* out) {
-  const int64_t panels = QGemmPanels(n), kp = QGemmVnniPaddedK(k);
-  out->n = n, out->k = k;
-  out->packed.assign(static_cast<size_t>(panels * kQGemmNr * kp), 0);
-  out->col_offset.assign(static_cast<size_t>((panels + 1) * kQGemmNr), 0);
+  const int64_t kp = QGemmVnniPaddedK(k);
+  PackColumnTerms(w, n, k, row_stride, a_offset, QGemmPanels(n) * kQGemmNr,
+                  out);
   for (int64_t c = 0; c < n; ++c) {
     int8_t* panel = out->packed.data() + c / kQGemmNr * kQGemmNr * kp;
     const int j = static_cast<int>(c % kQGemmNr);
-    const int8_t* row = w + c * row_stride;
-    int64_t sum = 0;
     for (int64_t kk = 0; kk < k; ++kk) {
-      panel[VnniIndex(kk, j)] = row[kk];
-      sum += row[kk];
+      panel[VnniIndex(kk, j)] = w[c * row_stride + kk];
     }
-    // Modulo 2^32, as the int32 sums it joins.
-    out->col_offset[c] = static_cast<int32_t>(static_cast<uint32_t>(a_offset) *
-                                              static_cast<uint32_t>(sum));
   }
 }
 
 void QGemmVnniPackPairedRows(const int8_t* w, int64_t n, int64_t k,
                              int64_t row_stride, int32_t a_offset,
                              QGemmVnniWeights* out) {
-  // The column terms as unpaired, then the panel's lanes.
-  QGemmVnniPackRows(w, n, k, row_stride, a_offset, out);
-  const int64_t kp = QGemmVnniPaddedK(k);
+  PackColumnTerms(w, n, k, row_stride, a_offset, kQGemmNr, out);
   out->paired = true;
-  out->packed.assign(static_cast<size_t>(kQGemmNr * kp), 0);
   for (int l = 0; l < kQGemmNr; ++l) {
     const int64_t c = 4 * (l / 8) + l % 4;
     if (c >= n) continue;

@@ -158,6 +158,14 @@ PairedRun RunQGemmVnniPaired(const Problem& p, bool small_sums, int64_t gap) {
   return run;
 }
 
+// Whether the convolution's prepare would allow the 32-bit finish
+// (rq.small_sums): k * 255 * 128 + max |bias| < 2^30.
+bool SmallSumsFit(const Problem& p) {
+  int64_t max_bias = 0;
+  for (int64_t b : p.bias) max_bias = std::max(max_bias, b < 0 ? -b : b);
+  return p.k * 255 * 128 + max_bias < (int64_t{1} << 30);
+}
+
 void ExpectPathMatchesReference(CpuIsa isa) {
   IsaCap cap(isa);
   ASSERT_EQ(kernels::KernelIsa(), isa);
@@ -207,10 +215,7 @@ TEST(QGemmPathsTest, Avx512VnniPairedRowsMatchReference) {
     Problem p = Draw(rng, kernels::kQGemmVnniPairedNr);
     p.single_rounding = false;
     const std::vector<int8_t> want = Reference(p);
-    int64_t max_bias = 0;
-    for (int64_t b : p.bias) max_bias = std::max(max_bias, b < 0 ? -b : b);
-    const bool small = p.k * 255 * 128 + max_bias < (int64_t{1} << 30);
-    for (bool small_sums : {false, small}) {
+    for (bool small_sums : {false, SmallSumsFit(p)}) {
       const int64_t gap = RandomInt(rng, 0, 1) ? 0 : RandomInt(rng, 1, 9);
       const PairedRun run = RunQGemmVnniPaired(p, small_sums, gap);
       ASSERT_EQ(run.out, want)
@@ -462,11 +467,8 @@ TEST(QGemmPathsTest, FastDoubleRequantChosenOnlyWhereExact) {
     }
     const std::vector<int8_t> want = Reference(p);
     ASSERT_EQ(RunQGemmVnni(p), want) << "iteration " << iter;
-    // The 32-bit finish where the sums allow it (as the convolution's
-    // prepare decides: k * 255 * 128 + max |bias| < 2^30).
-    int64_t max_bias = 0;
-    for (int64_t b : p.bias) max_bias = std::max(max_bias, b < 0 ? -b : b);
-    if (p.k * 255 * 128 + max_bias < (int64_t{1} << 30)) {
+    // The 32-bit finish where the sums allow it.
+    if (SmallSumsFit(p)) {
       ASSERT_EQ(RunQGemmVnni(p, /*small_sums=*/true), want)
           << "iteration " << iter;
     }
