@@ -59,6 +59,31 @@ enum class EpilogueOp {
   kHardSwish,  // HARD_SWISH, float: x * min(max(x + 3, 0), 6) / 6
 };
 
+// A kernel that computes its float output a band of rows at a time, for a
+// row pipeline (SubgraphExecutor::FuseRowPipelines): a 4-D NHWC input and
+// output of batch 1, output row y computed from input rows
+// [y * stride - pad, y * stride - pad + extent) that lie in [0, in_h).
+struct RowBandShape {
+  int64_t in_h = 0, out_h = 0;
+  int64_t in_row_floats = 0, out_row_floats = 0;  // width x channels
+  int64_t stride = 1, pad = 0, extent = 1;
+  // Reads its input in place from the input tensor (an indirection table
+  // of the whole input): only a pipeline's first stage, given all of it.
+  bool reads_whole_input = false;
+};
+
+// Output rows [begin, end) from the input rows [input_row0, input_row0 +
+// input_rows) held at `input` (a band buffer, or the whole input tensor
+// with input_row0 0), written to `output`, which holds output rows from
+// output_row0. The rows read must be held (RowBandShape says which).
+struct RowBand {
+  const float* input = nullptr;
+  int64_t input_row0 = 0, input_rows = 0;
+  float* output = nullptr;
+  int64_t output_row0 = 0;
+  int64_t begin = 0, end = 0;
+};
+
 // Per-op state computed at prepare time (polymorphic so each kernel keeps its
 // own type; the runtime owns it and destroys it with the runtime).
 class KernelState {
@@ -87,6 +112,25 @@ class KernelState {
                                 size_t* extra_scratch_bytes) {
     (void)x, (void)scale, (void)extra_scratch_bytes;
     return false;
+  }
+  // Asked after prepare and the fusions above: can this op run as a row
+  // pipeline's stage, and with which rows? True sets *shape; then eval
+  // may be replaced, per invoke, by one BeginRowBands and EvalRowBand
+  // calls that together cover every output row once (from several threads
+  // at once, on disjoint bands), each writing the values eval would, bit
+  // for bit, and reporting them to a fused consumer as eval would
+  // (EvalContext::OutputReady). False (the default): eval only.
+  virtual bool DescribeRowBands(RowBandShape* shape) const {
+    (void)shape;
+    return false;
+  }
+  // Once per invoke, before the bands, on the calling thread with the
+  // op's scratch (what every band reads, such as edge copies).
+  virtual void BeginRowBands(EvalContext& ctx) const { (void)ctx; }
+  // One band; ctx has no thread pool and the op's scratch, shared by the
+  // threads (read only here).
+  virtual void EvalRowBand(EvalContext& ctx, const RowBand& band) const {
+    (void)ctx, (void)band;
   }
 };
 

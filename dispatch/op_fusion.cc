@@ -179,8 +179,8 @@ void SubgraphExecutor::FuseEpilogues() {
   }
 }
 
-absl::Status SubgraphExecutor::RunWithConsumer(PreparedOp& p,
-                                               EvalContext& ctx) {
+absl::Status SubgraphExecutor::RunWithConsumer(
+    PreparedOp& p, EvalContext& ctx, absl::FunctionRef<absl::Status()> run) {
   const PreparedOp& c = ops_[p.fused_consumer];
   EvalContext consumer_ctx(*c.op, absl::MakeSpan(tensors_), c.state.get(),
                            nullptr, nullptr);
@@ -193,7 +193,7 @@ absl::Status SubgraphExecutor::RunWithConsumer(PreparedOp& p,
     p.report_counters[i].elements.store(0, std::memory_order_relaxed);
   }
   ctx.set_consumer(&consumer);
-  GRAFT_RETURN_IF_ERROR(p.eval(ctx));
+  GRAFT_RETURN_IF_ERROR(run());
   // A kernel that reported less than its whole output left the fused op's
   // result partly unwritten: an error, never a silently wrong output. (The
   // pool's loop end orders the workers' counts before these loads.)

@@ -58,6 +58,16 @@ struct SubgraphExecutor::PreparedOp {
   // OutputReady, or -1.
   int fused_input = 0;
   OpId fused_consumer = -1;
+  // kKernel, the first stage of a row pipeline (row_pipeline.cc): the
+  // pipeline's other stages, in order (each kFused, fused_input -1), and
+  // how it runs. A later stage: the first stage's index.
+  std::vector<OpId> pipeline;
+  std::vector<RowBandShape> pipeline_shapes;  // every stage's
+  int64_t pipeline_band_rows = 0;  // the last stage's output rows per band
+  std::vector<int64_t> pipeline_buffer_rows;  // per intermediate
+  size_t pipeline_scratch_offset = 0;         // the buffers' start in scratch
+  size_t pipeline_thread_bytes = 0;           // one thread's buffers
+  OpId pipeline_head = -1;
   // kKernel that absorbed the MUL before it (KernelState::AbsorbInputScale):
   // the tensors it reads in place of that MUL's output, kept live until it
   // runs.

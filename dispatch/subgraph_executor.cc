@@ -165,6 +165,7 @@ absl::StatusOr<std::unique_ptr<SubgraphExecutor>> SubgraphExecutor::Create(
   e->bound_out_.assign(e->subgraph().outputs.size(), CalleeOutput{});
   GRAFT_RETURN_IF_ERROR(e->PrepareOps(count_cpu_ops));
   e->FuseEpilogues();
+  e->FuseRowPipelines();
   GRAFT_RETURN_IF_ERROR(e->PlanMemory());
   return e;
 }
@@ -1259,18 +1260,29 @@ absl::Status SubgraphExecutor::PlanMemory() {
     touch(t, num_steps + 1);
     io[t] = true;
   }
+  // A row pipeline's stages run at its first stage's step; the outputs
+  // of all but its last stage live in its band buffers (scratch), not here.
+  std::vector<bool> in_bands(n, false);
   for (int32_t i = 0; i < num_steps; ++i) {
     const PreparedOp& p = ops_[i];
     if (p.kind == PreparedOp::Kind::kFolded) continue;
-    for (TensorId t : p.op->inputs) touch(t, i + 1);
-    for (TensorId t : p.op->outputs) touch(t, i + 1);
-    touch(p.scaled_input, i + 1);
-    touch(p.input_scale, i + 1);
+    const int32_t step = (p.pipeline_head >= 0 ? p.pipeline_head : i) + 1;
+    for (TensorId t : p.op->inputs) touch(t, step);
+    for (TensorId t : p.op->outputs) touch(t, step);
+    touch(p.scaled_input, step);
+    touch(p.input_scale, step);
+    if (!p.pipeline.empty()) {
+      in_bands[p.op->outputs[0]] = true;
+      for (size_t s = 0; s + 1 < p.pipeline.size(); ++s) {
+        in_bands[ops_[p.pipeline[s]].op->outputs[0]] = true;
+      }
+    }
   }
   auto planned_here = [&](TensorId t) {
     const Tensor& tensor = tensors_[t];
     return tensor.raw_data == nullptr && !tensor.constant &&
-           first[t] != kNone && !dynamic_[t] && !(external_io_ && io[t]);
+           first[t] != kNone && !dynamic_[t] && !(external_io_ && io[t]) &&
+           !in_bands[t];
   };
   // A RESHAPE, SQUEEZE or EXPAND_DIMS on the CPU kernels has the same bytes
   // in and out: its output shares its input's buffer (their EvalCopy then
@@ -1470,7 +1482,13 @@ inline absl::Status SubgraphExecutor::RunOp(PreparedOp& p) {
       }
       EvalContext ctx(*p.op, absl::MakeSpan(tensors_), p.state.get(), p.scratch,
                       env_->pool);
-      st = p.fused_consumer < 0 ? p.eval(ctx) : RunWithConsumer(p, ctx);
+      if (!p.pipeline.empty()) {
+        st = RunRowPipeline(p);
+      } else if (p.fused_consumer >= 0) {
+        st = RunWithConsumer(p, ctx, [&] { return p.eval(ctx); });
+      } else {
+        st = p.eval(ctx);
+      }
       break;
     }
     case PreparedOp::Kind::kCall:

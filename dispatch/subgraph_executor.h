@@ -58,6 +58,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -271,9 +272,20 @@ class SubgraphExecutor {
   // where that kernel reports its output as it writes it
   // (PrepareContext::MarkReportsOutputReady).
   void FuseEpilogues();
-  // Runs kernel op `p` with its fused consumer attached to `ctx`, and checks
-  // that the kernel reported every output element to it.
-  absl::Status RunWithConsumer(PreparedOp& p, EvalContext& ctx);
+  // Then chains of ops that compute their output rows a band at a time
+  // (KernelState::DescribeRowBands: a convolution, an expanding 1x1
+  // one, a depthwise one, a projecting 1x1 one) into the first op of the
+  // chain, when each op's output is read by the next op alone and one of
+  // them is large: the chain runs band by band, the intermediate rows in
+  // small buffers that stay in the core's cache (row_pipeline.cc).
+  void FuseRowPipelines();
+  // Runs the row pipeline whose first stage is `head`.
+  absl::Status RunRowPipeline(PreparedOp& head);
+  // Runs `run` with op `p`'s fused consumer attached to `ctx` (p's
+  // context), and checks that the kernel reported every output element
+  // to it.
+  absl::Status RunWithConsumer(PreparedOp& p, EvalContext& ctx,
+                               absl::FunctionRef<absl::Status()> run);
   // Whether op output `out` may share the buffer of its input `in`
   // (PlanMemory): both planned in the arena (computed here, fixed shapes,
   // neither a subgraph input or output), of one byte size, not STRING.

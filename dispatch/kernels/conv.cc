@@ -99,6 +99,24 @@ struct ConvState : KernelState {
   // Set by AbsorbInputScale: eval reads these instead of input 0.
   const Tensor* scaled_input = nullptr;
   const Tensor* input_scale = nullptr;
+
+  // One group of constant weights, batch 1, read directly or through the
+  // offset table (the first stage of a pipeline then).
+  bool DescribeRowBands(RowBandShape* shape) const override {
+    if (batch != 1 || groups != 1 || pack_at_eval || scaled_input != nullptr ||
+        (!direct && offsets.empty())) {
+      return false;
+    }
+    shape->in_h = in_h, shape->out_h = out_h;
+    shape->in_row_floats = int64_t{in_w} * in_c;
+    shape->out_row_floats = int64_t{out_w} * out_c;
+    shape->stride = stride_h, shape->pad = pad_h;
+    shape->extent = int64_t{k_h - 1} * dil_h + 1;
+    shape->reads_whole_input = !direct;
+    return true;
+  }
+  void BeginRowBands(EvalContext& ctx) const override;
+  void EvalRowBand(EvalContext& ctx, const RowBand& band) const override;
 };
 
 void PackFilter(const ConvState& s, const float* filter, float* packed) {
@@ -172,6 +190,46 @@ void FillEdges(const ConvState& s, const float* input, float* edge) {
       dst += s.k_w * c;
     }
   }
+}
+
+void ConvState::BeginRowBands(EvalContext& ctx) const {
+  if (!direct && !edge_windows.empty()) {
+    FillEdges(*this, ctx.input(0)->data<float>(), ctx.scratch_as<float>());
+  }
+}
+
+void ConvState::EvalRowBand(EvalContext& ctx, const RowBand& band) const {
+  const Tensor* bias_t = ctx.input(2);
+  // The band's first output pixel.
+  const int64_t first = band.begin * out_w;
+  auto report_rows = [&](int64_t r0, int64_t r1) {
+    ctx.OutputReady((first + r0) * out_c, (first + r1) * out_c);
+  };
+  const absl::FunctionRef<void(int64_t, int64_t)> rows_done = report_rows;
+  GemmArgs g;
+  g.m = (band.end - band.begin) * out_w, g.n = out_c, g.k = k;
+  g.packed_b = packed.data();
+  g.bias = bias_t ? bias_t->data<float>() : nullptr;
+  g.lo = lo, g.hi = hi, g.hard_swish = hard_swish;
+  g.c = band.output + (band.begin - band.output_row0) * out_w * out_c;
+  g.ldc = out_c;
+  g.rows_done = ctx.has_consumer() ? &rows_done : nullptr;
+  IndirectA ia;
+  if (direct) {
+    g.a = band.input + (band.begin - band.input_row0) * in_w * in_c;
+    g.lda = in_c;
+  } else {
+    ia.input = band.input;
+    ia.offsets = offsets.data();
+    ia.pixels = int64_t{out_h} * out_w;
+    ia.taps = taps;
+    ia.tap_len = tap_len;
+    ia.edge = edge_windows.empty() ? zeros.data() : ctx.scratch_as<float>();
+    ia.edge_stride = edge_floats;
+    ia.first_row = first;
+    g.indirect = &ia;
+  }
+  Gemm(g, nullptr);
 }
 
 void Im2Col(const ConvState& s, const float* input, int g, int64_t row_begin,
