@@ -22,7 +22,10 @@
 // also takes a per-channel MUL before it (a squeeze-and-excite scale;
 // AbsorbInputScale): each eval packs the weights with row k times the
 // scale's element k into scratch and reads the MUL's input, so the product
-// is never written.
+// is never written. With one group, constant weights and batch 1 (read
+// directly or through the offset table) it computes any band of output
+// rows on its own, the same GEMM on those rows (EvalRowBand), for a row
+// pipeline (dispatch/row_pipeline.cc).
 #include <algorithm>
 #include <cstring>
 #include <limits>

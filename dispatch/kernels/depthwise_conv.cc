@@ -24,6 +24,10 @@
 //   over the output vector.
 // A HARD_SWISH the runtime fuses into the op (EpilogueOp) runs over each
 // output row as soon as the row is complete, while it is in L1.
+// At batch 1 it computes any band of output rows from a buffer holding
+// only the input rows they read (EvalRowBand: the band as an image of its
+// own, with the padding above it that is left), for a row pipeline
+// (dispatch/row_pipeline.cc).
 // The same source runs as an AVX2+FMA build where the CPU has it, and as
 // an AVX-512 VL build (32 vector registers) where it has that
 // (float_simd.h).
