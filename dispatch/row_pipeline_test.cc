@@ -246,7 +246,8 @@ TEST(RowPipelineTest, DefaultLimitsTakeLargeIntermediatesOnly) {
     Build(mb, k, /*unfused=*/false, rng);
     auto rt = LoadBuilt(mb, 2);
     ASSERT_TRUE(rt.ok()) << rt.status();
-    const std::string& detail = (*rt)->Report().subgraphs[0].ops[0].detail;
+    const RuntimeReport report = (*rt)->Report();
+    const std::string& detail = report.subgraphs[0].ops[0].detail;
     // 64 x 64 x 64 floats: 1 MB.
     if (h == 64) {
       EXPECT_THAT(detail, ::testing::HasSubstr("in bands of")) << h;
