@@ -28,6 +28,7 @@ namespace {
 
 using testing::GetOutput;
 using testing::LoadBuilt;
+using testing::RandomFloats;
 using testing::SetInput;
 
 constexpr auto F32 = tfl::TensorType_FLOAT32;
@@ -44,13 +45,6 @@ class Limits {
  private:
   RowPipelineLimits old_;
 };
-
-std::vector<float> Draw(std::mt19937& rng, size_t n) {
-  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
-}
 
 struct Case {
   int h, w, in_c, mid_c, out_c;
@@ -114,9 +108,9 @@ int Build(ModelBuilder& mb, const Case& k, bool unfused, std::mt19937& rng) {
                   tfl::ActivationFunctionType fn) {
     TensorId weights =
         g.Constant<float>(absl::StrCat(name, "_w"), {cout, kk, kk, cin},
-                          Draw(rng, size_t(cout) * kk * kk * cin));
-    TensorId bias =
-        g.Constant<float>(absl::StrCat(name, "_b"), {cout}, Draw(rng, cout));
+                          RandomFloats(rng, size_t(cout) * kk * kk * cin));
+    TensorId bias = g.Constant<float>(absl::StrCat(name, "_b"), {cout},
+                                      RandomFloats(rng, cout));
     tfl::Conv2DOptionsT o;
     o.padding = same ? tfl::Padding_SAME : tfl::Padding_VALID;
     o.stride_h = stride, o.stride_w = stride;
@@ -142,8 +136,9 @@ int Build(ModelBuilder& mb, const Case& k, bool unfused, std::mt19937& rng) {
   const int w2 = OutSize(w1, k.dw_k, k.dw_stride, k.dw_same);
   TensorId dw_w =
       g.Constant<float>("dw_w", {1, k.dw_k, k.dw_k, k.mid_c},
-                        Draw(rng, size_t(k.dw_k) * k.dw_k * k.mid_c));
-  TensorId dw_b = g.Constant<float>("dw_b", {k.mid_c}, Draw(rng, k.mid_c));
+                        RandomFloats(rng, size_t(k.dw_k) * k.dw_k * k.mid_c));
+  TensorId dw_b =
+      g.Constant<float>("dw_b", {k.mid_c}, RandomFloats(rng, k.mid_c));
   TensorId d = g.Op(tfl::BuiltinOperator_DEPTHWISE_CONV_2D)
                    .In(e, dw_w, dw_b)
                    .Options(o)
@@ -175,7 +170,7 @@ void CheckPipelineMatchesUnfused(uint32_t seed, int threads) {
   Limits limits({/*min_intermediate_bytes=*/1, k.buffer_bytes});
   const std::vector<float> input = [&] {
     std::mt19937 r(seed ^ 0x5eed);
-    return Draw(r, size_t(k.h) * k.w * k.in_c);
+    return RandomFloats(r, size_t(k.h) * k.w * k.in_c);
   }();
   std::vector<std::vector<float>> outputs;
   for (bool unfused : {false, true}) {
