@@ -27,6 +27,7 @@
 #include <cstring>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "core/status.h"
@@ -186,11 +187,11 @@ void SubgraphExecutor::FuseRowPipelines() {
 
 absl::Status SubgraphExecutor::RunRowPipeline(PreparedOp& head) {
   const size_t stages = head.pipeline.size() + 1;
-  std::vector<PreparedOp*> ops{&head};
-  for (OpId s : head.pipeline) ops.push_back(&ops_[s]);
+  // On the stack: a run allocates nothing.
+  PreparedOp* ops[kMaxStages] = {&head};
+  for (size_t s = 1; s < stages; ++s) ops[s] = &ops_[head.pipeline[s - 1]];
   // Each stage's context: the first has the op's scratch; none the pool.
-  std::vector<EvalContext> ctx;
-  ctx.reserve(stages);
+  absl::InlinedVector<EvalContext, kMaxStages> ctx;
   for (size_t s = 0; s < stages; ++s) {
     ctx.emplace_back(*ops[s]->op, absl::MakeSpan(tensors_), ops[s]->state.get(),
                      s == 0 ? head.scratch : nullptr, nullptr);
@@ -198,12 +199,13 @@ absl::Status SubgraphExecutor::RunRowPipeline(PreparedOp& head) {
   ops[0]->state->BeginRowBands(ctx[0]);
   const std::vector<RowBandShape>& shapes = head.pipeline_shapes;
   const float* input = tensors_[head.op->inputs[0]].data<float>();
-  float* output = tensors_[ops.back()->op->outputs[0]].data<float>();
+  PreparedOp& last = *ops[stages - 1];
+  float* output = tensors_[last.op->outputs[0]].data<float>();
   const int64_t rows = shapes.back().out_h;
   const int64_t band = head.pipeline_band_rows;
   // One thread's range [begin, end) of the last stage's rows.
   auto body = [&](int thread, int64_t begin, int64_t end) {
-    // Intermediate i's buffer holds its rows [lo[i], hi[i]).
+    // Intermediate i's buffer holds its rows [lo, hi).
     struct Buffer {
       float* data;
       int64_t lo = 0, hi = 0;
@@ -274,7 +276,6 @@ absl::Status SubgraphExecutor::RunRowPipeline(PreparedOp& head) {
     }
     return absl::OkStatus();
   };
-  PreparedOp& last = *ops.back();
   return last.fused_consumer >= 0 ? RunWithConsumer(last, ctx.back(), run)
                                   : run();
 }
