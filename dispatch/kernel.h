@@ -32,6 +32,7 @@
 #ifndef GRAFT_DISPATCH_KERNEL_H_
 #define GRAFT_DISPATCH_KERNEL_H_
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -70,6 +71,12 @@ struct RowBandShape {
   // Reads its input in place from the input tensor (an indirection table
   // of the whole input): only a pipeline's first stage, given all of it.
   bool reads_whole_input = false;
+
+  // The input rows [*lo, *hi) that output rows [begin, end) read.
+  void InputRows(int64_t begin, int64_t end, int64_t* lo, int64_t* hi) const {
+    *lo = std::clamp<int64_t>(begin * stride - pad, 0, in_h);
+    *hi = std::clamp<int64_t>((end - 1) * stride - pad + extent, *lo, in_h);
+  }
 };
 
 // Output rows [begin, end) from the input rows [input_row0, input_row0 +

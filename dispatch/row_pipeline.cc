@@ -52,15 +52,6 @@ constexpr size_t kMaxStages = 16;
 
 size_t AlignUp(size_t n, size_t a) { return (n + a - 1) / a * a; }
 
-// Rows [lo, hi) of the input of a stage of shape `s` that its output rows
-// [begin, end) read.
-void InputRows(const RowBandShape& s, int64_t begin, int64_t end, int64_t* lo,
-               int64_t* hi) {
-  *lo = std::clamp<int64_t>(begin * s.stride - s.pad, 0, s.in_h);
-  *hi =
-      std::clamp<int64_t>((end - 1) * s.stride - s.pad + s.extent, *lo, s.in_h);
-}
-
 // Rows of intermediate i each buffer holds at most, for bands of `band`
 // rows of the last stage: the rows the next stage's largest band reads.
 std::vector<int64_t> BufferRows(const std::vector<RowBandShape>& shapes,
@@ -251,7 +242,7 @@ absl::Status SubgraphExecutor::RunRowPipeline(PreparedOp& head) {
       if (hi <= buf.hi) return;
       if (i > 0) {
         int64_t in_lo, in_hi;
-        InputRows(shapes[i], buf.hi, hi, &in_lo, &in_hi);
+        shapes[i].InputRows(buf.hi, hi, &in_lo, &in_hi);
         self(self, i - 1, in_lo, in_hi);
       }
       run_stage(i, buf.hi, hi, buf.data, buf.lo);
@@ -260,7 +251,7 @@ absl::Status SubgraphExecutor::RunRowPipeline(PreparedOp& head) {
     for (int64_t b0 = begin; b0 < end; b0 += band) {
       const int64_t b1 = std::min(end, b0 + band);
       int64_t in_lo, in_hi;
-      InputRows(shapes.back(), b0, b1, &in_lo, &in_hi);
+      shapes.back().InputRows(b0, b1, &in_lo, &in_hi);
       ensure(ensure, stages - 2, in_lo, in_hi);
       run_stage(stages - 1, b0, b1, output, 0);
     }

@@ -1480,15 +1480,15 @@ inline absl::Status SubgraphExecutor::RunOp(PreparedOp& p) {
         st = PrepareAtRun(p);
         if (!st.ok()) break;
       }
-      EvalContext ctx(*p.op, absl::MakeSpan(tensors_), p.state.get(), p.scratch,
-                      env_->pool);
       if (!p.pipeline.empty()) {
         st = RunRowPipeline(p);
-      } else if (p.fused_consumer >= 0) {
-        st = RunWithConsumer(p, ctx, [&] { return p.eval(ctx); });
-      } else {
-        st = p.eval(ctx);
+        break;
       }
+      EvalContext ctx(*p.op, absl::MakeSpan(tensors_), p.state.get(), p.scratch,
+                      env_->pool);
+      st = p.fused_consumer < 0
+               ? p.eval(ctx)
+               : RunWithConsumer(p, ctx, [&] { return p.eval(ctx); });
       break;
     }
     case PreparedOp::Kind::kCall:

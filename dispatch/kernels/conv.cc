@@ -110,11 +110,7 @@ struct ConvState : KernelState {
         (!direct && offsets.empty())) {
       return false;
     }
-    shape->in_h = in_h, shape->out_h = out_h;
-    shape->in_row_floats = int64_t{in_w} * in_c;
-    shape->out_row_floats = int64_t{out_w} * out_c;
-    shape->stride = stride_h, shape->pad = pad_h;
-    shape->extent = int64_t{k_h - 1} * dil_h + 1;
+    *shape = ConvWindowRows(*this);
     shape->reads_whole_input = !direct;
     return true;
   }

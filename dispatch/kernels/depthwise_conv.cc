@@ -59,11 +59,7 @@ struct DepthwiseState : KernelState {
 
   bool DescribeRowBands(RowBandShape* shape) const override {
     if (batch != 1) return false;
-    shape->in_h = in_h, shape->out_h = out_h;
-    shape->in_row_floats = int64_t{in_w} * in_c;
-    shape->out_row_floats = int64_t{out_w} * out_c;
-    shape->stride = stride_h, shape->pad = pad_h;
-    shape->extent = int64_t{k_h - 1} * dil_h + 1;
+    *shape = ConvWindowRows(*this);
     return true;
   }
   void EvalRowBand(EvalContext& ctx, const RowBand& band) const override;
@@ -622,11 +618,10 @@ absl::Status EvalDepthwise(EvalContext& ctx) {
 // that is left (the same taps, in the same order, at the same offsets).
 void DepthwiseState::EvalRowBand(EvalContext& ctx, const RowBand& band) const {
   DepthwiseState s = *this;
-  const int64_t first_in = std::max<int64_t>(0, band.begin * stride_h - pad_h);
-  const int64_t end_in = std::min<int64_t>(
-      in_h, (band.end - 1) * stride_h - pad_h + int64_t{k_h - 1} * dil_h + 1);
+  int64_t first_in, end_in;
+  ConvWindowRows(*this).InputRows(band.begin, band.end, &first_in, &end_in);
   s.out_h = static_cast<int>(band.end - band.begin);
-  s.in_h = static_cast<int>(std::max<int64_t>(0, end_in - first_in));
+  s.in_h = static_cast<int>(end_in - first_in);
   s.pad_h = static_cast<int>(pad_h - band.begin * stride_h + first_in);
   const Tensor* bias_t = ctx.input(2);
   const DepthwiseArgs a{

@@ -176,6 +176,20 @@ absl::Status PrepareConvWindow(const Options& o, State* s) {
   return absl::OkStatus();
 }
 
+// Such a window's rows as a row pipeline's stage (KernelState::
+// DescribeRowBands) sees them, from a state PrepareConvWindow set whose
+// in_w, in_c, out_c are set too.
+template <typename State>
+RowBandShape ConvWindowRows(const State& s) {
+  RowBandShape shape;
+  shape.in_h = s.in_h, shape.out_h = s.out_h;
+  shape.in_row_floats = int64_t{s.in_w} * s.in_c;
+  shape.out_row_floats = int64_t{s.out_w} * s.out_c;
+  shape.stride = s.stride_h, shape.pad = s.pad_h;
+  shape.extent = int64_t{s.k_h - 1} * s.dil_h + 1;
+  return shape;
+}
+
 // The window geometry of AVERAGE_POOL_2D / MAX_POOL_2D on a 4-D NHWC input,
 // shared by the float and quantized pooling kernels.
 struct PoolGeometry {
